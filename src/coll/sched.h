@@ -1,0 +1,162 @@
+/* sched.h: algorithms as schedules.
+ *
+ * An algorithm is a function that, for one rank of a collective, writes that rank's schedule: a
+ * list of coarse steps (send a slice to a peer, receive a slice, receive and reduce, copy, reduce)
+ * grouped into phases. The executor (exec.c) runs schedules over the transports; the checker
+ * (check.c) runs every rank's schedule symbolically and proves the result; the cost model and
+ * the simulator read the same steps. So an algorithm is written once, in src/coll/algo/, and
+ * needs nothing of net/ or comm/.
+ *
+ * Semantics, which the checker enforces and the executor relies on:
+ *  - Phases run in order. The steps of one phase are started together and may complete in any
+ *    order; the phase ends when all have completed. So within a phase no step may write a region
+ *    that another step of the same phase reads or writes (on that rank, counting the aliasing of
+ *    in-place calls).
+ *  - Between two ranks, messages are matched in order: the k-th SEND from a to b (in schedule
+ *    order) is the k-th RECV or RECV_REDUCE of b from a, with the same count. A send may not
+ *    complete before its receive is posted (the checker assumes no buffering), so a schedule
+ *    that is deadlock-free in the checker is deadlock-free on any transport.
+ *  - Offsets and counts are in elements of the collective's dtype.
+ *
+ * Buffers, as the public API defines them (n ranks, c = coll_args.count):
+ *   kind            SEND extent            RECV extent       in place (inplace = true) means
+ *   allreduce       c                      c                 SEND is RECV
+ *   reduce_scatter  n*c                    c                 RECV is SEND + rank*c
+ *   allgather       c                      n*c               SEND is RECV + rank*c
+ *   broadcast       c (read on root only)  c                 on root SEND is RECV
+ *   reduce          c                      c (root only)     on root SEND is RECV
+ *   alltoall        n*c                    n*c               never in place
+ *   barrier         -                      -                 zero-element messages only
+ * SEND is never written. RECV is not touched where the API leaves it undefined (reduce on
+ * non-roots may pass NULL). TMP is scratch the executor provides, sched->tmp_count elements.
+ */
+#ifndef TERN_COLL_SCHED_H
+#define TERN_COLL_SCHED_H
+
+#include "core/core.h"
+
+typedef enum coll_kind {
+  COLL_ALLREDUCE,
+  COLL_REDUCE_SCATTER,
+  COLL_ALLGATHER,
+  COLL_BROADCAST,
+  COLL_REDUCE,
+  COLL_ALLTOALL,
+  COLL_BARRIER,
+  COLL_NUM_KINDS
+} coll_kind;
+
+typedef enum coll_algo {
+  COLL_ALGO_AUTO = 0, /* let the selector choose */
+  COLL_ALGO_RING,     /* ring: bandwidth-optimal, n-1 (or 2(n-1)) steps */
+  COLL_ALGO_RHD,      /* recursive halving-doubling (Rabenseifner), with the fold for non-powers
+                         of two; recursive doubling / Bruck-like for allgather */
+  COLL_ALGO_TREE,     /* binomial tree */
+  COLL_ALGO_DIRECT,   /* every rank talks to every rank in one phase (small n, small messages) */
+  COLL_ALGO_HIER,     /* two-level: within a host, then across hosts */
+  COLL_NUM_ALGOS
+} coll_algo;
+
+typedef enum coll_buf { COLL_BUF_SEND, COLL_BUF_RECV, COLL_BUF_TMP, COLL_NUM_BUFS } coll_buf;
+
+typedef enum coll_step_kind {
+  COLL_STEP_SEND,        /* send buf[off, off+count) to peer */
+  COLL_STEP_RECV,        /* receive count elements from peer into buf[off, ...) */
+  COLL_STEP_RECV_REDUCE, /* buf[off+i] = src_buf[src_off+i] op incoming[i] */
+  COLL_STEP_COPY,        /* buf[off+i] = src_buf[src_off+i] */
+  COLL_STEP_REDUCE       /* buf[off+i] = buf[off+i] op src_buf[src_off+i] */
+} coll_step_kind;
+
+typedef struct coll_step {
+  uint8_t kind;    /* coll_step_kind */
+  uint8_t buf;     /* coll_buf read by SEND, written by the others */
+  uint8_t src_buf; /* coll_buf read by RECV_REDUCE, COPY and REDUCE */
+  uint8_t last;    /* 1 on the last step of its phase */
+  int32_t peer;    /* SEND, RECV, RECV_REDUCE: the other rank */
+  size_t off, src_off, count;
+} coll_step;
+
+typedef struct coll_sched {
+  coll_step *steps;
+  size_t len, cap;
+  size_t tmp_count; /* elements of TMP the steps use (0: none) */
+  int nphases;
+  coll_algo algo;
+} coll_sched;
+
+typedef struct coll_args {
+  coll_kind kind;
+  int rank, size;
+  int root;         /* broadcast and reduce; 0 elsewhere */
+  size_t count;     /* as the public call's count (see the table above) */
+  bool inplace;     /* the in-place form of the call (see the table above) */
+  size_t seg_count; /* pipelining segment in elements, for algorithms that pipeline; 0 lets the
+                       algorithm choose */
+} coll_args;
+
+/* ---- building (sched.c) ------------------------------------------------------------------ */
+
+void coll_sched_init(coll_sched *s);
+void coll_sched_free(coll_sched *s);
+/* Empties s, keeping its storage: a warm schedule is rebuilt without allocating. */
+void coll_sched_reset(coll_sched *s);
+
+/* Append one step to the current phase. Each returns TERN_ERR_NOMEM when growth fails; the
+ * failure sticks, so a builder may append freely and check the status once at the end. */
+tern_status coll_sched_send(coll_sched *s, int peer, coll_buf buf, size_t off, size_t count);
+tern_status coll_sched_recv(coll_sched *s, int peer, coll_buf buf, size_t off, size_t count);
+tern_status coll_sched_recv_reduce(coll_sched *s, int peer, coll_buf buf, size_t off,
+                                   coll_buf src, size_t src_off, size_t count);
+tern_status coll_sched_copy(coll_sched *s, coll_buf buf, size_t off, coll_buf src,
+                            size_t src_off, size_t count);
+tern_status coll_sched_reduce(coll_sched *s, coll_buf buf, size_t off, coll_buf src,
+                              size_t src_off, size_t count);
+/* Closes the current phase (no-op when it is empty). */
+void coll_sched_end_phase(coll_sched *s);
+/* TERN_OK, or the first failure of an append since the last reset. */
+tern_status coll_sched_status(const coll_sched *s);
+
+/* Builds rank a->rank's schedule of a->kind with algo (never AUTO) into s (reset first).
+ * TERN_ERR_UNSUPPORTED when algo has no schedule for this kind. */
+tern_status coll_build(coll_sched *s, const coll_args *a, coll_algo algo);
+
+/* "ring", "rhd", "tree", "direct", "hier"; "auto" for COLL_ALGO_AUTO. */
+const char *coll_algo_name(coll_algo algo);
+bool coll_algo_parse(const char *s, coll_algo *out);
+/* "allreduce", "reduce_scatter", ... */
+const char *coll_kind_name(coll_kind kind);
+bool coll_kind_parse(const char *s, coll_kind *out);
+
+/* ---- checking (check.c) ------------------------------------------------------------------ */
+
+/* Builds the schedules of all n ranks and runs them symbolically: every element carries the set
+ * of ranks whose contributions it holds and its index of origin. Proves that the run completes
+ * without deadlock, that messages match in count, that no phase races with itself, that no
+ * contribution is counted twice, that nothing outside the table's extents is touched, and that
+ * every rank ends with exactly what the collective promises (for barrier: that no rank leaves
+ * before it has heard, directly or not, from every rank). n <= 64.
+ * TERN_OK, or TERN_ERR_INVALID_ARG with the first violation in why. */
+tern_status coll_check(const coll_args *a, coll_algo algo, char *why, size_t why_len);
+
+/* ---- cost (select.c) --------------------------------------------------------------------- */
+
+/* The alpha-beta-gamma constants of one transport: seconds per message, per byte moved, per
+ * byte reduced. */
+typedef struct coll_net_model {
+  double alpha, beta, gamma;
+} coll_net_model;
+
+/* The modelled time of s: per phase, alpha if it moves anything, plus beta times the larger of
+ * the bytes it sends and receives, plus gamma times the bytes it reduces. */
+double coll_sched_cost(const coll_sched *s, size_t elem_size, const coll_net_model *m);
+
+/* The algorithm the model picks for (kind, n, count, elem_size) on transport m: the same answer
+ * on every rank, so that all ranks run the same algorithm. */
+coll_algo coll_select(coll_kind kind, int n, size_t count, size_t elem_size,
+                      const coll_net_model *m);
+
+/* This machine's fitted constants for shared memory and for TCP (see select.c for the
+ * measurements they come from). */
+extern const coll_net_model coll_model_shm, coll_model_tcp;
+
+#endif /* TERN_COLL_SCHED_H */

@@ -1,0 +1,11 @@
+/* cmd.h: the subcommands of `tern`, one file each under tools/tern/. Each takes the arguments
+ * after its own name (argv[0] is the subcommand) and returns the process exit code. */
+#ifndef TERN_TOOLS_CMD_H
+#define TERN_TOOLS_CMD_H
+
+int cmd_sim(int argc, char **argv);
+
+/* Prints "tern SUB: message" to stderr and returns 2, the exit code for a usage error. */
+int cmd_usage_error(const char *sub, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
