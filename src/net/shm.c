@@ -1,0 +1,401 @@
+/* shm.c: the shared-memory transport between processes on one host.
+ *
+ * Each rank creates one segment (POSIX shm, mode 0600, a name with the run id in it) holding a
+ * header, a doorbell and one inbound ring per peer on the host. A ring is single-producer
+ * single-consumer: the peer fills slots, we empty them. A slot is one 64-byte header line
+ * (its sequence word, the message identity, offset, length) followed by NET_SHM_SLOT_BYTES of
+ * payload; the sequence word is written last with release order, so a reader that sees it sees
+ * the slot whole. The reader returns slots by advancing the ring's head.
+ *
+ * Small and medium messages are copied into slots and out again (the reducing receive reduces
+ * straight out of the slot, no second copy). Messages of NET_CMA_MIN bytes or more go as a
+ * descriptor (the sender's address): the receiver copies them straight from the sender's memory
+ * with process_vm_readv, one copy in all, and the send completes when the receiver returns the
+ * slot, i.e. when it is done reading. CMA needs ptrace rights over the peer; a probe at start-up
+ * decides per peer, and without it the slots carry everything.
+ *
+ * Nobody spins here: progress is a look at the slots. Waiting is comm/wait.c's job; the doorbell
+ * (a futex word in each segment, with a "sleeping" flag so that a sender only pays for the wake
+ * syscall when the receiver really sleeps) is how a writer wakes a reader that went to sleep.
+ */
+#include "net/transport.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SEG_MAGIC 0x4d48534e52455400ull /* "\0TERNSHM" */
+#define SEG_VERSION 1
+#define SLOT_CMA 1u
+
+typedef struct slot {
+  _Alignas(64) _Atomic uint64_t seq; /* index + 1 once published */
+  net_msg_hdr hdr;
+  uint64_t off;      /* where this slot's bytes lie in the message */
+  uint32_t len;      /* bytes in this slot (CMA: the whole message's) */
+  uint32_t flags;    /* SLOT_CMA */
+  uint64_t cma_addr; /* CMA: the message's address in the sender */
+  _Alignas(64) char payload[NET_SHM_SLOT_BYTES];
+} slot;
+
+struct net_shm_ring {
+  _Alignas(64) _Atomic uint64_t head; /* slots the reader has returned */
+  _Alignas(64) slot slots[NET_SHM_SLOTS];
+};
+
+typedef struct seg_header {
+  uint64_t magic;
+  uint32_t version, nin;
+  uint8_t run_id[16];
+  int32_t rank;
+  uint32_t ring_bytes;
+  uint64_t probe; /* SEG_MAGIC: read by peers through process_vm_readv */
+  _Alignas(64) _Atomic uint32_t state;
+  _Alignas(64) _Atomic uint32_t bell;
+  _Atomic uint32_t sleeping;
+} seg_header;
+
+struct net_shm_seg {
+  seg_header *hdr;
+  size_t size;
+  char name[96];
+  bool owner;
+};
+
+static size_t seg_rings_offset(void) {
+  return (sizeof(seg_header) + 4095) & ~(size_t)4095;
+}
+
+static size_t seg_size(int nin) {
+  return seg_rings_offset() + (size_t)(nin > 0 ? nin : 0) * sizeof(net_shm_ring);
+}
+
+static tern_status seg_map(net_shm_seg **out, int fd, size_t size, const char *name, bool owner,
+                           core_err *err) {
+  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) return core_err_errno(err, errno, "mapping shared memory %s", name);
+  net_shm_seg *s = calloc(1, sizeof *s);
+  if (s == NULL) {
+    munmap(p, size);
+    return core_err_set(err, TERN_ERR_NOMEM, "no memory for %s", name);
+  }
+  s->hdr = p;
+  s->size = size;
+  s->owner = owner;
+  snprintf(s->name, sizeof s->name, "%s", name);
+  *out = s;
+  return TERN_OK;
+}
+
+tern_status net_shm_seg_create(net_shm_seg **out, const char *name, const uint8_t run_id[16],
+                               int rank, int nin, core_err *err) {
+  size_t size = seg_size(nin);
+  int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) return core_err_errno(err, errno, "creating shared memory %s", name);
+  tern_status rc = TERN_OK;
+  if (ftruncate(fd, (off_t)size) != 0) {
+    rc = core_err_errno(err, errno, "sizing shared memory %s to %zu bytes", name, size);
+    goto fail;
+  }
+  rc = seg_map(out, fd, size, name, true, err);
+  if (rc != TERN_OK) goto fail;
+  close(fd);
+  seg_header *h = (*out)->hdr;
+  h->version = SEG_VERSION;
+  h->nin = (uint32_t)nin;
+  memcpy(h->run_id, run_id, 16);
+  h->rank = rank;
+  h->ring_bytes = (uint32_t)sizeof(net_shm_ring);
+  h->probe = SEG_MAGIC;
+  atomic_store(&h->state, 0);
+  atomic_store_explicit((_Atomic uint64_t *)&h->magic, SEG_MAGIC, memory_order_release);
+  return TERN_OK;
+fail:
+  close(fd);
+  shm_unlink(name);
+  return rc;
+}
+
+tern_status net_shm_seg_open(net_shm_seg **out, const char *name, const uint8_t run_id[16],
+                             int rank, core_err *err) {
+  int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
+  if (fd < 0) return core_err_errno(err, errno, "opening rank %d's shared memory %s", rank, name);
+  struct stat st;
+  tern_status rc = TERN_OK;
+  if (fstat(fd, &st) != 0) {
+    rc = core_err_errno(err, errno, "reading the size of %s", name);
+    goto out;
+  }
+  if ((size_t)st.st_size < seg_rings_offset()) {
+    rc = core_err_set(err, TERN_ERR_PROTOCOL, "%s is %lld bytes, too small for a tern segment",
+                      name, (long long)st.st_size);
+    goto out;
+  }
+  rc = seg_map(out, fd, (size_t)st.st_size, name, false, err);
+  if (rc != TERN_OK) goto out;
+  const seg_header *h = (*out)->hdr;
+  if (h->magic != SEG_MAGIC || h->version != SEG_VERSION || h->rank != rank ||
+      memcmp(h->run_id, run_id, 16) != 0 || h->ring_bytes != sizeof(net_shm_ring) ||
+      seg_size((int)h->nin) != (size_t)st.st_size) {
+    rc = core_err_set(err, TERN_ERR_PROTOCOL,
+                      "%s is not rank %d's segment of this run (version %u, rank %d, %u rings)",
+                      name, rank, h->version, h->rank, h->nin);
+    net_shm_seg_close(*out);
+    *out = NULL;
+  }
+out:
+  close(fd);
+  return rc;
+}
+
+void net_shm_seg_unlink(net_shm_seg *s) {
+  if (s && s->owner && s->name[0]) {
+    shm_unlink(s->name);
+    s->name[0] = '\0';
+  }
+}
+
+void net_shm_seg_close(net_shm_seg *s) {
+  if (s == NULL) return;
+  net_shm_seg_unlink(s);
+  munmap(s->hdr, s->size);
+  free(s);
+}
+
+net_shm_ring *net_shm_seg_ring(net_shm_seg *s, int slot_index) {
+  if (slot_index < 0 || (uint32_t)slot_index >= s->hdr->nin) return NULL;
+  return (net_shm_ring *)((char *)s->hdr + seg_rings_offset()) + slot_index;
+}
+
+_Atomic uint32_t *net_shm_seg_bell(net_shm_seg *s) {
+  return &s->hdr->bell;
+}
+
+_Atomic uint32_t *net_shm_seg_sleeping(net_shm_seg *s) {
+  return &s->hdr->sleeping;
+}
+
+_Atomic uint32_t *net_shm_seg_state(net_shm_seg *s) {
+  return &s->hdr->state;
+}
+
+uint64_t net_shm_seg_probe_addr(net_shm_seg *s) {
+  return (uint64_t)(uintptr_t)&s->hdr->probe;
+}
+
+/* ---- the doorbell ------------------------------------------------------------------------ */
+
+static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts) {
+  return syscall(SYS_futex, (uint32_t *)addr, op, val, ts, NULL, 0);
+}
+
+void net_shm_ring_bell(_Atomic uint32_t *bell, _Atomic uint32_t *sleeping) {
+  atomic_fetch_add(bell, 1);
+  if (atomic_load(sleeping)) futex(bell, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+uint32_t net_shm_sleep_begin(net_shm_seg *s) {
+  atomic_store(&s->hdr->sleeping, 1);
+  return atomic_load(&s->hdr->bell);
+}
+
+void net_shm_sleep(net_shm_seg *s, uint32_t seen, int timeout_ms) {
+  struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
+  futex(&s->hdr->bell, FUTEX_WAIT, seen, &ts);
+  atomic_store(&s->hdr->sleeping, 0);
+}
+
+void net_shm_sleep_cancel(net_shm_seg *s) {
+  atomic_store(&s->hdr->sleeping, 0);
+}
+
+/* ---- channels ---------------------------------------------------------------------------- */
+
+void net_shm_chan_init(net_shm_chan *ch, int peer, int pid, net_shm_ring *in, net_shm_ring *out,
+                       net_shm_seg *peer_seg, const char *what) {
+  memset(ch, 0, sizeof *ch);
+  ch->peer = peer;
+  ch->pid = pid;
+  ch->in = in;
+  ch->out = out;
+  ch->peer_bell = net_shm_seg_bell(peer_seg);
+  ch->peer_sleeping = net_shm_seg_sleeping(peer_seg);
+  snprintf(ch->what, sizeof ch->what, "%s", what);
+}
+
+void net_shm_chan_probe_cma(net_shm_chan *ch, uint64_t peer_probe_addr) {
+  uint64_t word = 0;
+  struct iovec local = {&word, sizeof word};
+  struct iovec remote = {(void *)(uintptr_t)peer_probe_addr, sizeof word};
+  ch->cma = process_vm_readv(ch->pid, &local, 1, &remote, 1, 0) == (ssize_t)sizeof word &&
+            word == SEG_MAGIC;
+}
+
+void net_shm_chan_close(net_shm_chan *ch) {
+  net_queue_free(&ch->sendq);
+  net_queue_free(&ch->recvq);
+  free(ch->bounce);
+  ch->bounce = NULL;
+}
+
+tern_status net_shm_post(net_shm_chan *ch, net_xfer *x, core_err *err) {
+  x->parts_left = 1;
+  x->complete = false;
+  if (net_queue_push(x->is_send ? &ch->sendq : &ch->recvq, x) != TERN_OK)
+    return core_err_set(err, TERN_ERR_NOMEM, "no memory to queue a message for %s", ch->what);
+  return TERN_OK;
+}
+
+bool net_shm_busy(const net_shm_chan *ch) {
+  return ch->sendq.len || ch->recvq.len;
+}
+
+static bool uses_cma(const net_shm_chan *ch, const net_xfer *x) {
+  return ch->cma && x->hdr.bytes >= NET_CMA_MIN;
+}
+
+static void publish(net_shm_chan *ch, slot *sl) {
+  atomic_store_explicit(&sl->seq, ch->out_next + 1, memory_order_release);
+  ch->out_next++;
+  net_shm_ring_bell(ch->peer_bell, ch->peer_sleeping);
+}
+
+/* Fills free slots with the head send; completes it once all is published (copied sends) or
+ * once the receiver returned the descriptor's slot (CMA sends: it has finished reading). */
+static void send_some(net_shm_chan *ch, bool *moved) {
+  net_xfer *x;
+  while ((x = net_queue_peek(&ch->sendq)) != NULL) {
+    uint64_t head = atomic_load_explicit(&ch->out->head, memory_order_acquire);
+    if (ch->cma_slot) {
+      if (head < ch->cma_slot) return;
+      ch->cma_slot = 0;
+      goto done;
+    }
+    do {
+      if (ch->out_next - head >= NET_SHM_SLOTS) return;
+      slot *sl = &ch->out->slots[ch->out_next % NET_SHM_SLOTS];
+      sl->hdr = x->hdr;
+      sl->off = ch->send_done;
+      if (uses_cma(ch, x)) {
+        sl->len = 0;
+        sl->flags = SLOT_CMA;
+        sl->cma_addr = (uint64_t)(uintptr_t)x->src;
+        ch->cma_slot = ch->out_next + 1;
+        publish(ch, sl);
+        *moved = true;
+        break;
+      }
+      uint64_t n = CORE_MIN(x->hdr.bytes - ch->send_done, (uint64_t)NET_SHM_SLOT_BYTES);
+      sl->len = (uint32_t)n;
+      sl->flags = 0;
+      memcpy(sl->payload, x->src + ch->send_done, n);
+      ch->send_done += n;
+      publish(ch, sl);
+      *moved = true;
+    } while (ch->send_done < x->hdr.bytes);
+    if (ch->cma_slot) continue; /* wait for the receiver to return it */
+  done:
+    ch->send_done = 0;
+    net_queue_pop(&ch->sendq);
+    x->parts_left = 0;
+    x->complete = true;
+  }
+}
+
+static tern_status check_slot(net_shm_chan *ch, const net_xfer *x, const slot *sl,
+                              core_err *err) {
+  tern_status rc = net_msg_match(&x->hdr, &sl->hdr, ch->peer, err);
+  if (rc != TERN_OK) return rc;
+  bool ok = sl->flags == SLOT_CMA ? sl->off == 0 && sl->len == 0
+                                  : sl->flags == 0 && sl->off == ch->recv_done &&
+                                        sl->len <= NET_SHM_SLOT_BYTES &&
+                                        sl->len <= x->hdr.bytes - ch->recv_done &&
+                                        (sl->len > 0 || x->hdr.bytes == 0);
+  if (!ok)
+    return core_err_set(err, TERN_ERR_PROTOCOL,
+                        "%s wrote a slot with flags %u for bytes [%llu, +%u) where [%llu, ...) "
+                        "of %llu was due",
+                        ch->what, sl->flags, (unsigned long long)sl->off, sl->len,
+                        (unsigned long long)ch->recv_done, (unsigned long long)x->hdr.bytes);
+  return TERN_OK;
+}
+
+/* Copies (or reduces) a CMA message out of the sender's memory. A reducing receive goes through
+ * a cache-sized bounce buffer, so the extra copy stays in cache. */
+static tern_status cma_read(net_shm_chan *ch, net_xfer *x, uint64_t addr, core_err *err) {
+  uint64_t bytes = x->hdr.bytes;
+  size_t esize = tern_dtype_size((tern_dtype)x->hdr.dtype);
+  size_t chunk = x->reduce ? NET_BOUNCE_BYTES : (size_t)bytes;
+  if (x->reduce && ch->bounce == NULL && (ch->bounce = malloc(NET_BOUNCE_BYTES)) == NULL)
+    return core_err_set(err, TERN_ERR_NOMEM, "no memory for a receive buffer (%s)", ch->what);
+  for (uint64_t at = 0; at < bytes;) {
+    size_t n = (size_t)CORE_MIN(chunk, bytes - at);
+    struct iovec local = {x->reduce ? ch->bounce : x->dst + at, n};
+    struct iovec remote = {(void *)(uintptr_t)(addr + at), n};
+    ssize_t got = process_vm_readv(ch->pid, &local, 1, &remote, 1, 0);
+    if (got <= 0) {
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0 && errno == ESRCH)
+        return core_err_set(err, TERN_ERR_PEER_LOST, "%s exited while this rank read from it",
+                            ch->what);
+      return core_err_errno(err, got < 0 ? errno : EIO, "reading %zu bytes from %s", n, ch->what);
+    }
+    if (x->reduce) {
+      size_t whole = (size_t)got / esize * esize;
+      if (whole == 0) continue;
+      core_reduce((tern_dtype)x->hdr.dtype, (tern_op)x->hdr.op, x->dst + at, x->src + at,
+                  ch->bounce, whole / esize);
+      got = (ssize_t)whole;
+    }
+    at += (uint64_t)got;
+  }
+  return TERN_OK;
+}
+
+static tern_status recv_some(net_shm_chan *ch, bool *moved, core_err *err) {
+  net_xfer *x;
+  while ((x = net_queue_peek(&ch->recvq)) != NULL) {
+    slot *sl = &ch->in->slots[ch->in_next % NET_SHM_SLOTS];
+    if (atomic_load_explicit(&sl->seq, memory_order_acquire) != ch->in_next + 1) return TERN_OK;
+    tern_status rc = check_slot(ch, x, sl, err);
+    if (rc != TERN_OK) return rc;
+    if (sl->flags == SLOT_CMA) {
+      rc = cma_read(ch, x, sl->cma_addr, err);
+      if (rc != TERN_OK) return rc;
+      ch->recv_done = x->hdr.bytes;
+    } else {
+      if (x->reduce)
+        core_reduce((tern_dtype)x->hdr.dtype, (tern_op)x->hdr.op, x->dst + sl->off,
+                    x->src + sl->off, sl->payload, sl->len / tern_dtype_size((tern_dtype)x->hdr.dtype));
+      else if (sl->len)
+        memcpy(x->dst + sl->off, sl->payload, sl->len);
+      ch->recv_done += sl->len;
+    }
+    ch->in_next++;
+    atomic_store_explicit(&ch->in->head, ch->in_next, memory_order_release);
+    net_shm_ring_bell(ch->peer_bell, ch->peer_sleeping);
+    *moved = true;
+    if (ch->recv_done == x->hdr.bytes) {
+      ch->recv_done = 0;
+      net_queue_pop(&ch->recvq);
+      x->parts_left = 0;
+      x->complete = true;
+    }
+  }
+  return TERN_OK;
+}
+
+tern_status net_shm_progress(net_shm_chan *ch, bool *moved, core_err *err) {
+  if (ch->sendq.len) send_some(ch, moved);
+  return ch->recvq.len ? recv_some(ch, moved, err) : TERN_OK;
+}

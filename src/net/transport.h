@@ -1,0 +1,186 @@
+/* transport.h: moving one message to or from one peer, over TCP or shared memory.
+ *
+ * The executor posts transfers (net_xfer): a send of some bytes, or a receive into a buffer,
+ * optionally reducing what arrives with another operand. Per peer and direction, transfers
+ * complete in the order they were posted, which is how both ends match messages without tags.
+ * Every message carries its operation's identity (net_msg_hdr), so a receiver checks that the
+ * sender is in the same operation with the same count, dtype and root: ranks that disagree are
+ * told so, instead of reading each other's bytes as something else.
+ *
+ * Nothing here blocks: *_progress() moves what it can and says whether it moved anything; the
+ * communicator decides how to wait (comm/wait.c).
+ */
+#ifndef TERN_NET_TRANSPORT_H
+#define TERN_NET_TRANSPORT_H
+
+#include "net/net.h"
+
+#include <poll.h>
+#include <stdatomic.h>
+
+/* ---- the identity every message carries (frame.c) ---------------------------------------- */
+
+#define NET_KIND_P2P 15 /* kind of send/recv; collectives use coll_kind values */
+#define NET_MAX_MSG_BYTES (1ull << 42) /* 4 TiB: anything larger is a corrupt length */
+
+typedef struct net_msg_hdr {
+  uint8_t kind;   /* coll_kind, or NET_KIND_P2P */
+  uint8_t dtype;  /* tern_dtype */
+  uint8_t op;     /* tern_op (0 where none) */
+  uint32_t seq;   /* the operation's number: collectives count per communicator, p2p per pair */
+  int32_t root;   /* broadcast/reduce root, else 0 */
+  uint64_t count; /* the public call's count argument */
+  uint64_t bytes; /* this message's length */
+} net_msg_hdr;
+
+/* On TCP every stripe of a message starts with a frame: the header plus where the stripe lies. */
+#define NET_FRAME_LEN 48
+#define NET_FRAME_MAGIC 0x314e5254u /* "TRN1" */
+
+typedef struct net_frame {
+  net_msg_hdr msg;
+  uint64_t stripe_off, stripe_len;
+} net_frame;
+
+void net_frame_encode(const net_frame *f, uint8_t out[NET_FRAME_LEN]);
+/* Checks magic, type, kind, dtype, op and that the stripe lies inside the message. */
+tern_status net_frame_decode(const uint8_t in[NET_FRAME_LEN], net_frame *f, const char *from,
+                             core_err *err);
+/* Compares what arrived with what this rank expects; a mismatch is TERN_ERR_INVALID_ARG that
+ * says which field and both values ("rank 3 is in broadcast #7, this rank in allreduce #7"). */
+tern_status net_msg_match(const net_msg_hdr *want, const net_msg_hdr *got, int peer,
+                          core_err *err);
+const char *net_kind_name(int kind);
+
+/* ---- a transfer ------------------------------------------------------------------------- */
+
+typedef struct net_xfer {
+  net_msg_hdr hdr;  /* send: what goes out; receive: what is expected */
+  int peer;
+  bool is_send;
+  bool reduce;      /* receive: dst = src op incoming */
+  const char *src;  /* send: the bytes; reducing receive: the other operand */
+  char *dst;        /* receive: where the bytes (or the reduction) go */
+  /* kept by the transport */
+  int parts_left;   /* stripes (TCP) or the one message (shm) not yet complete */
+  bool complete;
+} net_xfer;
+
+/* A small FIFO of transfers, grown once and kept (no allocation when warm). */
+typedef struct net_queue {
+  void **items;
+  size_t head, len, cap;
+} net_queue;
+
+tern_status net_queue_push(net_queue *q, void *item);
+static inline void *net_queue_peek(const net_queue *q) {
+  return q->len ? q->items[q->head] : NULL;
+}
+void net_queue_pop(net_queue *q);
+void net_queue_free(net_queue *q);
+
+/* ---- TCP (tcp.c) ------------------------------------------------------------------------- */
+/* A TCP channel is nstreams connected sockets to one peer. A message of at least
+ * NET_STRIPE_MIN bytes is cut into up to nstreams stripes (4 KiB-aligned), one per stream, each
+ * behind its own frame; smaller messages travel whole on stream 0. */
+
+#define NET_MAX_STREAMS 16
+#define NET_STRIPE_MIN (256u << 10)
+#define NET_BOUNCE_BYTES (256u << 10) /* per stream, for reducing receives */
+
+typedef struct net_tcp_stream net_tcp_stream;
+
+typedef struct net_tcp_chan {
+  int peer;
+  int nstreams;
+  net_tcp_stream *streams;
+  char what[96]; /* "rank 3 (10.0.0.2:5555)", for messages */
+} net_tcp_chan;
+
+tern_status net_tcp_chan_init(net_tcp_chan *ch, int peer, const int *fds, int nstreams,
+                              const char *what, core_err *err);
+void net_tcp_chan_close(net_tcp_chan *ch);
+/* Queues a transfer on the channel. */
+tern_status net_tcp_post(net_tcp_chan *ch, net_xfer *x, core_err *err);
+/* Moves what the sockets allow without blocking; *moved is set when anything moved. A peer that
+ * closed, reset, or sent a bad frame fails the channel (and every later call) with a message
+ * naming it. */
+tern_status net_tcp_progress(net_tcp_chan *ch, bool *moved, core_err *err);
+/* True when transfers are queued on the channel. */
+bool net_tcp_busy(const net_tcp_chan *ch);
+/* Adds the channel's sockets that have work to fds (events POLLIN/POLLOUT as needed); returns
+ * how many were added (at most max). */
+int net_tcp_pollfds(const net_tcp_chan *ch, struct pollfd *fds, int max);
+/* Shuts every socket down (wakes any poll on them; the peer sees the connection close). Safe to
+ * call from another thread. */
+void net_tcp_shutdown(net_tcp_chan *ch);
+
+/* ---- shared memory (shm.c) --------------------------------------------------------------- */
+/* Each rank owns one segment holding a doorbell and an inbound ring from each peer on its host.
+ * A sender writes into the receiver's ring; messages of at least NET_CMA_MIN bytes go as a
+ * descriptor instead, and the receiver copies them straight out of the sender's memory with
+ * process_vm_readv (one copy) when the kernel allows it. */
+
+#define NET_SHM_SLOTS 16
+#define NET_SHM_SLOT_BYTES (64u << 10)
+#define NET_CMA_MIN (64u << 10)
+
+typedef struct net_shm_seg net_shm_seg;   /* a mapped segment (ours or a peer's) */
+typedef struct net_shm_ring net_shm_ring; /* one inbound ring inside a segment */
+
+typedef struct net_shm_chan {
+  int peer;
+  int pid;            /* the peer's process, for process_vm_readv */
+  bool cma;           /* process_vm_readv into the peer works */
+  net_shm_ring *in;   /* the ring in our segment that the peer writes */
+  net_shm_ring *out;  /* the ring in the peer's segment that we write */
+  _Atomic uint32_t *peer_bell; /* the peer's doorbell */
+  _Atomic uint32_t *peer_sleeping;
+  net_queue sendq, recvq;
+  uint64_t send_done, recv_done; /* bytes done of the transfer at the head of each queue */
+  uint64_t out_next;   /* slots we have published into out */
+  uint64_t in_next;    /* slots we have consumed from in */
+  uint64_t cma_slot;   /* the slot holding the head send's descriptor, + 1 (0: none) */
+  char *bounce;        /* for reducing CMA receives, allocated on first use */
+  char what[96];
+} net_shm_chan;
+
+/* Our segment: a doorbell, a state word, and nin inbound rings. */
+tern_status net_shm_seg_create(net_shm_seg **out, const char *name, const uint8_t run_id[16],
+                               int rank, int nin, core_err *err);
+tern_status net_shm_seg_open(net_shm_seg **out, const char *name, const uint8_t run_id[16],
+                             int rank, core_err *err);
+/* Removes the name; the mapping stays until net_shm_seg_close. */
+void net_shm_seg_unlink(net_shm_seg *s);
+void net_shm_seg_close(net_shm_seg *s);
+/* The ring with index slot in segment s (slot: the writer's index among s's owner's peers). */
+net_shm_ring *net_shm_seg_ring(net_shm_seg *s, int slot);
+_Atomic uint32_t *net_shm_seg_bell(net_shm_seg *s);
+_Atomic uint32_t *net_shm_seg_sleeping(net_shm_seg *s);
+/* The segment's state word: 0 while its owner is healthy; set (to NET_SHM_ABORTED) when it
+ * aborts, so that peers on the host learn it without a socket. */
+_Atomic uint32_t *net_shm_seg_state(net_shm_seg *s);
+#define NET_SHM_ABORTED 1u
+/* The address, in this process, of a probe word peers read with process_vm_readv to learn
+ * whether CMA works between us. */
+uint64_t net_shm_seg_probe_addr(net_shm_seg *s);
+
+/* Sleeping on our doorbell (the waiter's side): begin (announce the sleep and note the bell),
+ * check for work once more, then either sleep (futex, at most timeout_ms; returns early when
+ * anyone rings) or cancel. One thread sleeps on a segment at a time. */
+uint32_t net_shm_sleep_begin(net_shm_seg *s);
+void net_shm_sleep(net_shm_seg *s, uint32_t seen, int timeout_ms);
+void net_shm_sleep_cancel(net_shm_seg *s);
+/* Rings a doorbell (ours or a peer's): wakes its owner if it sleeps. Any thread. */
+void net_shm_ring_bell(_Atomic uint32_t *bell, _Atomic uint32_t *sleeping);
+
+void net_shm_chan_init(net_shm_chan *ch, int peer, int pid, net_shm_ring *in, net_shm_ring *out,
+                       net_shm_seg *peer_seg, const char *what);
+/* Tries process_vm_readv on the peer's probe word; sets ch->cma. */
+void net_shm_chan_probe_cma(net_shm_chan *ch, uint64_t peer_probe_addr);
+void net_shm_chan_close(net_shm_chan *ch);
+tern_status net_shm_post(net_shm_chan *ch, net_xfer *x, core_err *err);
+tern_status net_shm_progress(net_shm_chan *ch, bool *moved, core_err *err);
+bool net_shm_busy(const net_shm_chan *ch);
+
+#endif /* TERN_NET_TRANSPORT_H */
