@@ -11,6 +11,7 @@ static const struct {
   int (*run)(int, char **);
   const char *summary;
 } commands[] = {
+    {"bench", cmd_bench, "bench COLL [-b -e -f -n -w -c -d -o -a -r]: time a collective"},
     {"sim", cmd_sim, "sim WHAT ...: the simulators"},
 };
 

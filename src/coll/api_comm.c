@@ -1,0 +1,79 @@
+/* api_comm.c: the public communicator calls: init, destroy, abort, rank, size, last error. */
+#include "coll/coll.h"
+#include "comm/env.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The reason the last init on this thread failed, for tern_comm_last_error(NULL). */
+static __thread char init_error[CORE_ERR_LEN];
+
+static tern_status open_comm(tern_comm **out, int rank, int size, const char *store, bool serve) {
+  if (out == NULL) return TERN_ERR_INVALID_ARG;
+  *out = NULL;
+  tern_comm *c = calloc(1, sizeof *c);
+  if (c == NULL) {
+    snprintf(init_error, sizeof init_error, "no memory for a communicator");
+    return TERN_ERR_NOMEM;
+  }
+  tern_status rc = comm_open(c, rank, size, store, serve);
+  if (rc == TERN_OK && (rc = coll_engine_start(c)) != TERN_OK) comm_close(c);
+  if (rc != TERN_OK) {
+    snprintf(init_error, sizeof init_error, "%s", c->err.msg);
+    CORE_WARN("joining as rank %d of %d at %s failed: %s", rank, size, store ? store : "?",
+              c->err.msg);
+    free(c);
+    return rc;
+  }
+  init_error[0] = '\0';
+  *out = c;
+  return TERN_OK;
+}
+
+tern_status tern_comm_init(tern_comm **comm, int rank, int size, const char *store) {
+  return open_comm(comm, rank, size, store, rank == 0);
+}
+
+tern_status tern_comm_init_env(tern_comm **comm) {
+  if (comm) *comm = NULL;
+  comm_env env;
+  core_err err = {0};
+  tern_status rc = comm_env_read(&env, &err);
+  if (rc != TERN_OK) {
+    snprintf(init_error, sizeof init_error, "%s", err.msg);
+    CORE_WARN("%s", err.msg);
+    return rc;
+  }
+  CORE_DEBUG("rank %d of %d from %s, store %s%s", env.rank, env.size, env.source, env.store,
+             env.serve_store ? " (served here)" : "");
+  return open_comm(comm, env.rank, env.size, env.store, env.serve_store);
+}
+
+int tern_comm_rank(const tern_comm *comm) {
+  return comm ? comm->rank : -1;
+}
+
+int tern_comm_size(const tern_comm *comm) {
+  return comm ? comm->size : -1;
+}
+
+const char *tern_comm_last_error(const tern_comm *comm) {
+  if (comm == NULL) return init_error;
+  if (atomic_load(&comm->arg_err_last)) return comm->arg_err.msg;
+  return comm->err.status == TERN_OK ? "" : comm->err.msg;
+}
+
+void tern_comm_abort(tern_comm *comm) {
+  if (comm == NULL) return;
+  comm_abort(comm);
+  coll_engine_wake_all(comm);
+}
+
+void tern_comm_destroy(tern_comm *comm) {
+  if (comm == NULL) return;
+  if (coll_engine_busy(comm)) tern_comm_abort(comm); /* cancel what is still outstanding */
+  coll_engine_stop(comm);
+  comm_close(comm);
+  free(comm);
+}

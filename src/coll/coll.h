@@ -1,0 +1,64 @@
+/* coll.h: running operations: requests, the engine that runs them in order, the executor that
+ * runs one schedule over the transports.
+ *
+ * A public call becomes a request (what to do, on which buffers). Blocking calls on an idle
+ * communicator run at once on the caller's thread; everything else queues, and runs in issue
+ * order on whichever thread gets there first: the communicator's progress thread (so that
+ * nonblocking operations advance while the caller computes) or a caller waiting in tern_wait.
+ */
+#ifndef TERN_COLL_COLL_H
+#define TERN_COLL_COLL_H
+
+#include "coll/sched.h"
+#include "comm/comm.h"
+
+typedef enum coll_req_type { COLL_REQ_COLL, COLL_REQ_SEND, COLL_REQ_RECV } coll_req_type;
+
+struct tern_request {
+  tern_comm *comm;
+  coll_req_type type;
+  coll_args args;       /* collectives: kind, rank, size, root, count, inplace */
+  const void *sendbuf;  /* collectives and send */
+  void *recvbuf;        /* collectives and recv */
+  tern_dtype dt;
+  tern_op op;
+  int peer;             /* send and recv */
+  uint32_t seq;         /* collectives: the communicator's count when issued */
+  /* the run */
+  coll_sched sched;     /* kept warm between uses of this request slot */
+  net_xfer *xfers;
+  size_t xfers_cap;
+  bool done;
+  bool in_use;
+  tern_status status;
+};
+
+/* ---- the executor (exec.c) --------------------------------------------------------------- */
+
+/* Runs a collective request to the end (or the first failure) on the calling thread. */
+tern_status coll_exec_coll(tern_comm *c, tern_request *r);
+/* Runs a batch of point-to-point requests together, as one phase: a swap (each side isend then
+ * irecv) completes however large the messages. */
+tern_status coll_exec_p2p(tern_comm *c, tern_request **reqs, int n);
+
+/* ---- the engine (engine.c) --------------------------------------------------------------- */
+
+tern_status coll_engine_start(tern_comm *c);
+/* Stops the progress thread; outstanding requests end with TERN_ERR_ABORTED. */
+void coll_engine_stop(tern_comm *c);
+/* True while requests are outstanding. */
+bool coll_engine_busy(tern_comm *c);
+/* Wakes every thread waiting on c (after comm_abort). */
+void coll_engine_wake_all(tern_comm *c);
+
+/* A blocking call: runs *proto now on this thread if nothing is outstanding, else queues it
+ * behind what is and waits. Uses request slots whose storage is kept warm: a warm communicator
+ * allocates nothing here. */
+tern_status coll_engine_run_blocking(tern_comm *c, const tern_request *proto);
+/* Takes a free request slot, copies *proto into it, queues it and wakes the progress thread. */
+tern_status coll_engine_submit(tern_comm *c, const tern_request *proto, tern_request **out);
+
+/* The scratch buffer (TMP) for the running collective: at least bytes, kept between calls. */
+tern_status coll_engine_tmp(tern_comm *c, size_t bytes, char **out);
+
+#endif /* TERN_COLL_COLL_H */

@@ -1,0 +1,288 @@
+/* engine.c: requests, their queue, and the progress thread.
+ *
+ * Operations run one at a time, in the order they were issued (that is how every rank agrees on
+ * what each message belongs to), except that consecutive point-to-point requests run together.
+ * Whoever holds run_lock runs the queue: the progress thread, woken by an eventfd when a
+ * nonblocking request is submitted, or a caller in tern_wait or a blocking call that finds the
+ * thread idle. A blocking call on an idle communicator never meets the thread at all: it runs on
+ * the caller's thread from the engine's own warm request (no handoff, no allocation). The same
+ * poll that the thread sleeps in also watches the listening port, to refuse strays.
+ *
+ * Locks: `lock` guards the queue and request states and is held only briefly; run_lock is held
+ * while running operations. Never take `lock` and then wait for run_lock.
+ */
+#include "coll/coll.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#define POOL (TERN_MAX_OUTSTANDING + 1) /* + 1 for a blocking call queued behind them */
+
+struct coll_engine {
+  pthread_mutex_t lock;
+  pthread_cond_t done_cond;
+  pthread_mutex_t run_lock;
+  tern_request pool[POOL];
+  tern_request *queue[POOL]; /* issued, not yet finished, in issue order */
+  int qhead, qlen;
+  tern_request inline_req; /* blocking calls on an idle communicator */
+  uint32_t coll_seq;
+  pthread_t thread;
+  int wake_fd;
+  bool stop;
+  char *tmp;
+  size_t tmp_cap;
+};
+
+tern_status coll_engine_tmp(tern_comm *c, size_t bytes, char **out) {
+  coll_engine *e = c->engine;
+  if (bytes > e->tmp_cap) {
+    char *t = realloc(e->tmp, bytes);
+    if (t == NULL) return core_err_set(&c->err, TERN_ERR_NOMEM, "no memory for %zu bytes of scratch", bytes);
+    e->tmp = t;
+    e->tmp_cap = bytes;
+  }
+  *out = e->tmp;
+  return TERN_OK;
+}
+
+/* Copies what a request asks into a slot, keeping the slot's warm storage. */
+static void load(tern_request *slot, const tern_request *proto) {
+  coll_sched sched = slot->sched;
+  net_xfer *xfers = slot->xfers;
+  size_t cap = slot->xfers_cap;
+  *slot = *proto;
+  slot->sched = sched;
+  slot->xfers = xfers;
+  slot->xfers_cap = cap;
+  slot->done = false;
+  slot->in_use = true;
+  slot->status = TERN_OK;
+}
+
+/* Runs the request at the queue's head (and the point-to-point ones right behind it). Called
+ * with run_lock held and `lock` not held. Returns false when the queue is empty. */
+static bool run_head(tern_comm *c) {
+  coll_engine *e = c->engine;
+  tern_request *batch[POOL];
+  int n = 0;
+  pthread_mutex_lock(&e->lock);
+  if (e->qlen == 0) {
+    pthread_mutex_unlock(&e->lock);
+    return false;
+  }
+  batch[n++] = e->queue[e->qhead];
+  while (batch[0]->type != COLL_REQ_COLL && n < e->qlen &&
+         e->queue[(e->qhead + n) % POOL]->type != COLL_REQ_COLL)
+    batch[n] = e->queue[(e->qhead + n) % POOL], n++;
+  pthread_mutex_unlock(&e->lock);
+
+  tern_status rc = batch[0]->type == COLL_REQ_COLL ? coll_exec_coll(c, batch[0])
+                                                   : coll_exec_p2p(c, batch, n);
+  if (rc != TERN_OK) atomic_store(&c->arg_err_last, false);
+  pthread_mutex_lock(&e->lock);
+  for (int i = 0; i < n; i++) {
+    batch[i]->status = rc;
+    batch[i]->done = true;
+  }
+  e->qhead = (e->qhead + n) % POOL;
+  e->qlen -= n;
+  pthread_cond_broadcast(&e->done_cond);
+  pthread_mutex_unlock(&e->lock);
+  return true;
+}
+
+static void run_queue(tern_comm *c) {
+  while (run_head(c)) {
+  }
+}
+
+static void *progress_thread(void *arg) {
+  tern_comm *c = arg;
+  coll_engine *e = c->engine;
+  for (;;) {
+    struct pollfd fds[2] = {{.fd = e->wake_fd, .events = POLLIN}, {.fd = c->listen_fd, .events = POLLIN}};
+    int n = poll(fds, c->listen_fd >= 0 ? 2 : 1, -1);
+    if (n < 0 && errno != EINTR) break;
+    uint64_t v;
+    if (fds[0].revents && read(e->wake_fd, &v, sizeof v) < 0 && errno != EAGAIN) break;
+    pthread_mutex_lock(&e->lock);
+    bool stop = e->stop;
+    pthread_mutex_unlock(&e->lock);
+    if (stop) break;
+    pthread_mutex_lock(&e->run_lock);
+    if (fds[1].revents) comm_refuse_strays(c);
+    run_queue(c);
+    pthread_mutex_unlock(&e->run_lock);
+    pthread_mutex_lock(&e->lock);
+    pthread_cond_broadcast(&e->done_cond); /* waiters that lost the race for run_lock retry */
+    pthread_mutex_unlock(&e->lock);
+  }
+  return NULL;
+}
+
+/* Waits until r is done, running the queue whenever nobody else is. */
+static tern_status wait_done(tern_comm *c, tern_request *r) {
+  coll_engine *e = c->engine;
+  pthread_mutex_lock(&e->lock);
+  while (!r->done) {
+    if (pthread_mutex_trylock(&e->run_lock) == 0) {
+      pthread_mutex_unlock(&e->lock);
+      for (;;) {
+        pthread_mutex_lock(&e->lock);
+        bool done = r->done;
+        pthread_mutex_unlock(&e->lock);
+        if (done || !run_head(c)) break;
+      }
+      pthread_mutex_unlock(&e->run_lock);
+      pthread_mutex_lock(&e->lock);
+      continue;
+    }
+    pthread_cond_wait(&e->done_cond, &e->lock);
+  }
+  tern_status rc = r->status;
+  r->in_use = false;
+  pthread_mutex_unlock(&e->lock);
+  return rc;
+}
+
+static tern_request *enqueue(tern_comm *c, const tern_request *proto) {
+  coll_engine *e = c->engine;
+  tern_request *slot = NULL;
+  for (int i = 0; i < POOL && slot == NULL; i++)
+    if (!e->pool[i].in_use) slot = &e->pool[i];
+  if (slot == NULL || e->qlen == POOL) return NULL;
+  load(slot, proto);
+  if (slot->type == COLL_REQ_COLL) slot->seq = e->coll_seq++;
+  e->queue[(e->qhead + e->qlen) % POOL] = slot;
+  e->qlen++;
+  return slot;
+}
+
+tern_status coll_engine_run_blocking(tern_comm *c, const tern_request *proto) {
+  coll_engine *e = c->engine;
+  pthread_mutex_lock(&e->lock);
+  if (e->qlen == 0 && pthread_mutex_trylock(&e->run_lock) == 0) {
+    tern_request *r = &e->inline_req;
+    load(r, proto);
+    if (r->type == COLL_REQ_COLL) r->seq = e->coll_seq++;
+    pthread_mutex_unlock(&e->lock);
+    tern_status rc = r->type == COLL_REQ_COLL ? coll_exec_coll(c, r) : coll_exec_p2p(c, &r, 1);
+    if (rc != TERN_OK) atomic_store(&c->arg_err_last, false);
+    r->in_use = false;
+    pthread_mutex_unlock(&e->run_lock);
+    return rc;
+  }
+  tern_request *r = enqueue(c, proto);
+  pthread_mutex_unlock(&e->lock);
+  if (r == NULL)
+    return core_err_set(&c->err, TERN_ERR_INVALID_ARG, "more than %d requests outstanding",
+                        TERN_MAX_OUTSTANDING);
+  return wait_done(c, r);
+}
+
+tern_status coll_engine_submit(tern_comm *c, const tern_request *proto, tern_request **out) {
+  coll_engine *e = c->engine;
+  pthread_mutex_lock(&e->lock);
+  int outstanding = 0;
+  for (int i = 0; i < POOL; i++) outstanding += e->pool[i].in_use;
+  tern_request *r = outstanding < TERN_MAX_OUTSTANDING ? enqueue(c, proto) : NULL;
+  pthread_mutex_unlock(&e->lock);
+  if (r == NULL)
+    return core_err_set(&c->err, TERN_ERR_INVALID_ARG,
+                        "more than %d requests outstanding: wait for some first", TERN_MAX_OUTSTANDING);
+  uint64_t one = 1;
+  if (write(e->wake_fd, &one, sizeof one) < 0)
+    CORE_WARN("waking the progress thread failed: %s", strerror(errno));
+  *out = r;
+  return TERN_OK;
+}
+
+tern_status tern_wait(tern_request *req) {
+  if (req == NULL) return TERN_ERR_INVALID_ARG;
+  return wait_done(req->comm, req);
+}
+
+tern_status tern_test(tern_request *req, int *done) {
+  if (req == NULL || done == NULL) return TERN_ERR_INVALID_ARG;
+  coll_engine *e = req->comm->engine;
+  pthread_mutex_lock(&e->lock);
+  bool finished = req->done;
+  tern_status rc = TERN_OK;
+  if (finished) {
+    rc = req->status;
+    req->in_use = false;
+  }
+  pthread_mutex_unlock(&e->lock);
+  *done = finished;
+  return rc;
+}
+
+tern_status coll_engine_start(tern_comm *c) {
+  coll_engine *e = calloc(1, sizeof *e);
+  if (e == NULL) return core_err_set(&c->err, TERN_ERR_NOMEM, "no memory for the engine");
+  pthread_mutex_init(&e->lock, NULL);
+  pthread_mutex_init(&e->run_lock, NULL);
+  pthread_cond_init(&e->done_cond, NULL);
+  for (int i = 0; i < POOL; i++) coll_sched_init(&e->pool[i].sched);
+  coll_sched_init(&e->inline_req.sched);
+  e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  c->engine = e;
+  if (e->wake_fd < 0 || pthread_create(&e->thread, NULL, progress_thread, c) != 0) {
+    tern_status rc = core_err_errno(&c->err, errno, "starting the progress thread");
+    if (e->wake_fd >= 0) close(e->wake_fd);
+    e->wake_fd = -1;
+    e->stop = true; /* no thread to join */
+    coll_engine_stop(c);
+    return rc;
+  }
+  return TERN_OK;
+}
+
+bool coll_engine_busy(tern_comm *c) {
+  coll_engine *e = c->engine;
+  if (e == NULL) return false;
+  pthread_mutex_lock(&e->lock);
+  bool busy = e->qlen > 0;
+  pthread_mutex_unlock(&e->lock);
+  return busy;
+}
+
+void coll_engine_wake_all(tern_comm *c) {
+  coll_engine *e = c->engine;
+  if (e == NULL) return;
+  pthread_mutex_lock(&e->lock);
+  pthread_cond_broadcast(&e->done_cond);
+  pthread_mutex_unlock(&e->lock);
+}
+
+void coll_engine_stop(tern_comm *c) {
+  coll_engine *e = c->engine;
+  if (e == NULL) return;
+  pthread_mutex_lock(&e->lock);
+  bool joinable = !e->stop;
+  e->stop = true;
+  pthread_mutex_unlock(&e->lock);
+  if (joinable) {
+    uint64_t one = 1;
+    if (write(e->wake_fd, &one, sizeof one) < 0) CORE_WARN("waking the progress thread failed");
+    pthread_join(e->thread, NULL);
+  }
+  for (int i = 0; i < POOL; i++) {
+    coll_sched_free(&e->pool[i].sched);
+    free(e->pool[i].xfers);
+  }
+  coll_sched_free(&e->inline_req.sched);
+  free(e->inline_req.xfers);
+  free(e->tmp);
+  if (e->wake_fd >= 0) close(e->wake_fd);
+  pthread_mutex_destroy(&e->lock);
+  pthread_mutex_destroy(&e->run_lock);
+  pthread_cond_destroy(&e->done_cond);
+  free(e);
+  c->engine = NULL;
+}

@@ -1,0 +1,192 @@
+/* exec.c: the executor: runs one schedule over the transports.
+ *
+ * For each phase it posts every transfer of the phase (sends and receives to all the peers the
+ * phase talks to), does the phase's local copies and reductions while the first bytes travel,
+ * then progresses and waits (comm/wait.c) until every transfer of the phase is complete. The
+ * schedule is built anew for each call into storage kept from the last one, and the transfers
+ * too: a warm collective allocates nothing.
+ *
+ * The algorithm comes from TERN_ALGO when it names one this collective has, else from the
+ * selector (coll_select) with the model of the transport in use; every rank decides alike.
+ */
+#include "coll/coll.h"
+
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+static const coll_net_model *model_of(const tern_comm *c) {
+  for (int r = 0; r < c->size; r++)
+    if (c->peers[r].link == COMM_LINK_TCP) return &coll_model_tcp;
+  return &coll_model_shm;
+}
+
+static const char *transport_of(const tern_comm *c) {
+  return model_of(c) == &coll_model_tcp ? "tcp" : (c->size > 1 ? "shm" : "self");
+}
+
+static tern_status build(tern_comm *c, tern_request *r) {
+  size_t esize = tern_dtype_size(r->dt);
+  coll_algo algo = COLL_ALGO_AUTO;
+  const char *forced = core_config_get()->algo;
+  if (forced[0] && !coll_algo_parse(forced, &algo))
+    return core_err_set(&c->err, TERN_ERR_INVALID_ARG, "TERN_ALGO='%s' names no algorithm", forced);
+  tern_status rc = TERN_ERR_UNSUPPORTED;
+  if (algo != COLL_ALGO_AUTO) {
+    rc = coll_build(&r->sched, &r->args, algo);
+    if (rc == TERN_ERR_UNSUPPORTED)
+      CORE_DEBUG("TERN_ALGO=%s has no %s: the selector chooses", forced,
+                 coll_kind_name(r->args.kind));
+  }
+  if (rc == TERN_ERR_UNSUPPORTED) {
+    algo = coll_select(r->args.kind, c->size, r->args.count, esize, model_of(c));
+    rc = coll_build(&r->sched, &r->args, algo);
+  }
+  if (rc != TERN_OK)
+    return core_err_set(&c->err, rc, "building the %s schedule (%s, %d ranks, count %zu) failed",
+                        coll_kind_name(r->args.kind), coll_algo_name(algo), c->size, r->args.count);
+  CORE_INFO("%s #%u: %zu elements of %s (%s), %s over %s, %d phases", coll_kind_name(r->args.kind),
+            r->seq, r->args.count, tern_dtype_name(r->dt), tern_op_name(r->op),
+            coll_algo_name(algo), transport_of(c), r->sched.nphases);
+  return TERN_OK;
+}
+
+static tern_status reserve_xfers(tern_comm *c, tern_request *r, size_t n) {
+  if (n <= r->xfers_cap) return TERN_OK;
+  net_xfer *x = realloc(r->xfers, n * sizeof *x);
+  if (x == NULL) return core_err_set(&c->err, TERN_ERR_NOMEM, "no memory for %zu transfers", n);
+  r->xfers = x;
+  r->xfers_cap = n;
+  return TERN_OK;
+}
+
+/* Progresses until every transfer in xs is complete. */
+static tern_status wait_all(tern_comm *c, net_xfer *xs, size_t n) {
+  comm_idle_state idle;
+  comm_idle_reset(&idle);
+  size_t first = 0; /* transfers before it are known complete */
+  for (;;) {
+    bool moved = false;
+    tern_status rc = comm_progress(c, &moved);
+    if (rc != TERN_OK) return rc;
+    while (first < n && xs[first].complete) first++;
+    if (first == n) return TERN_OK;
+    if (moved) {
+      comm_idle_reset(&idle);
+      continue;
+    }
+    if ((rc = comm_idle(c, &idle, &xs[first])) != TERN_OK) return rc;
+  }
+}
+
+static void local_step(const tern_request *r, const coll_step *s, char *const bufs[], size_t esize) {
+  char *dst = bufs[s->buf] + s->off * esize;
+  const char *src = bufs[s->src_buf] + s->src_off * esize;
+  if (s->kind == COLL_STEP_COPY) {
+    if (dst != src) memcpy(dst, src, s->count * esize);
+  } else {
+    core_reduce(r->dt, r->op, dst, dst, src, s->count);
+  }
+}
+
+static void trace_step(const tern_request *r, const coll_step *s, int phase) {
+  static const char *kinds[] = {"send", "recv", "recv+reduce", "copy", "reduce"};
+  static const char *bufs[] = {"send", "recv", "tmp"};
+  CORE_TRACE("%s #%u phase %d: %s peer %d %s[%zu+%zu] src %s[%zu]", coll_kind_name(r->args.kind),
+             r->seq, phase, kinds[s->kind], s->peer, bufs[s->buf], s->off, s->count,
+             bufs[s->src_buf], s->src_off);
+}
+
+static tern_status run_phases(tern_comm *c, tern_request *r, char *const bufs[]) {
+  size_t esize = tern_dtype_size(r->dt);
+  net_msg_hdr hdr = {.kind = (uint8_t)r->args.kind, .dtype = (uint8_t)r->dt, .op = (uint8_t)r->op,
+                     .seq = r->seq, .root = r->args.root, .count = r->args.count};
+  const coll_sched *s = &r->sched;
+  int phase = 0;
+  for (size_t begin = 0; begin < s->len; phase++) {
+    size_t end = begin;
+    while (end < s->len && !s->steps[end].last) end++;
+    end = end < s->len ? end + 1 : end;
+    tern_status rc = reserve_xfers(c, r, end - begin);
+    if (rc != TERN_OK) return rc;
+    size_t n = 0;
+    for (size_t i = begin; i < end; i++) {
+      const coll_step *st = &s->steps[i];
+      if (core_log_on(CORE_LOG_TRACE)) trace_step(r, st, phase);
+      if (st->kind == COLL_STEP_COPY || st->kind == COLL_STEP_REDUCE) continue;
+      net_xfer *x = &r->xfers[n++];
+      *x = (net_xfer){.hdr = hdr, .peer = st->peer, .is_send = st->kind == COLL_STEP_SEND,
+                      .reduce = st->kind == COLL_STEP_RECV_REDUCE};
+      x->hdr.bytes = st->count * esize;
+      if (x->is_send) x->src = bufs[st->buf] + st->off * esize;
+      else x->dst = bufs[st->buf] + st->off * esize;
+      if (x->reduce) x->src = bufs[st->src_buf] + st->src_off * esize;
+      if ((rc = comm_post(c, x)) != TERN_OK) return rc;
+    }
+    for (size_t i = begin; i < end; i++) {
+      const coll_step *st = &s->steps[i];
+      if (st->kind == COLL_STEP_COPY || st->kind == COLL_STEP_REDUCE) local_step(r, st, bufs, esize);
+    }
+    if (n > 0 && (rc = wait_all(c, r->xfers, n)) != TERN_OK) return rc;
+    begin = end;
+  }
+  return TERN_OK;
+}
+
+/* AVG: the schedules sum; the owner of each result divides it once. */
+static void finish_avg(tern_comm *c, tern_request *r) {
+  if (r->op != TERN_AVG) return;
+  coll_kind k = r->args.kind;
+  if (k == COLL_ALLREDUCE || k == COLL_REDUCE_SCATTER || (k == COLL_REDUCE && r->args.root == c->rank))
+    core_avg_finish(r->dt, r->recvbuf, r->args.count, c->size);
+}
+
+/* Puts the operation in front of the failure's message: "allreduce #12 on rank 0: ...". */
+static tern_status name_operation(tern_comm *c, tern_status rc, const char *op, uint32_t seq) {
+  char what[CORE_ERR_LEN];
+  snprintf(what, sizeof what, "%s", c->err.msg);
+  snprintf(c->err.msg, sizeof c->err.msg, "%s #%u on rank %d: %s", op, seq, c->rank, what);
+  return rc;
+}
+
+tern_status coll_exec_coll(tern_comm *c, tern_request *r) {
+  tern_status rc = comm_check_alive(c);
+  if (rc != TERN_OK) return rc;
+  core_err_clear(&c->err);
+  if (r->args.count == 0 && r->args.kind != COLL_BARRIER) return TERN_OK;
+  if ((rc = build(c, r)) != TERN_OK) return rc;
+  char *tmp = NULL;
+  if (r->sched.tmp_count &&
+      (rc = coll_engine_tmp(c, r->sched.tmp_count * tern_dtype_size(r->dt), &tmp)) != TERN_OK)
+    return rc;
+  char *const bufs[COLL_NUM_BUFS] = {(char *)r->sendbuf, r->recvbuf, tmp};
+  rc = run_phases(c, r, bufs);
+  if (rc != TERN_OK) return name_operation(c, rc, coll_kind_name(r->args.kind), r->seq);
+  finish_avg(c, r);
+  return TERN_OK;
+}
+
+tern_status coll_exec_p2p(tern_comm *c, tern_request **reqs, int n) {
+  tern_status rc = comm_check_alive(c);
+  if (rc != TERN_OK) return rc;
+  core_err_clear(&c->err);
+  tern_request *first = reqs[0];
+  if ((rc = reserve_xfers(c, first, (size_t)n)) != TERN_OK) return rc;
+  for (int i = 0; i < n; i++) {
+    tern_request *r = reqs[i];
+    comm_peer *p = &c->peers[r->peer];
+    bool send = r->type == COLL_REQ_SEND;
+    net_xfer *x = &first->xfers[i];
+    *x = (net_xfer){.hdr = {.kind = NET_KIND_P2P, .dtype = (uint8_t)r->dt,
+                            .seq = send ? p->p2p_send_seq++ : p->p2p_recv_seq++,
+                            .count = r->args.count,
+                            .bytes = r->args.count * tern_dtype_size(r->dt)},
+                    .peer = r->peer, .is_send = send, .src = r->sendbuf, .dst = r->recvbuf};
+    CORE_INFO("%s #%u: %zu elements of %s %s rank %d over %s", send ? "send" : "recv", x->hdr.seq,
+              r->args.count, tern_dtype_name(r->dt), send ? "to" : "from", r->peer,
+              p->link == COMM_LINK_SHM ? "shm" : "tcp");
+    if ((rc = comm_post(c, x)) != TERN_OK) return rc;
+  }
+  rc = wait_all(c, first->xfers, (size_t)n);
+  return rc == TERN_OK ? rc : name_operation(c, rc, "send/recv", first->xfers[0].hdr.seq);
+}

@@ -1,0 +1,61 @@
+/* progress.c: posting transfers and moving them, over whichever link each peer has.
+ *
+ * Only peers with queued transfers are looked at (the active list), so a phase that talks to
+ * two peers of a thousand costs two looks per pass, not a thousand.
+ */
+#include "comm/comm.h"
+
+#include <string.h>
+
+tern_status comm_post(tern_comm *c, net_xfer *x) {
+  comm_peer *p = &c->peers[x->peer];
+  tern_status rc = p->link == COMM_LINK_SHM ? net_shm_post(&p->shm, x, &c->err)
+                                            : net_tcp_post(&p->tcp, x, &c->err);
+  if (rc != TERN_OK) return rc;
+  if (!p->active) {
+    p->active = true;
+    c->active[c->nactive++] = x->peer;
+  }
+  return TERN_OK;
+}
+
+tern_status comm_progress(tern_comm *c, bool *moved) {
+  for (int i = 0; i < c->nactive;) {
+    comm_peer *p = &c->peers[c->active[i]];
+    tern_status rc;
+    bool busy;
+    if (p->link == COMM_LINK_SHM) {
+      rc = net_shm_progress(&p->shm, moved, &c->err);
+      busy = net_shm_busy(&p->shm);
+    } else {
+      rc = net_tcp_progress(&p->tcp, moved, &c->err);
+      busy = net_tcp_busy(&p->tcp);
+    }
+    if (rc != TERN_OK) {
+      c->broken = rc;
+      if (rc == TERN_ERR_PEER_LOST) comm_explain_loss(c);
+      return rc;
+    }
+    if (busy) {
+      i++;
+    } else {
+      p->active = false;
+      c->active[i] = c->active[--c->nactive];
+    }
+  }
+  return TERN_OK;
+}
+
+tern_status comm_check_usable(tern_comm *c) {
+  if (atomic_load(&c->aborted)) {
+    c->broken = TERN_ERR_ABORTED;
+    return core_err_set(&c->err, TERN_ERR_ABORTED, "the communicator was aborted (tern_comm_abort)");
+  }
+  if (c->broken != TERN_OK) {
+    /* keep the first failure's text: it names the peer and the operation that broke */
+    if (c->err.status == TERN_OK)
+      core_err_set(&c->err, c->broken, "the communicator failed earlier and cannot be used");
+    return c->broken;
+  }
+  return TERN_OK;
+}

@@ -1,0 +1,328 @@
+/* bench.c: `tern bench COLL`, after nccl-tests: for each message size, the time of one call, the
+ * algorithm bandwidth and the bus bandwidth, out of place and in place, with a count of wrong
+ * elements when -c 1 checks the results.
+ *
+ * Method (nccl-tests'): per size and mode, -w warm-up calls, then a barrier and -n back-to-back
+ * calls; time = elapsed / n on each rank, combined over ranks by -a (0: rank 0, 1: mean, 2: min,
+ * 3: max). algbw = size / time; busbw = algbw x the collective's bus factor (allreduce 2(n-1)/n,
+ * reduce_scatter, allgather and alltoall (n-1)/n, others 1), so that busbw can be compared with
+ * a link's bandwidth whatever n is. size is the whole buffer (for allgather, reduce_scatter and
+ * alltoall, n x the per-rank count). With -c 1, each size and mode is first run once on known
+ * inputs (pattern.c) and every element of every rank's result is compared, bit for bit.
+ * Only rank 0 prints.
+ */
+#include "cmd.h"
+#include "pattern.h"
+
+#include "core/core.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef enum bench_coll {
+  B_ALLREDUCE, B_REDUCE_SCATTER, B_ALLGATHER, B_BROADCAST, B_REDUCE, B_ALLTOALL, B_SENDRECV
+} bench_coll;
+
+static const struct {
+  const char *name;
+  bool per_rank_blocks; /* size = n x count */
+  bool has_op, has_root, has_inplace;
+} colls[] = {
+    [B_ALLREDUCE] = {"allreduce", false, true, false, true},
+    [B_REDUCE_SCATTER] = {"reduce_scatter", true, true, false, true},
+    [B_ALLGATHER] = {"allgather", true, false, false, true},
+    [B_BROADCAST] = {"broadcast", false, false, true, true},
+    [B_REDUCE] = {"reduce", false, true, true, true},
+    [B_ALLTOALL] = {"alltoall", true, false, false, false},
+    [B_SENDRECV] = {"sendrecv", false, false, false, false},
+};
+
+typedef struct bench {
+  tern_comm *comm;
+  int rank, n;
+  bench_coll coll;
+  size_t min_bytes, max_bytes;
+  double factor;
+  int iters, warmup, check, avg, root;
+  tern_dtype dt;
+  tern_op op;
+  char *sendbuf, *recvbuf;
+} bench;
+
+static double bus_factor(bench_coll c, int n) {
+  switch (c) {
+  case B_ALLREDUCE: return 2.0 * (n - 1) / n;
+  case B_REDUCE_SCATTER:
+  case B_ALLGATHER:
+  case B_ALLTOALL: return (double)(n - 1) / n;
+  default: return 1.0;
+  }
+}
+
+static const char *nccl_type_name(tern_dtype dt) {
+  static const char *names[] = {"float", "double", "half", "bfloat16", "int8", "uint8", "int32", "int64"};
+  return names[dt];
+}
+
+static double now_s(void) {
+  return (double)core_now_ns() * 1e-9;
+}
+
+/* One call of the collective on b's buffers: send/recv are the mode's pointers. */
+static tern_status run_once(bench *b, const void *send, void *recv, size_t count) {
+  tern_comm *c = b->comm;
+  switch (b->coll) {
+  case B_ALLREDUCE: return tern_allreduce(c, send, recv, count, b->dt, b->op);
+  case B_REDUCE_SCATTER: return tern_reduce_scatter(c, send, recv, count, b->dt, b->op);
+  case B_ALLGATHER: return tern_allgather(c, send, recv, count, b->dt);
+  case B_BROADCAST: return tern_broadcast(c, send, recv, count, b->dt, b->root);
+  case B_REDUCE: return tern_reduce(c, send, recv, count, b->dt, b->op, b->root);
+  case B_ALLTOALL: return tern_alltoall(c, send, recv, count, b->dt);
+  case B_SENDRECV: {
+    tern_request *s, *r;
+    tern_status rc = tern_isend(c, send, count, b->dt, (b->rank + 1) % b->n, &s);
+    if (rc != TERN_OK) return rc;
+    rc = tern_irecv(c, recv, count, b->dt, (b->rank + b->n - 1) % b->n, &r);
+    tern_status rs = tern_wait(s);
+    if (rc == TERN_OK) rc = tern_wait(r);
+    return rc != TERN_OK ? rc : rs;
+  }
+  }
+  return TERN_ERR_INVALID_ARG;
+}
+
+/* The mode's buffers: in place shares one buffer the way the API defines for each collective. */
+static void mode_buffers(bench *b, bool inplace, size_t count, const void **send, void **recv) {
+  size_t block = count * tern_dtype_size(b->dt);
+  *send = b->sendbuf;
+  *recv = b->recvbuf;
+  if (!inplace) return;
+  switch (b->coll) {
+  case B_REDUCE_SCATTER: *send = b->recvbuf; *recv = b->recvbuf + (size_t)b->rank * block; break;
+  case B_ALLGATHER: *send = b->recvbuf + (size_t)b->rank * block; break;
+  default: *send = b->recvbuf; break;
+  }
+}
+
+static void fill_inputs(bench *b, const void *send, size_t count) {
+  char *s = (char *)send;
+  size_t esize = tern_dtype_size(b->dt);
+  switch (b->coll) {
+  case B_REDUCE_SCATTER: pattern_fill(s, b->dt, b->op, b->rank, 0, count * (size_t)b->n); break;
+  case B_ALLTOALL:
+    for (int j = 0; j < b->n; j++)
+      pattern_fill(s + (size_t)j * count * esize, b->dt, b->op, b->rank, (size_t)j * count, count);
+    break;
+  default: pattern_fill(s, b->dt, b->op, b->rank, 0, count); break;
+  }
+}
+
+static size_t count_wrong(bench *b, const void *recv, size_t count) {
+  const char *r = recv;
+  size_t esize = tern_dtype_size(b->dt), wrong = 0;
+  switch (b->coll) {
+  case B_ALLREDUCE: return pattern_count_wrong_reduced(r, b->dt, b->op, b->n, 0, count);
+  case B_REDUCE_SCATTER:
+    return pattern_count_wrong_reduced(r, b->dt, b->op, b->n, (size_t)b->rank * count, count);
+  case B_REDUCE:
+    return b->rank == b->root ? pattern_count_wrong_reduced(r, b->dt, b->op, b->n, 0, count) : 0;
+  case B_BROADCAST: return pattern_count_wrong_input(r, b->dt, b->op, b->root, 0, count);
+  case B_SENDRECV:
+    return pattern_count_wrong_input(r, b->dt, b->op, (b->rank + b->n - 1) % b->n, 0, count);
+  case B_ALLGATHER:
+    for (int j = 0; j < b->n; j++)
+      wrong += pattern_count_wrong_input(r + (size_t)j * count * esize, b->dt, b->op, j, 0, count);
+    return wrong;
+  case B_ALLTOALL:
+    for (int i = 0; i < b->n; i++)
+      wrong += pattern_count_wrong_input(r + (size_t)i * count * esize, b->dt, b->op, i,
+                                         (size_t)b->rank * count, count);
+    return wrong;
+  }
+  return 0;
+}
+
+static tern_status fail_call(bench *b, tern_status rc, const char *what) {
+  fprintf(stderr, "tern bench: rank %d: %s failed: %s: %s\n", b->rank, what, tern_status_str(rc),
+          tern_comm_last_error(b->comm));
+  return rc;
+}
+
+/* Times one (size, mode); *wrong gets the number of wrong elements over all ranks (or -1). */
+static tern_status measure(bench *b, size_t count, bool inplace, double *secs, long *wrong) {
+  const void *send;
+  void *recv;
+  mode_buffers(b, inplace, count, &send, &recv);
+  tern_status rc;
+  *wrong = -1;
+  if (b->check) {
+    fill_inputs(b, send, count);
+    if ((rc = run_once(b, send, recv, count)) != TERN_OK) return fail_call(b, rc, colls[b->coll].name);
+    int64_t mine = (int64_t)count_wrong(b, recv, count), all = 0;
+    if ((rc = tern_allreduce(b->comm, &mine, &all, 1, TERN_I64, TERN_SUM)) != TERN_OK)
+      return fail_call(b, rc, "summing #wrong");
+    *wrong = (long)all;
+  }
+  for (int i = 0; i < b->warmup; i++)
+    if ((rc = run_once(b, send, recv, count)) != TERN_OK) return fail_call(b, rc, "warm-up");
+  if ((rc = tern_barrier(b->comm)) != TERN_OK) return fail_call(b, rc, "barrier");
+  double t0 = now_s();
+  for (int i = 0; i < b->iters; i++)
+    if ((rc = run_once(b, send, recv, count)) != TERN_OK) return fail_call(b, rc, colls[b->coll].name);
+  double mine = (now_s() - t0) / (b->iters > 0 ? b->iters : 1);
+  static const tern_op how[] = {TERN_SUM, TERN_AVG, TERN_MIN, TERN_MAX};
+  if (b->avg == 0) {
+    *secs = mine;
+    rc = tern_broadcast(b->comm, &mine, secs, 1, TERN_F64, 0);
+  } else {
+    rc = tern_allreduce(b->comm, &mine, secs, 1, TERN_F64, how[b->avg]);
+  }
+  return rc == TERN_OK ? TERN_OK : fail_call(b, rc, "combining the times");
+}
+
+static void print_header(const bench *b) {
+  const char *algo = getenv("TERN_ALGO");
+  printf("# tern bench %s: %d ranks, %s %s, root %d, %d iterations after %d warm-up, check %d, "
+         "times %s\n",
+         colls[b->coll].name, b->n, tern_dtype_name(b->dt), tern_op_name(b->op), b->root, b->iters,
+         b->warmup, b->check, (const char *[]){"of rank 0", "averaged over ranks", "min over ranks", "max over ranks"}[b->avg]);
+  printf("# algorithm: %s; transport: %s\n#\n", algo && *algo ? algo : "chosen by the selector",
+         getenv("TERN_TRANSPORT") && *getenv("TERN_TRANSPORT") ? getenv("TERN_TRANSPORT") : "auto");
+  printf("# %10s  %12s  %8s  %6s  %6s  %30s  %30s\n", "", "", "", "", "", "out-of-place", "in-place");
+  printf("# %10s  %12s  %8s  %6s  %6s  %8s %7s %7s %6s  %8s %7s %7s %6s\n", "size", "count",
+         "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
+         "#wrong");
+  printf("# %10s  %12s  %8s  %6s  %6s  %8s %7s %7s %6s  %8s %7s %7s %6s\n", "(B)", "(elements)",
+         "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+}
+
+static void print_mode(const bench *b, size_t bytes, double secs, long wrong) {
+  double algbw = secs > 0 ? (double)bytes / secs / 1e9 : 0;
+  char w[16];
+  if (wrong < 0) snprintf(w, sizeof w, "N/A");
+  else snprintf(w, sizeof w, "%ld", wrong);
+  printf("  %8.2f %7.2f %7.2f %6s", secs * 1e6, algbw, algbw * bus_factor(b->coll, b->n), w);
+}
+
+static int run_sizes(bench *b) {
+  size_t esize = tern_dtype_size(b->dt), blocks = colls[b->coll].per_rank_blocks ? (size_t)b->n : 1;
+  double bus_sum = 0;
+  int rows = 0;
+  long wrong_total = 0;
+  if (b->rank == 0) print_header(b);
+  for (size_t bytes = b->min_bytes; bytes <= b->max_bytes;) {
+    size_t count = bytes / esize / blocks;
+    size_t shown = count * esize * blocks;
+    double t[2] = {0, 0};
+    long wrong[2] = {-1, -1};
+    for (int mode = 0; mode < 2; mode++) {
+      if (mode == 1 && !colls[b->coll].has_inplace) continue;
+      if (measure(b, count, mode == 1, &t[mode], &wrong[mode]) != TERN_OK) return 1;
+    }
+    if (b->rank == 0) {
+      printf("  %10zu  %12zu  %8s  %6s  %6d", shown, count, nccl_type_name(b->dt),
+             colls[b->coll].has_op ? tern_op_name(b->op) : "none", colls[b->coll].has_root ? b->root : -1);
+      print_mode(b, shown, t[0], wrong[0]);
+      if (colls[b->coll].has_inplace) print_mode(b, shown, t[1], wrong[1]);
+      else printf("  %8s %7s %7s %6s", "N/A", "N/A", "N/A", "N/A");
+      printf("\n");
+      fflush(stdout);
+    }
+    bus_sum += t[0] > 0 ? (double)shown / t[0] / 1e9 * bus_factor(b->coll, b->n) : 0;
+    rows++;
+    for (int m = 0; m < 2; m++) wrong_total += wrong[m] > 0 ? wrong[m] : 0;
+    size_t next = b->factor > 1 ? (size_t)((double)bytes * b->factor) : bytes * 2;
+    if (next <= bytes) break;
+    bytes = next;
+  }
+  if (b->rank == 0) {
+    printf("# Out of bounds values : %ld %s\n", wrong_total, wrong_total ? "FAILED" : "OK");
+    printf("# Avg bus bandwidth    : %g\n#\n", rows ? bus_sum / rows : 0);
+  }
+  return wrong_total ? 1 : 0;
+}
+
+static int usage(void) {
+  fprintf(stderr,
+          "usage: tern bench COLL [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-n ITERS] [-w WARMUP]\n"
+          "                       [-c 0|1] [-d DTYPE|all] [-o OP|all] [-a 0|1|2|3] [-r ROOT]\n"
+          "  COLL: allreduce reduce_scatter allgather broadcast reduce alltoall sendrecv\n"
+          "  sizes take K, M, G suffixes (powers of 1024); defaults -b 8 -e 64M -f 2 -n 20 -w 5\n"
+          "  -c 1 -d f32 -o sum -a 1 -r 0. Run it under `tern run -n N --`.\n");
+  return 2;
+}
+
+static int parse(bench *b, int argc, char **argv, bool *all_dt, bool *all_op) {
+  if (argc < 2) return usage();
+  bool found = false;
+  for (size_t i = 0; i < CORE_ARRAY_LEN(colls); i++)
+    if (strcmp(argv[1], colls[i].name) == 0) b->coll = (bench_coll)i, found = true;
+  if (!found) return cmd_usage_error("bench", "no collective '%s' (see tern bench --help)", argv[1]);
+  optind = 2;
+  int ch;
+  long v;
+  while ((ch = getopt(argc, argv, "b:e:f:n:w:c:d:o:a:r:h")) != -1) {
+    bool ok = true;
+    switch (ch) {
+    case 'b': ok = core_parse_size(optarg, &b->min_bytes); break;
+    case 'e': ok = core_parse_size(optarg, &b->max_bytes); break;
+    case 'f': b->factor = atof(optarg); ok = b->factor >= 1; break;
+    case 'n': ok = core_parse_int(optarg, 0, 100000000, &v), b->iters = (int)v; break;
+    case 'w': ok = core_parse_int(optarg, 0, 100000000, &v), b->warmup = (int)v; break;
+    case 'c': ok = core_parse_int(optarg, 0, 1, &v), b->check = (int)v; break;
+    case 'a': ok = core_parse_int(optarg, 0, 3, &v), b->avg = (int)v; break;
+    case 'r': ok = core_parse_int(optarg, 0, 1 << 30, &v), b->root = (int)v; break;
+    case 'd': *all_dt = strcmp(optarg, "all") == 0; ok = *all_dt || core_dtype_parse(optarg, &b->dt); break;
+    case 'o': *all_op = strcmp(optarg, "all") == 0; ok = *all_op || core_op_parse(optarg, &b->op); break;
+    default: return usage();
+    }
+    if (!ok) return cmd_usage_error("bench", "bad value '%s' for -%c", optarg, ch);
+  }
+  if (b->min_bytes > b->max_bytes) return cmd_usage_error("bench", "-b is larger than -e");
+  return 0;
+}
+
+int cmd_bench(int argc, char **argv) {
+  bench b = {.min_bytes = 8, .max_bytes = 64u << 20, .factor = 2, .iters = 20, .warmup = 5,
+             .check = 1, .avg = 1, .dt = TERN_F32, .op = TERN_SUM};
+  bool all_dt = false, all_op = false;
+  if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+    usage();
+    return 0;
+  }
+  int rc = parse(&b, argc, argv, &all_dt, &all_op);
+  if (rc) return rc;
+  tern_status st = tern_comm_init_env(&b.comm);
+  if (st != TERN_OK) {
+    fprintf(stderr, "tern bench: %s: %s\n", tern_status_str(st), tern_comm_last_error(NULL));
+    return 1;
+  }
+  b.rank = tern_comm_rank(b.comm);
+  b.n = tern_comm_size(b.comm);
+  if (b.root >= b.n) {
+    tern_comm_destroy(b.comm);
+    return cmd_usage_error("bench", "-r %d is not a rank (the job has %d)", b.root, b.n);
+  }
+  size_t cap = b.max_bytes + 64;
+  b.sendbuf = aligned_alloc(4096, (cap + 4095) & ~(size_t)4095);
+  b.recvbuf = aligned_alloc(4096, (cap + 4095) & ~(size_t)4095);
+  if (b.sendbuf == NULL || b.recvbuf == NULL) {
+    fprintf(stderr, "tern bench: no memory for two %zu-byte buffers\n", cap);
+    rc = 1;
+  }
+  for (int d = all_dt ? 0 : (int)b.dt; !rc && d <= (all_dt ? TERN_NUM_DTYPES - 1 : (int)b.dt); d++) {
+    for (int o = all_op ? 0 : (int)b.op; !rc && o <= (all_op ? TERN_NUM_OPS - 1 : (int)b.op); o++) {
+      b.dt = (tern_dtype)d;
+      b.op = (tern_op)o;
+      rc = run_sizes(&b);
+      if (!colls[b.coll].has_op) break;
+    }
+  }
+  free(b.sendbuf);
+  free(b.recvbuf);
+  tern_comm_destroy(b.comm);
+  return rc;
+}
