@@ -57,6 +57,8 @@ tern_status net_read_all(int fd, void *buf, size_t n, uint64_t deadline_ns, cons
 #define NET_PROTOCOL_VERSION 1
 #define NET_HELLO_LEN 72
 #define NET_MAC_LEN 32
+#define NET_MAX_RANKS (1 << 20)  /* far past any job: a larger size or rank is a corrupt hello */
+#define NET_MAX_STREAMS 64       /* TERN_TCP_STREAMS stops at 16; the wire allows some room */
 
 typedef enum net_role {
   NET_ROLE_RANK = 1,         /* rank-to-rank data connection */
@@ -74,10 +76,15 @@ typedef struct net_hello {
   uint8_t nonce[32];
 } net_hello;
 
-/* The wire form: NET_HELLO_LEN bytes, little-endian. */
+/* The wire form: NET_HELLO_LEN bytes, little-endian:
+ *   0 "TERN" | 4 u16 version | 6 u8 role | 7 u8 flags (bit 0: keyed; others zero) |
+ *   8 run id (16) | 24 i32 rank | 28 i32 size | 32 u16 stream | 34 u16 nstreams |
+ *   36 four zero bytes | 40 nonce (32). */
 void net_hello_encode(const net_hello *h, uint8_t out[NET_HELLO_LEN]);
-/* Checks everything a hello carries: magic, version, role, rank in [-1, size) when size > 0,
- * size and stream counts in range, reserved bytes zero. `from` names the sender in messages. */
+/* Checks everything a hello carries: magic, version, role, rank in [-1, size) when size > 0
+ * (below NET_MAX_RANKS when size is 0), size in [0, NET_MAX_RANKS], nstreams in
+ * [1, NET_MAX_STREAMS] and stream < nstreams, flags and reserved bytes zero. `from` names the
+ * sender in messages. Connections that are not striped (the store) send stream 0 of 1. */
 tern_status net_hello_decode(const uint8_t in[NET_HELLO_LEN], net_hello *h, const char *from,
                              core_err *err);
 
@@ -97,13 +104,18 @@ typedef struct net_handshake {
   char from[96]; /* the other end, for messages */
 } net_handshake;
 
-/* Starts a handshake on fd: mine is sent (its nonce is filled in here); key NULL means none.
- * Accept policy: theirs must carry mine's run id unless either is all zero, and the same
- * keyedness. */
+/* Starts a handshake on fd: mine is sent (its nonce and keyed flag are filled in here); key NULL
+ * means none. Accept policy: theirs must carry mine's run id unless either is all zero, the same
+ * keyedness, a role that pairs with mine (RANK with RANK, STORE_CLIENT with STORE_SERVER:
+ * otherwise TERN_ERR_PROTOCOL), and a nonce other than mine (a hello sent back is refused).
+ * hs->from is set to the peer's address; a caller may overwrite it with a better name
+ * ("rank 3 (10.0.0.2:5555)") before stepping. */
 void net_handshake_start(net_handshake *hs, int fd, const net_hello *mine, const uint8_t *key);
 /* Advances as far as the socket allows without blocking. *done becomes true when the handshake
  * has completed (hs->theirs is then valid and checked). Errors: TERN_ERR_PROTOCOL (not tern, or a
- * bad hello), TERN_ERR_AUTH (keyedness or MAC mismatch, another run), TERN_ERR_PEER_LOST. */
+ * bad hello), TERN_ERR_AUTH (keyedness or MAC mismatch, another run), TERN_ERR_PEER_LOST. After
+ * an error the handshake is over: close fd. It never reads past the handshake's own bytes, so
+ * whatever the peer sends next stays in the socket for the caller. */
 tern_status net_handshake_step(net_handshake *hs, bool *done, core_err *err);
 /* POLLIN and/or POLLOUT: what the handshake waits for next. */
 short net_handshake_events(const net_handshake *hs);
