@@ -86,7 +86,7 @@ static tern_request coll_proto(tern_comm *c, coll_kind kind, const void *s, void
 static tern_status do_allreduce(tern_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                             tern_dtype dt, tern_op op, tern_request **req) {
   if (c == NULL) return TERN_ERR_INVALID_ARG;
-  size_t b;
+  size_t b = 0;
   CHECK(check_common(c, "allreduce", count, 1, dt, &b));
   CHECK(check_op(c, "allreduce", op));
   CHECK(need_buf(c, "allreduce", "sendbuf", sendbuf, b));
@@ -100,7 +100,7 @@ static tern_status do_allreduce(tern_comm *c, const void *sendbuf, void *recvbuf
 static tern_status do_reduce_scatter(tern_comm *c, const void *sendbuf, void *recvbuf,
                                  size_t recvcount, tern_dtype dt, tern_op op, tern_request **req) {
   if (c == NULL) return TERN_ERR_INVALID_ARG;
-  size_t b;
+  size_t b = 0;
   CHECK(check_common(c, "reduce_scatter", recvcount, (size_t)c->size, dt, &b));
   CHECK(check_op(c, "reduce_scatter", op));
   size_t all = b * (size_t)c->size;
@@ -115,7 +115,7 @@ static tern_status do_reduce_scatter(tern_comm *c, const void *sendbuf, void *re
 static tern_status do_allgather(tern_comm *c, const void *sendbuf, void *recvbuf, size_t sendcount,
                             tern_dtype dt, tern_request **req) {
   if (c == NULL) return TERN_ERR_INVALID_ARG;
-  size_t b;
+  size_t b = 0;
   CHECK(check_common(c, "allgather", sendcount, (size_t)c->size, dt, &b));
   size_t all = b * (size_t)c->size;
   CHECK(need_buf(c, "allgather", "sendbuf", sendbuf, b));
@@ -129,7 +129,7 @@ static tern_status do_allgather(tern_comm *c, const void *sendbuf, void *recvbuf
 static tern_status do_broadcast(tern_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                             tern_dtype dt, int root, tern_request **req) {
   if (c == NULL) return TERN_ERR_INVALID_ARG;
-  size_t b;
+  size_t b = 0;
   CHECK(check_common(c, "broadcast", count, 1, dt, &b));
   CHECK(check_root(c, "broadcast", root));
   bool is_root = c->rank == root;
@@ -145,7 +145,7 @@ static tern_status do_broadcast(tern_comm *c, const void *sendbuf, void *recvbuf
 static tern_status do_reduce(tern_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                          tern_dtype dt, tern_op op, int root, tern_request **req) {
   if (c == NULL) return TERN_ERR_INVALID_ARG;
-  size_t b;
+  size_t b = 0;
   CHECK(check_common(c, "reduce", count, 1, dt, &b));
   CHECK(check_op(c, "reduce", op));
   CHECK(check_root(c, "reduce", root));
@@ -162,7 +162,7 @@ static tern_status do_reduce(tern_comm *c, const void *sendbuf, void *recvbuf, s
 static tern_status do_alltoall(tern_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                            tern_dtype dt, tern_request **req) {
   if (c == NULL) return TERN_ERR_INVALID_ARG;
-  size_t b;
+  size_t b = 0;
   CHECK(check_common(c, "alltoall", count, (size_t)c->size, dt, &b));
   size_t all = b * (size_t)c->size;
   CHECK(need_buf(c, "alltoall", "sendbuf", sendbuf, all));
@@ -182,7 +182,7 @@ static tern_status p2p(tern_comm *c, coll_req_type type, const void *sbuf, void 
                        size_t count, tern_dtype dt, int peer, tern_request **req) {
   if (c == NULL) return TERN_ERR_INVALID_ARG;
   const char *call = type == COLL_REQ_SEND ? "send" : "recv";
-  size_t b;
+  size_t b = 0;
   CHECK(check_common(c, call, count, 1, dt, &b));
   CHECK(need_buf(c, call, "buf", type == COLL_REQ_SEND ? sbuf : rbuf, b));
   if (peer < 0 || peer >= c->size || peer == c->rank)

@@ -27,9 +27,9 @@ typedef struct comm_peer {
   net_shm_seg *seg; /* the peer's segment, mapped (shared memory peers) */
   int pidfd;        /* shared memory peers: readable once the process has exited */
   int pid;
-  char addr[64];    /* "ip:port" it listened on */
+  char addr[80];    /* "ip:port" it listened on */
   char host[64];
-  char what[96];    /* "rank 3 (127.0.0.1:4711)" for messages */
+  char what[112];   /* "rank 3 (127.0.0.1:4711)" for messages */
   uint32_t p2p_send_seq, p2p_recv_seq;
   bool active; /* on the communicator's active list */
 } comm_peer;

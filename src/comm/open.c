@@ -48,9 +48,11 @@ static tern_status parse_record(tern_comm *c, int r, const char *rec, size_t len
   comm_peer *p = &c->peers[r];
   char ip[64], host[sizeof p->host];
   int port, pid;
-  if (len == 0 || len >= RECORD_LEN || memchr(rec, '\0', len) != NULL ||
-      sscanf(rec, "v1 %63s %d %63s %d", ip, &port, host, &pid) != 4 || port < 1 || port > 65535 ||
-      pid < 1)
+  char text[RECORD_LEN]; /* the value is bytes: terminate it before scanning */
+  bool fits = len > 0 && len < RECORD_LEN && memchr(rec, '\0', len) == NULL;
+  if (fits) memcpy(text, rec, len), text[len] = '\0';
+  if (!fits || sscanf(text, "v1 %63s %d %63s %d", ip, &port, host, &pid) != 4 || port < 1 ||
+      port > 65535 || pid < 1)
     return core_err_set(&c->err, TERN_ERR_PROTOCOL,
                         "rank %d published a malformed record in the store: '%.*s'", r,
                         (int)CORE_MIN(len, 200), rec);

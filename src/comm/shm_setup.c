@@ -30,8 +30,10 @@ static tern_status open_peer(tern_comm *c, int r, const char *gen, uint64_t dead
   snprintf(key, sizeof key, "%s/shm/%d", gen, r);
   tern_status rc = store_get(c->store, key, &val, &len, deadline, &c->err);
   if (rc != TERN_OK) return rc;
-  bool ok = len > 0 && len < 200 && memchr(val, '\0', len) == NULL &&
-            sscanf(val, "v1 %127s %llx", name, &probe) == 2 && strncmp(name, "/tern-", 6) == 0;
+  char text[200];
+  bool ok = len > 0 && len < sizeof text && memchr(val, '\0', len) == NULL;
+  if (ok) memcpy(text, val, len), text[len] = '\0';
+  ok = ok && sscanf(text, "v1 %127s %llx", name, &probe) == 2 && strncmp(name, "/tern-", 6) == 0;
   free(val);
   if (!ok)
     return core_err_set(&c->err, TERN_ERR_PROTOCOL, "%s published a malformed shm record", p->what);

@@ -84,7 +84,6 @@ void net_queue_free(net_queue *q);
  * NET_STRIPE_MIN bytes is cut into up to nstreams stripes (4 KiB-aligned), one per stream, each
  * behind its own frame; smaller messages travel whole on stream 0. */
 
-#define NET_MAX_STREAMS 16
 #define NET_STRIPE_MIN (256u << 10)
 #define NET_BOUNCE_BYTES (256u << 10) /* per stream, for reducing receives */
 
@@ -94,7 +93,7 @@ typedef struct net_tcp_chan {
   int peer;
   int nstreams;
   net_tcp_stream *streams;
-  char what[96]; /* "rank 3 (10.0.0.2:5555)", for messages */
+  char what[112]; /* "rank 3 (10.0.0.2:5555)", for messages */
 } net_tcp_chan;
 
 tern_status net_tcp_chan_init(net_tcp_chan *ch, int peer, const int *fds, int nstreams,
@@ -142,7 +141,7 @@ typedef struct net_shm_chan {
   uint64_t in_next;    /* slots we have consumed from in */
   uint64_t cma_slot;   /* the slot holding the head send's descriptor, + 1 (0: none) */
   char *bounce;        /* for reducing CMA receives, allocated on first use */
-  char what[96];
+  char what[112];
 } net_shm_chan;
 
 /* Our segment: a doorbell, a state word, and nin inbound rings. */
