@@ -12,11 +12,12 @@
  * that sends requests without reading the answers stalls only itself (and is dropped once
  * TERN_TIMEOUT passes without progress). Connections are capped at world size + SPARE_CLIENTS.
  *
- * Watching the job: a rank whose connection ends without a BYE is reported lost, as is a rank
- * that `tern run` reports (store_server_report_lost, from any thread: it records the notice under
- * the lock and wakes the loop through a pipe). Every client then gets a NOTICE, including those
- * that connect later, and from then on a GET of a missing key is answered at once with an ERROR
- * naming the lost rank, so no rank waits for a peer that is gone.
+ * Watching the job: a rank whose connection ends without a BYE is reported lost (DROP_CONFIRM_S
+ * later, so that a launcher's report of the cause wins), as is a rank that `tern run` reports
+ * (store_server_report_lost, from any thread: it records the notice under the lock and wakes the
+ * loop through a pipe). Every client then gets a NOTICE, including those that connect later, and
+ * from then on a GET of a missing key is answered at once with an ERROR naming the lost rank, so no
+ * rank waits for a peer that is gone.
  */
 #include "store.h"
 
@@ -41,6 +42,10 @@
 #define CLOSE_LINGER_S 1.0   /* for the reply to a BYE to leave */
 #define ACCEPT_PAUSE_S 0.1   /* after accept() fails (out of descriptors): not a busy loop */
 #define NOTICE_MAX 480
+/* A rank whose connection drops is reported this much later, unless a report with the cause
+ * comes first: `tern run` learns "killed by signal 9" from waitpid a moment after the kernel
+ * closes the socket, and that says more than "closed without a goodbye". */
+#define DROP_CONFIRM_S 0.25
 
 enum { C_HANDSHAKE, C_ACTIVE, C_CLOSING, C_DEAD };
 
@@ -77,6 +82,8 @@ struct store_server {
   struct pollfd *pfds;
   store_table *table;
   uint64_t accept_paused_until;
+  uint64_t *drop_at;      /* per rank: when its dropped connection is reported (0: none) */
+  char **drop_why;        /* per rank: what that report says */
   int notices_sent;       /* entries of order[] every client has been sent */
   const char *first_lost; /* the first notice sent, for GETs that can no longer be served */
   /* shared, under lock */
@@ -226,13 +233,33 @@ static void drop(store_server *s, client *c, tern_status why, const char *what) 
   c->fd = -1;
   if (!was_active || c->rank < 0 || c->bye) return;
   set_live(s, c->rank, -1);
-  char why_text[NOTICE_MAX];
+  if (s->drop_at[c->rank] != 0) return;
+  char *text = malloc(NOTICE_MAX);
+  if (text == NULL) return;
   if (why == TERN_ERR_PEER_LOST)
-    snprintf(why_text, sizeof why_text,
+    snprintf(text, NOTICE_MAX,
              "its store connection closed without a goodbye (the process died or quit early)");
   else
-    snprintf(why_text, sizeof why_text, "its store connection was closed: %s", what);
-  store_server_report_lost(s, c->rank, why_text);
+    snprintf(text, NOTICE_MAX, "its store connection was closed: %s", what);
+  s->drop_why[c->rank] = text;
+  s->drop_at[c->rank] = core_deadline_after(DROP_CONFIRM_S);
+}
+
+/* Reports the dropped ranks whose confirmation time has come; returns the next such time. */
+static uint64_t confirm_drops(store_server *s, uint64_t now) {
+  uint64_t next = 0;
+  for (int r = 0; r < s->world_size; r++) {
+    if (s->drop_at[r] == 0 || s->drop_at[r] == UINT64_MAX) continue;
+    if (now < s->drop_at[r]) {
+      next = next == 0 || s->drop_at[r] < next ? s->drop_at[r] : next;
+      continue;
+    }
+    store_server_report_lost(s, r, s->drop_why[r]);
+    free(s->drop_why[r]);
+    s->drop_why[r] = NULL;
+    s->drop_at[r] = UINT64_MAX; /* reported: later drops of this rank add nothing */
+  }
+  return next;
 }
 
 /* ---- requests ---------------------------------------------------------------------------- */
@@ -480,6 +507,7 @@ static void turn(store_server *s) {
   bool accepting = now >= s->accept_paused_until;
   s->pfds[1] = (struct pollfd){.fd = accepting ? s->listen_fd : -1, .events = POLLIN};
   if (!accepting) next = earliest(next, s->accept_paused_until);
+  next = earliest(next, confirm_drops(s, now));
   size_t n = s->nclients;
   for (size_t i = 0; i < n; i++) {
     client *c = s->clients[i];
@@ -524,6 +552,10 @@ static void destroy(store_server *s) {
   reap(s);
   for (int i = 0; s->lost != NULL && i < s->world_size; i++)
     free(s->lost[i]);
+  for (int i = 0; s->drop_why != NULL && i < s->world_size; i++)
+    free(s->drop_why[i]);
+  free(s->drop_why);
+  free(s->drop_at);
   free(s->lost);
   free(s->order);
   free(s->live);
@@ -577,8 +609,11 @@ tern_status store_server_start(store_server **out, const char *host, int port, i
   s->live = calloc((size_t)world_size, sizeof *s->live);
   s->clients = calloc(s->max_clients, sizeof *s->clients);
   s->pfds = calloc(s->max_clients + 2, sizeof *s->pfds);
+  s->drop_at = calloc((size_t)world_size, sizeof *s->drop_at);
+  s->drop_why = calloc((size_t)world_size, sizeof *s->drop_why);
   s->table = store_table_new();
-  if (!s->lost || !s->order || !s->live || !s->clients || !s->pfds || !s->table) {
+  if (!s->lost || !s->order || !s->live || !s->clients || !s->pfds || !s->table || !s->drop_at ||
+      !s->drop_why) {
     core_err_set(err, rc, "no memory for a store of %d ranks", world_size);
     goto fail;
   }

@@ -379,6 +379,19 @@ static void vanished_rank_is_reported(void **state) {
   store_close(c0, true);
   store_server_stop(s);
 
+  /* a launcher's report that follows the drop at once says more, and wins */
+  s = serve(2, NULL);
+  c0 = join(s, 0, 2);
+  c1 = join(s, 1, 2);
+  store_close(c1, false);
+  store_server_report_lost(s, 1, "killed by signal 9");
+  core_err_clear(&err);
+  assert_int_equal(check_after_push(c0, &lost, &err), TERN_ERR_PEER_LOST);
+  assert_int_equal(lost, 1);
+  assert_non_null(strstr(err.msg, "rank 1 lost: killed by signal 9"));
+  store_close(c0, true);
+  store_server_stop(s);
+
   /* the store itself going away is a loss too, of no rank */
   s = serve(1, NULL);
   c0 = join(s, 0, 1);

@@ -3,6 +3,7 @@
 #ifndef TERN_TOOLS_CMD_H
 #define TERN_TOOLS_CMD_H
 
+int cmd_run(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 
 /* Prints "tern SUB: message" to stderr and returns 2, the exit code for a usage error. */
