@@ -16,7 +16,9 @@
  *   replies = OK (empty), VALUE (u32 length, value), COUNT (i64), TIMEOUT (empty),
  *             ERROR (u16 length, text)
  *   NOTICE  = i32 rank, u16 length, text: pushed by the server at any time, "rank 3 lost: ..."
- * Keys are 1..STORE_MAX_KEY bytes, values at most STORE_MAX_VALUE. The server refuses, logs and
+ * Keys are 1..STORE_MAX_KEY bytes of printable ASCII, values at most STORE_MAX_VALUE. ADD keeps
+ * its counter as the key's value in decimal (a GET of it returns "5"), so a GET can wait for a
+ * counter to appear; ADD on a key holding anything else is an ERROR. The server refuses, logs and
  * closes any connection that breaks this (bad handshake, bad frame, absurd length, nothing sent
  * within STORE_HELLO_SECONDS of connecting) and carries on serving everyone else.
  */
@@ -55,6 +57,8 @@ typedef struct store_msg {
 
 /* ---- the wire form (store_proto.c) ------------------------------------------------------- */
 
+/* The length of m's frame, prefix included; 0 when m is invalid. */
+size_t store_msg_size(const store_msg *m);
 /* Encodes m into out (cap bytes): the full frame, length prefix included. Returns the frame
  * length, or 0 when it does not fit or m is invalid. */
 size_t store_msg_encode(const store_msg *m, uint8_t *out, size_t cap);
@@ -62,6 +66,27 @@ size_t store_msg_encode(const store_msg *m, uint8_t *out, size_t cap);
  * checked against the frame; `from` names the sender in the message. */
 tern_status store_msg_decode(const uint8_t *body, size_t len, store_msg *m, const char *from,
                              core_err *err);
+/* Keys are 1..STORE_MAX_KEY bytes of printable ASCII (0x20..0x7e): they appear in log lines. */
+bool store_key_valid(const char *key, size_t len);
+/* "SET", "NOTICE", ...; "?" outside the enum. */
+const char *store_msg_name(int type);
+
+/* Reads frames off a nonblocking socket a piece at a time. The length prefix is checked against
+ * STORE_MAX_FRAME before the body is allocated; between frames at most a few KiB stay held. */
+typedef struct store_reader {
+  uint8_t hdr[4];
+  size_t hdr_done;
+  uint8_t *body;
+  size_t body_len, body_cap, body_done;
+} store_reader;
+
+/* Reads what fd has, up to the end of one frame. *ready: body[0..body_len) holds a whole frame
+ * (call store_reader_next once done with it). *moved (may be NULL): some bytes came. A closed
+ * connection is TERN_ERR_PEER_LOST, an absurd length TERN_ERR_PROTOCOL. */
+tern_status store_reader_pump(store_reader *r, int fd, bool *ready, bool *moved, const char *from,
+                              core_err *err);
+void store_reader_next(store_reader *r);
+void store_reader_free(store_reader *r);
 
 /* ---- the server (store_server.c) --------------------------------------------------------- */
 

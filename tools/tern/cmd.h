@@ -3,6 +3,7 @@
 #ifndef TERN_TOOLS_CMD_H
 #define TERN_TOOLS_CMD_H
 
+int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 

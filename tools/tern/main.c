@@ -11,6 +11,7 @@ static const struct {
   int (*run)(int, char **);
   const char *summary;
 } commands[] = {
+    {"run", cmd_run, "run -n N -- PROG ARGS: start N ranks of PROG on this host"},
     {"bench", cmd_bench, "bench COLL [-b -e -f -n -w -c -d -o -a -r]: time a collective"},
     {"sim", cmd_sim, "sim WHAT ...: the simulators"},
 };

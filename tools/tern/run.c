@@ -1,0 +1,300 @@
+/* run.c: `tern run -n N [--grace SECONDS] -- PROG ARGS`, the local launcher.
+ *
+ * It serves the rendezvous store on 127.0.0.1 (a port the kernel picks), starts N copies of PROG
+ * with TERN_RANK, TERN_WORLD_SIZE, TERN_STORE, TERN_LOCAL_RANK and TERN_LOCAL_SIZE set, and
+ * watches them. Each child runs in a process group of its own, so a Ctrl-C at the terminal
+ * reaches tern run alone and is forwarded once (SIGINT and SIGTERM are); the group also lets
+ * the ending signals reach whatever a rank started itself.
+ *
+ * When a rank exits non-zero or dies by a signal, tern run tells the store (which pushes the
+ * notice to every other rank, so they fail at once instead of waiting for a dead peer), gives
+ * the others --grace seconds to finish, then sends SIGTERM, then SIGKILL KILL_AFTER_S later.
+ * Signals arrive through a signalfd in one poll loop with those deadlines, so nothing waits
+ * without one. The exit code is the first failure's (128 + signal for a signal), or
+ * 128 + the signal tern run was asked to stop with, or 0.
+ */
+#include "cmd.h"
+
+#include "comm/store.h"
+#include "core/core.h"
+#include "net/net.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <sodium.h>
+#include <unistd.h>
+
+#define KILL_AFTER_S 2.0 /* from SIGTERM to SIGKILL */
+#define REAP_LIMIT_S 5.0 /* from SIGKILL to giving up on a child (stuck in the kernel) */
+#define MAX_RANKS 4096   /* processes on one host: far past what a machine runs usefully */
+
+extern char **environ;
+
+typedef struct job {
+  int n;
+  double grace_s;
+  char **argv;
+  pid_t *pid; /* 0 once reaped (or never started) */
+  int running;
+  store_server *store;
+  int sfd;
+  int exit_code; /* of the first failure; -1 while there is none */
+  int stop_signal;
+  int phase;        /* 0 running, 1 grace, 2 SIGTERM sent, 3 SIGKILL sent */
+  uint64_t next_at; /* when the phase advances */
+} job;
+
+static void usage(FILE *out) {
+  fprintf(out, "usage: tern run -n N [--grace SECONDS] -- PROG [ARGS...]\n\n"
+               "Starts N ranks of PROG on this host around a rendezvous store, and ends them all\n"
+               "when one fails. --grace: seconds the others get to finish after a failure before\n"
+               "SIGTERM (default 5; SIGKILL follows 2 s later). Exits with the first failing\n"
+               "rank's code (128 + signal for a signal), 0 when every rank exits 0.\n");
+}
+
+static int parse_args(job *j, int argc, char **argv) {
+  int i = 1;
+  for (; i < argc && argv[i][0] == '-'; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--") == 0) {
+      i++;
+      break;
+    }
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      usage(stdout);
+      return 0;
+    }
+    long n;
+    if (strcmp(a, "-n") == 0 && i + 1 < argc) {
+      if (!core_parse_int(argv[++i], 1, MAX_RANKS, &n))
+        return cmd_usage_error("run", "-n '%s': want a number of ranks from 1 to %d", argv[i],
+                               MAX_RANKS);
+      j->n = (int)n;
+    } else if (strcmp(a, "--grace") == 0 && i + 1 < argc) {
+      if (!core_parse_seconds(argv[++i], &j->grace_s))
+        return cmd_usage_error("run", "--grace '%s': want seconds", argv[i]);
+    } else {
+      return cmd_usage_error("run", "unknown option '%s' (tern run --help)", a);
+    }
+  }
+  if (j->n == 0) return cmd_usage_error("run", "-n N is missing (tern run --help)");
+  if (i >= argc) return cmd_usage_error("run", "no program to run after the options");
+  j->argv = argv + i;
+  return -1; /* go on */
+}
+
+static bool is_ours(const char *entry) {
+  static const char *names[] = {
+      "TERN_RANK=", "TERN_WORLD_SIZE=", "TERN_STORE=", "TERN_LOCAL_RANK=", "TERN_LOCAL_SIZE="};
+  for (size_t i = 0; i < CORE_ARRAY_LEN(names); i++)
+    if (strncmp(entry, names[i], strlen(names[i])) == 0) return true;
+  return false;
+}
+
+/* The environment of rank r: ours, then everything else but stale copies of ours. */
+static char **child_env(const job *j, int r, char own[5][NET_HOST_LEN + 32]) {
+  size_t n = 0;
+  while (environ[n])
+    n++;
+  char **env = calloc(n + 6, sizeof *env);
+  if (env == NULL) return NULL;
+  snprintf(own[0], sizeof own[0], "TERN_RANK=%d", r);
+  snprintf(own[1], sizeof own[1], "TERN_WORLD_SIZE=%d", j->n);
+  snprintf(own[2], sizeof own[2], "TERN_STORE=%s", store_server_addr(j->store));
+  snprintf(own[3], sizeof own[3], "TERN_LOCAL_RANK=%d", r);
+  snprintf(own[4], sizeof own[4], "TERN_LOCAL_SIZE=%d", j->n);
+  size_t k = 0;
+  for (int i = 0; i < 5; i++)
+    env[k++] = own[i];
+  for (size_t i = 0; i < n; i++)
+    if (!is_ours(environ[i])) env[k++] = environ[i];
+  return env;
+}
+
+static void describe(int status, char *out, size_t cap) {
+  if (WIFSIGNALED(status))
+    snprintf(out, cap, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+  else
+    snprintf(out, cap, "exited with code %d", WEXITSTATUS(status));
+}
+
+static void signal_all(job *j, int sig) {
+  for (int r = 0; r < j->n; r++)
+    if (j->pid[r] > 0) kill(-j->pid[r], sig);
+}
+
+/* A rank failed (or could not start): the first failure sets the code and starts the end. */
+static void failed(job *j, int r, int code, const char *why) {
+  if (j->phase == 0) store_server_report_lost(j->store, r, why);
+  if (j->exit_code >= 0) return;
+  j->exit_code = code;
+  fprintf(stderr, "tern run: rank %d %s; ending the other ranks (--grace %.1f s)\n", r, why,
+          j->grace_s);
+  if (j->phase == 0) {
+    j->phase = 1;
+    j->next_at = core_deadline_after(j->grace_s);
+  }
+}
+
+static int spawn_rank(job *j, int r) {
+  char own[5][NET_HOST_LEN + 32];
+  char **env = child_env(j, r, own);
+  if (env == NULL) return ENOMEM;
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, dflt;
+  sigemptyset(&none);
+  sigemptyset(&dflt);
+  sigaddset(&dflt, SIGINT);
+  sigaddset(&dflt, SIGTERM);
+  sigaddset(&dflt, SIGCHLD);
+  sigaddset(&dflt, SIGPIPE);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &dflt);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+  /* ranks run in groups of their own: a terminal would stop one that reads it (SIGTTIN), so
+   * only rank 0 gets stdin, and only when it is not a terminal */
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (r > 0 || isatty(STDIN_FILENO))
+    posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  int e = posix_spawnp(&j->pid[r], j->argv[0], &fa, &attr, j->argv, env);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  free(env);
+  if (e != 0)
+    j->pid[r] = 0;
+  else
+    j->running++;
+  return e;
+}
+
+static void reap(job *j) {
+  int status;
+  pid_t pid;
+  while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+    int r = 0;
+    while (r < j->n && j->pid[r] != pid)
+      r++;
+    if (r == j->n) continue;
+    j->pid[r] = 0;
+    j->running--;
+    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (ok) continue;
+    char why[96];
+    describe(status, why, sizeof why);
+    failed(j, r, WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status), why);
+  }
+}
+
+static void on_signal(job *j) {
+  struct signalfd_siginfo si;
+  while (read(j->sfd, &si, sizeof si) == (ssize_t)sizeof si) {
+    int sig = (int)si.ssi_signo;
+    if (sig == SIGCHLD) continue; /* reap() runs every turn */
+    fprintf(stderr, "tern run: forwarding %s to the ranks\n", strsignal(sig));
+    signal_all(j, sig);
+    if (j->stop_signal == 0) j->stop_signal = sig;
+    if (j->phase == 0) { /* they were asked to stop: the same clock as after a failure */
+      j->phase = 1;
+      j->next_at = core_deadline_after(j->grace_s);
+    }
+  }
+}
+
+/* The grace period, SIGTERM, SIGKILL, and at last giving up, each at its time. */
+static void advance(job *j) {
+  if (j->phase == 0 || core_now_ns() < j->next_at) return;
+  if (j->phase == 1) {
+    fprintf(stderr, "tern run: %d rank(s) still running after the grace period: SIGTERM\n",
+            j->running);
+    signal_all(j, SIGTERM);
+    j->next_at = core_deadline_after(KILL_AFTER_S);
+  } else if (j->phase == 2) {
+    fprintf(stderr, "tern run: %d rank(s) still running %.0f s after SIGTERM: SIGKILL\n",
+            j->running, KILL_AFTER_S);
+    signal_all(j, SIGKILL);
+    j->next_at = core_deadline_after(REAP_LIMIT_S);
+  } else {
+    fprintf(stderr, "tern run: %d rank(s) survive SIGKILL (stuck in the kernel); leaving them\n",
+            j->running);
+    j->running = 0;
+  }
+  j->phase++;
+}
+
+static int supervise(job *j) {
+  while (j->running > 0) {
+    reap(j);
+    advance(j);
+    if (j->running == 0) break;
+    struct pollfd p = {.fd = j->sfd, .events = POLLIN};
+    int ms = j->phase == 0 ? 1000 : core_ms_left(j->next_at, 1000);
+    if (poll(&p, 1, ms) > 0) on_signal(j);
+  }
+  if (j->exit_code >= 0) return j->exit_code;
+  return j->stop_signal ? 128 + j->stop_signal : 0;
+}
+
+static int start_all(job *j) {
+  for (int r = 0; r < j->n; r++) {
+    int e = spawn_rank(j, r);
+    if (e == 0) continue;
+    char why[160];
+    snprintf(why, sizeof why, "could not be started: %s: %s", j->argv[0], strerror(e));
+    failed(j, r, e == ENOENT ? 127 : 126, why);
+    break;
+  }
+  return supervise(j);
+}
+
+int cmd_run(int argc, char **argv) {
+  job j = {.grace_s = 5, .sfd = -1, .exit_code = -1};
+  int rc = parse_args(&j, argc, argv);
+  if (rc >= 0) return rc;
+  const core_config *cfg = core_config_get();
+  if (cfg->config_error[0]) return cmd_usage_error("run", "%s", cfg->config_error);
+  rc = 1;
+  /* blocked before the store's thread starts, so that it inherits the mask and every one of
+   * these signals reaches the signalfd; an ignored signal never does, and a shell starts
+   * background jobs with SIGINT ignored, so the dispositions are reset first */
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &set, NULL);
+  j.sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+  j.pid = calloc((size_t)j.n, sizeof *j.pid);
+  if (j.sfd < 0 || j.pid == NULL) {
+    fprintf(stderr, "tern run: %s\n", strerror(errno));
+    goto fail;
+  }
+  uint8_t run_id[16];
+  randombytes_buf(run_id, sizeof run_id); /* core_config_get() initialised libsodium */
+  core_err err = {0};
+  if (store_server_start(&j.store, "127.0.0.1", 0, j.n, run_id, cfg->have_key ? cfg->key : NULL,
+                         &err) != TERN_OK) {
+    fprintf(stderr, "tern run: cannot serve the store: %s\n", err.msg);
+    goto fail;
+  }
+  CORE_INFO("tern run: %d ranks of %s, store at %s", j.n, j.argv[0], store_server_addr(j.store));
+  rc = start_all(&j);
+fail:
+  store_server_stop(j.store);
+  if (j.sfd >= 0) close(j.sfd);
+  free(j.pid);
+  return rc;
+}
