@@ -50,10 +50,15 @@ typedef enum coll_algo {
   COLL_ALGO_AUTO = 0, /* let the selector choose */
   COLL_ALGO_RING,     /* ring: bandwidth-optimal, n-1 (or 2(n-1)) steps */
   COLL_ALGO_RHD,      /* recursive halving-doubling (Rabenseifner), with the fold for non-powers
-                         of two; recursive doubling / Bruck-like for allgather */
+                         of two; recursive doubling for allgather */
   COLL_ALGO_TREE,     /* binomial tree */
   COLL_ALGO_DIRECT,   /* every rank talks to every rank in one phase (small n, small messages) */
   COLL_ALGO_HIER,     /* two-level: within a host, then across hosts */
+  COLL_ALGO_RD,       /* recursive doubling with whole vectors: log2 n phases, for small
+                         allreduces (and the barrier's pairwise exchange), with the same fold */
+  COLL_ALGO_BRUCK,    /* Bruck's dissemination pattern, ceil(log2 n) phases for any n: allgather
+                         and alltoall (Bruck et al. 1997), the dissemination barrier */
+  COLL_ALGO_PAIRWISE, /* alltoall by pairwise exchange: n-1 phases, one peer each */
   COLL_NUM_ALGOS
 } coll_algo;
 
@@ -82,6 +87,7 @@ typedef struct coll_sched {
   size_t tmp_count; /* elements of TMP the steps use (0: none) */
   int nphases;
   coll_algo algo;
+  tern_status status; /* the first failed append since the last reset (coll_sched_status) */
 } coll_sched;
 
 typedef struct coll_args {
@@ -102,25 +108,31 @@ void coll_sched_free(coll_sched *s);
 void coll_sched_reset(coll_sched *s);
 
 /* Append one step to the current phase. Each returns TERN_ERR_NOMEM when growth fails; the
- * failure sticks, so a builder may append freely and check the status once at the end. */
+ * failure sticks, so a builder may append freely and check the status once at the end. Copies
+ * and reductions of zero elements, and copies onto themselves, append nothing. */
 tern_status coll_sched_send(coll_sched *s, int peer, coll_buf buf, size_t off, size_t count);
 tern_status coll_sched_recv(coll_sched *s, int peer, coll_buf buf, size_t off, size_t count);
-tern_status coll_sched_recv_reduce(coll_sched *s, int peer, coll_buf buf, size_t off,
-                                   coll_buf src, size_t src_off, size_t count);
-tern_status coll_sched_copy(coll_sched *s, coll_buf buf, size_t off, coll_buf src,
-                            size_t src_off, size_t count);
-tern_status coll_sched_reduce(coll_sched *s, coll_buf buf, size_t off, coll_buf src,
-                              size_t src_off, size_t count);
+tern_status coll_sched_recv_reduce(coll_sched *s, int peer, coll_buf buf, size_t off, coll_buf src,
+                                   size_t src_off, size_t count);
+tern_status coll_sched_copy(coll_sched *s, coll_buf buf, size_t off, coll_buf src, size_t src_off,
+                            size_t count);
+tern_status coll_sched_reduce(coll_sched *s, coll_buf buf, size_t off, coll_buf src, size_t src_off,
+                              size_t count);
 /* Closes the current phase (no-op when it is empty). */
 void coll_sched_end_phase(coll_sched *s);
 /* TERN_OK, or the first failure of an append since the last reset. */
 tern_status coll_sched_status(const coll_sched *s);
 
 /* Builds rank a->rank's schedule of a->kind with algo (never AUTO) into s (reset first).
- * TERN_ERR_UNSUPPORTED when algo has no schedule for this kind. */
+ * TERN_ERR_UNSUPPORTED when algo has no schedule for this kind; TERN_ERR_INVALID_ARG for args
+ * out of range (rank, size, root, an in-place alltoall, counts whose extents overflow).
+ * count 0 gives an empty schedule (barrier excepted) and size 1 a local copy, whatever algo. */
 tern_status coll_build(coll_sched *s, const coll_args *a, coll_algo algo);
+/* Whether coll_build has a schedule of kind for algo (AUTO: false). */
+bool coll_algo_supported(coll_kind kind, coll_algo algo);
 
-/* "ring", "rhd", "tree", "direct", "hier"; "auto" for COLL_ALGO_AUTO. */
+/* "ring", "rhd", "tree", "direct", "hier", "rd", "bruck", "pairwise"; "auto" for
+ * COLL_ALGO_AUTO. Parsing ignores case. */
 const char *coll_algo_name(coll_algo algo);
 bool coll_algo_parse(const char *s, coll_algo *out);
 /* "allreduce", "reduce_scatter", ... */
@@ -135,23 +147,42 @@ bool coll_kind_parse(const char *s, coll_kind *out);
  * contribution is counted twice, that nothing outside the table's extents is touched, and that
  * every rank ends with exactly what the collective promises (for barrier: that no rank leaves
  * before it has heard, directly or not, from every rank). n <= 64.
- * TERN_OK, or TERN_ERR_INVALID_ARG with the first violation in why. */
+ * Allreduce and allgather must also be bit-identical on every rank: each value carries a hash
+ * of its reduction tree that commutes (op(a,b) and op(b,a) hash alike) but does not associate,
+ * and every rank's must match.
+ * TERN_OK, or TERN_ERR_INVALID_ARG with the first violation in why (coll_build's own status when
+ * it fails, e.g. TERN_ERR_UNSUPPORTED). */
 tern_status coll_check(const coll_args *a, coll_algo algo, char *why, size_t why_len);
+/* The same proof over schedules given by the caller, scheds[r] being rank r's (a->rank is
+ * ignored): how the tests show that broken schedules are caught. */
+tern_status coll_check_scheds(const coll_args *a, const coll_sched *scheds, char *why,
+                              size_t why_len);
 
 /* ---- cost (select.c) --------------------------------------------------------------------- */
 
 /* The alpha-beta-gamma constants of one transport: seconds per message, per byte moved, per
- * byte reduced. */
+ * byte reduced; and o, the seconds each further message of a phase adds (LogP's overhead: the
+ * messages of one phase overlap their latency but not the work of posting them). */
 typedef struct coll_net_model {
-  double alpha, beta, gamma;
+  double alpha, beta, gamma, o;
 } coll_net_model;
 
-/* The modelled time of s: per phase, alpha if it moves anything, plus beta times the larger of
- * the bytes it sends and receives, plus gamma times the bytes it reduces. */
+/* The modelled time of s: per phase, alpha if it moves anything (a message, even of zero
+ * elements), plus o for each message beyond the first in the busier direction, plus beta times
+ * the larger of the bytes it sends and receives, plus gamma times the bytes it reduces. Local
+ * copies are not charged. */
 double coll_sched_cost(const coll_sched *s, size_t elem_size, const coll_net_model *m);
 
-/* The algorithm the model picks for (kind, n, count, elem_size) on transport m: the same answer
- * on every rank, so that all ranks run the same algorithm. */
+/* The closed-form alpha-beta-gamma time of (kind, algo) over n ranks, count as in coll_args and
+ * seg_count 0: the critical path of the schedules coll_build writes, under the model of
+ * coll_sched_cost. HUGE_VAL where algo has no schedule for kind. */
+double coll_algo_cost(coll_kind kind, coll_algo algo, int n, size_t count, size_t elem_size,
+                      const coll_net_model *m);
+
+/* The algorithm the model picks for (kind, n, count, elem_size) on transport m: the least
+ * coll_algo_cost, ties to the one needing less scratch (ring, pairwise, rhd, tree, rd, bruck,
+ * direct); the same answer on every rank, so that all ranks run the same algorithm. Never AUTO
+ * or HIER. */
 coll_algo coll_select(coll_kind kind, int n, size_t count, size_t elem_size,
                       const coll_net_model *m);
 

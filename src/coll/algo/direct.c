@@ -1,0 +1,94 @@
+/* direct.c: one phase of messages, every rank to every rank (the root to all, or all to the
+ * root), for small messages on few ranks: the fewest rounds (one alpha), the most bytes.
+ *
+ * Reductions receive every other rank's contribution into its own TMP slot (slot k for rank
+ * k), then reduce them locally in the one order every rank uses, x0 op x1 op ... op x(n-1),
+ * one step per phase (each writes the whole result). So an allreduce is bit-identical on every
+ * rank, and costs n-1 local reductions of the whole vector. In place, a rank's own contribution
+ * is in the buffer the result goes to; it is saved to its slot first unless it is x0.
+ */
+#include "coll/algo/algo.h"
+
+/* The reduction of count elements into RECV; this rank's own contribution is at SEND[own]. */
+static void reduce_local(coll_sched *s, const coll_args *a, size_t own) {
+  size_t c = a->count;
+  for (int k = 0; k < a->size; k++) {
+    coll_buf b = COLL_BUF_TMP;
+    size_t off = (size_t)k * c;
+    if (k == a->rank && !a->inplace) b = COLL_BUF_SEND, off = own;
+    if (k == 0 && !(a->rank == 0 && a->inplace)) coll_sched_copy(s, COLL_BUF_RECV, 0, b, off, c);
+    if (k > 0) coll_sched_reduce(s, COLL_BUF_RECV, 0, b, off, c);
+    coll_sched_end_phase(s);
+  }
+}
+
+/* Everyone's contribution into this rank's TMP slots: rank q's is read at its SEND[q stride]
+ * (stride c: each rank's block of a reduce_scatter; 0: the whole vector); own is this rank's. */
+static void gather_slots(coll_sched *s, const coll_args *a, size_t stride, size_t own) {
+  int n = a->size, r = a->rank;
+  size_t c = a->count;
+  coll_need_tmp(s, (size_t)n * c);
+  for (int i = 1; i < n; i++) {
+    int to = (r + i) % n, from = (r + n - i) % n;
+    coll_data_send(s, to, COLL_BUF_SEND, (size_t)to * stride, c);
+    coll_data_recv(s, from, COLL_BUF_TMP, (size_t)from * c, c);
+  }
+  if (a->inplace && r != 0) coll_sched_copy(s, COLL_BUF_TMP, (size_t)r * c, COLL_BUF_SEND, own, c);
+  coll_sched_end_phase(s);
+}
+
+void coll_direct_allreduce(coll_sched *s, const coll_args *a) {
+  gather_slots(s, a, 0, 0);
+  reduce_local(s, a, 0);
+}
+
+void coll_direct_reduce_scatter(coll_sched *s, const coll_args *a) {
+  size_t own = (size_t)a->rank * a->count;
+  gather_slots(s, a, a->count, own);
+  reduce_local(s, a, own);
+}
+
+void coll_direct_reduce(coll_sched *s, const coll_args *a) {
+  int n = a->size, r = a->rank;
+  size_t c = a->count;
+  if (r != a->root) {
+    coll_data_send(s, a->root, COLL_BUF_SEND, 0, c);
+    return;
+  }
+  coll_need_tmp(s, (size_t)n * c);
+  for (int i = 1; i < n; i++) {
+    int from = (r + i) % n;
+    coll_data_recv(s, from, COLL_BUF_TMP, (size_t)from * c, c);
+  }
+  if (a->inplace && r != 0) coll_sched_copy(s, COLL_BUF_TMP, (size_t)r * c, COLL_BUF_SEND, 0, c);
+  coll_sched_end_phase(s);
+  reduce_local(s, a, 0);
+}
+
+void coll_direct_allgather(coll_sched *s, const coll_args *a) {
+  coll_exchange(s, a, 0, true);
+}
+
+void coll_direct_alltoall(coll_sched *s, const coll_args *a) {
+  coll_exchange(s, a, a->count, true);
+}
+
+void coll_direct_broadcast(coll_sched *s, const coll_args *a) {
+  int n = a->size, r = a->rank;
+  size_t c = a->count;
+  if (r != a->root) {
+    coll_data_recv(s, a->root, COLL_BUF_RECV, 0, c);
+    return;
+  }
+  for (int i = 1; i < n; i++)
+    coll_data_send(s, (r + i) % n, COLL_BUF_SEND, 0, c);
+  if (!a->inplace) coll_sched_copy(s, COLL_BUF_RECV, 0, COLL_BUF_SEND, 0, c);
+}
+
+void coll_direct_barrier(coll_sched *s, const coll_args *a) {
+  int n = a->size, r = a->rank;
+  for (int i = 1; i < n; i++) {
+    coll_sched_send(s, (r + i) % n, COLL_BUF_RECV, 0, 0);
+    coll_sched_recv(s, (r + n - i) % n, COLL_BUF_RECV, 0, 0);
+  }
+}

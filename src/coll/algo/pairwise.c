@@ -1,0 +1,23 @@
+/* pairwise.c: alltoall by pairwise exchange (as MPICH's and Open MPI's "pairwise"): in phase k
+ * (1 <= k < n) rank r sends its block for r+k and receives the block from r-k, so each phase
+ * is a permutation and no rank is hit by two senders at once; n-1 rounds, each block sent
+ * once. The same exchange in one phase is direct.c's alltoall and allgather. */
+#include "coll/algo/algo.h"
+
+void coll_exchange(coll_sched *s, const coll_args *a, size_t stride, bool one_phase) {
+  int n = a->size, r = a->rank;
+  size_t c = a->count;
+  if (!a->inplace)
+    coll_sched_copy(s, COLL_BUF_RECV, (size_t)r * c, COLL_BUF_SEND, (size_t)r * stride, c);
+  for (int k = 1; k < n; k++) {
+    int to = (r + k) % n, from = (r + n - k) % n;
+    coll_data_send(s, to, COLL_BUF_SEND, (size_t)to * stride, c);
+    coll_data_recv(s, from, COLL_BUF_RECV, (size_t)from * c, c);
+    if (!one_phase) coll_sched_end_phase(s);
+  }
+  coll_sched_end_phase(s);
+}
+
+void coll_pairwise_alltoall(coll_sched *s, const coll_args *a) {
+  coll_exchange(s, a, a->count, false);
+}

@@ -1,0 +1,203 @@
+/* rhd.c: recursive halving and doubling (Thakur, Rabenseifner and Gropp 2005), with the fold
+ * (algo.h) for a number of ranks that is not a power of two.
+ *
+ * Among the p = 2^L participants (new ranks j), the data is cut into p units, unit j being the
+ * one new rank j owns:
+ *  - halving (reduce-scatter): at level mask = p/2, p/4, ..., 1, rank j exchanges with j^mask
+ *    the half of its current unit range it does not keep, and reduces the half it keeps; it
+ *    ends holding unit j reduced over all;
+ *  - doubling (allgather): at mask = 1, 2, ..., p/2 it sends the aligned group of mask units
+ *    it holds and receives its partner's;
+ *  - binomial scatter and gather over the same units move data from and to new rank 0.
+ * allreduce is fold, halving, doubling, unfold (Rabenseifner's algorithm): each element is
+ * reduced at one rank and copied, so the ranks end bit-identical. reduce_scatter stops after
+ * the halving, allgather is the doubling alone, reduce is halving then gather (Rabenseifner's
+ * reduce), broadcast is scatter then doubling (van de Geijn's).
+ *
+ * The units: for allreduce, broadcast and reduce the count split evenly in p; for
+ * reduce_scatter and allgather each participant's unit is the blocks of the ranks it stands for
+ * (its helper's and its own), so that the halving ends with every block where it belongs.
+ */
+#include "coll/algo/algo.h"
+
+typedef struct units {
+  const coll_fold *f;
+  size_t total; /* elements */
+  size_t block; /* 0: total split evenly in p; else: unit j is the blocks of j's ranks */
+} units;
+
+static size_t unit_off(const units *u, int j) {
+  if (u->block) return u->block * (size_t)coll_fold_rel(u->f, j);
+  return coll_block_off(u->total, u->f->p, j);
+}
+
+static size_t span(const units *u, int lo, int hi) {
+  return unit_off(u, hi) - unit_off(u, lo);
+}
+
+/* Halving: on entry this rank's data is in cur (SEND, or acc after the fold); partial sums and
+ * the result go to acc, at the same offsets. */
+static void halve(coll_sched *s, const units *u, coll_buf cur, coll_buf acc) {
+  const coll_fold *f = u->f;
+  int j = f->newrank, lo = 0, hi = f->p;
+  for (int mask = f->p / 2; mask >= 1; mask /= 2) {
+    int mid = lo + mask, peer = coll_fold_actual(f, j ^ mask);
+    int klo = j & mask ? mid : lo, khi = j & mask ? hi : mid;
+    int slo = j & mask ? lo : mid, shi = j & mask ? mid : hi;
+    coll_data_send(s, peer, cur, unit_off(u, slo), span(u, slo, shi));
+    coll_data_recv_reduce(s, peer, acc, unit_off(u, klo), cur, unit_off(u, klo), span(u, klo, khi));
+    coll_sched_end_phase(s);
+    cur = acc;
+    lo = klo;
+    hi = khi;
+  }
+}
+
+static void doubling(coll_sched *s, const units *u, coll_buf buf) {
+  const coll_fold *f = u->f;
+  int j = f->newrank;
+  for (int mask = 1; mask < f->p; mask *= 2) {
+    int mine = j & ~(mask - 1), theirs = (j ^ mask) & ~(mask - 1);
+    int peer = coll_fold_actual(f, j ^ mask);
+    coll_data_send(s, peer, buf, unit_off(u, mine), span(u, mine, mine + mask));
+    coll_data_recv(s, peer, buf, unit_off(u, theirs), span(u, theirs, theirs + mask));
+    coll_sched_end_phase(s);
+  }
+}
+
+/* Binomial gather of the units into acc at new rank 0. */
+static void gather(coll_sched *s, const units *u, coll_buf acc) {
+  const coll_fold *f = u->f;
+  int j = f->newrank;
+  for (int mask = 1; mask < f->p; mask *= 2) {
+    if (j & mask) {
+      coll_data_send(s, coll_fold_actual(f, j - mask), acc, unit_off(u, j), span(u, j, j + mask));
+      coll_sched_end_phase(s);
+      return;
+    }
+    coll_data_recv(s, coll_fold_actual(f, j + mask), acc, unit_off(u, j + mask),
+                   span(u, j + mask, j + 2 * mask));
+    coll_sched_end_phase(s);
+  }
+}
+
+/* Binomial scatter of the units from new rank 0, which reads them at src, into RECV. */
+static void scatter(coll_sched *s, const units *u, coll_buf src) {
+  const coll_fold *f = u->f;
+  int j = f->newrank;
+  for (int mask = f->p / 2; mask >= 1; mask /= 2) {
+    if (j % (2 * mask) == 0)
+      coll_data_send(s, coll_fold_actual(f, j + mask), j ? COLL_BUF_RECV : src,
+                     unit_off(u, j + mask), span(u, j + mask, j + 2 * mask));
+    else if (j % (2 * mask) == mask)
+      coll_data_recv(s, coll_fold_actual(f, j - mask), COLL_BUF_RECV, unit_off(u, j),
+                     span(u, j, j + mask));
+    else
+      continue;
+    coll_sched_end_phase(s);
+  }
+}
+
+/* A helper's part: hand in `in` count elements (if any), then take `out` elements into RECV. */
+static void helper(coll_sched *s, const coll_fold *f, coll_buf in, size_t in_off, size_t in_count,
+                   size_t out_count) {
+  coll_data_send(s, f->partner, in, in_off, in_count);
+  coll_sched_end_phase(s);
+  coll_data_recv(s, f->partner, COLL_BUF_RECV, 0, out_count);
+  coll_sched_end_phase(s);
+}
+
+void coll_rhd_allreduce(coll_sched *s, const coll_args *a) {
+  coll_fold f;
+  coll_fold_init(&f, a->rank, a->size, 0);
+  units u = {&f, a->count, 0};
+  size_t c = a->count;
+  if (f.newrank < 0) {
+    helper(s, &f, COLL_BUF_SEND, 0, c, c);
+    return;
+  }
+  coll_buf cur = COLL_BUF_SEND;
+  if (f.partner >= 0) {
+    coll_data_recv_reduce(s, f.partner, COLL_BUF_RECV, 0, COLL_BUF_SEND, 0, c);
+    coll_sched_end_phase(s);
+    cur = COLL_BUF_RECV;
+  }
+  halve(s, &u, cur, COLL_BUF_RECV);
+  doubling(s, &u, COLL_BUF_RECV);
+  if (f.partner >= 0) coll_data_send(s, f.partner, COLL_BUF_RECV, 0, c);
+}
+
+/* The partial sums live in TMP at SEND's offsets; the fold's helper hands in all n blocks and
+ * takes its own one back. */
+void coll_rhd_reduce_scatter(coll_sched *s, const coll_args *a) {
+  coll_fold f;
+  coll_fold_init(&f, a->rank, a->size, 0);
+  size_t c = a->count, total = (size_t)a->size * c;
+  units u = {&f, total, c};
+  if (f.newrank < 0) {
+    helper(s, &f, COLL_BUF_SEND, 0, total, c);
+    return;
+  }
+  coll_need_tmp(s, total);
+  coll_buf cur = COLL_BUF_SEND;
+  if (f.partner >= 0) {
+    coll_data_recv_reduce(s, f.partner, COLL_BUF_TMP, 0, COLL_BUF_SEND, 0, total);
+    coll_sched_end_phase(s);
+    cur = COLL_BUF_TMP;
+  }
+  halve(s, &u, cur, COLL_BUF_TMP);
+  coll_sched_copy(s, COLL_BUF_RECV, 0, COLL_BUF_TMP, (size_t)a->rank * c, c);
+  if (f.partner >= 0) coll_data_send(s, f.partner, COLL_BUF_TMP, (size_t)f.partner * c, c);
+}
+
+void coll_rhd_allgather(coll_sched *s, const coll_args *a) {
+  coll_fold f;
+  coll_fold_init(&f, a->rank, a->size, 0);
+  size_t c = a->count, total = (size_t)a->size * c, mine = (size_t)a->rank * c;
+  units u = {&f, total, c};
+  if (f.newrank < 0) {
+    helper(s, &f, a->inplace ? COLL_BUF_RECV : COLL_BUF_SEND, a->inplace ? mine : 0, c, total);
+    return;
+  }
+  if (!a->inplace) coll_sched_copy(s, COLL_BUF_RECV, mine, COLL_BUF_SEND, 0, c);
+  if (f.partner >= 0) coll_data_recv(s, f.partner, COLL_BUF_RECV, (size_t)f.partner * c, c);
+  coll_sched_end_phase(s);
+  doubling(s, &u, COLL_BUF_RECV);
+  if (f.partner >= 0) coll_data_send(s, f.partner, COLL_BUF_RECV, 0, total);
+}
+
+void coll_rhd_broadcast(coll_sched *s, const coll_args *a) {
+  coll_fold f;
+  coll_fold_init(&f, a->rank, a->size, a->root);
+  units u = {&f, a->count, 0};
+  size_t c = a->count;
+  if (f.newrank < 0) {
+    helper(s, &f, COLL_BUF_SEND, 0, 0, c);
+    return;
+  }
+  if (f.newrank == 0 && !a->inplace) coll_sched_copy(s, COLL_BUF_RECV, 0, COLL_BUF_SEND, 0, c);
+  scatter(s, &u, COLL_BUF_SEND);
+  doubling(s, &u, COLL_BUF_RECV);
+  if (f.partner >= 0) coll_data_send(s, f.partner, COLL_BUF_RECV, 0, c);
+}
+
+void coll_rhd_reduce(coll_sched *s, const coll_args *a) {
+  coll_fold f;
+  coll_fold_init(&f, a->rank, a->size, a->root);
+  units u = {&f, a->count, 0};
+  size_t c = a->count;
+  if (f.newrank < 0) {
+    coll_data_send(s, f.partner, COLL_BUF_SEND, 0, c);
+    return;
+  }
+  coll_buf acc = f.newrank == 0 ? COLL_BUF_RECV : COLL_BUF_TMP;
+  if (acc == COLL_BUF_TMP) coll_need_tmp(s, c);
+  coll_buf cur = COLL_BUF_SEND;
+  if (f.partner >= 0) {
+    coll_data_recv_reduce(s, f.partner, acc, 0, COLL_BUF_SEND, 0, c);
+    coll_sched_end_phase(s);
+    cur = acc;
+  }
+  halve(s, &u, cur, acc);
+  gather(s, &u, acc);
+}

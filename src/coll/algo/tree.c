@@ -1,0 +1,149 @@
+/* tree.c: binomial trees (as in MPICH's binomial broadcast and reduce), over ranks relative to
+ * the root, v = (rank - root) mod n. The parent of v is v minus its lowest set bit; its children
+ * are v + m for the powers of two m below that bit (all of them below n at the root), and the
+ * subtree of v + m is the m ranks from it, cut at n.
+ *
+ *  - broadcast: receive from the parent, then send to each child, largest subtree first, one
+ *    child per phase: ceil(log2 n) rounds on the critical path;
+ *  - reduce: reduce each child's partial sum in turn, smallest subtree first (it is ready
+ *    first), then send to the parent. Partial sums live in RECV at the root, in TMP elsewhere;
+ *  - allreduce: reduce to rank 0, then broadcast from it (every rank gets rank 0's bits);
+ *  - reduce_scatter: reduce the whole n blocks to rank 0, then scatter the subtrees' blocks;
+ *  - allgather: gather the subtrees' blocks to rank 0, then broadcast all of them;
+ *  - barrier: an empty gather, then an empty broadcast.
+ */
+#include "coll/algo/algo.h"
+
+typedef struct tree {
+  int n, root, v, parent; /* parent: an actual rank, -1 at the root */
+  int nkids, kid[31];     /* children's offsets m (child v + m), smallest first */
+} tree;
+
+static void tree_init(tree *t, int rank, int n, int root) {
+  t->n = n;
+  t->root = root;
+  t->v = coll_mod(rank - root, n);
+  int low = coll_lowbit(t->v, n);
+  t->parent = t->v ? (t->v - low + root) % n : -1;
+  t->nkids = 0;
+  for (int m = 1; m < low && t->v + m < n; m *= 2)
+    t->kid[t->nkids++] = m;
+}
+
+/* The actual rank of child i. */
+static int kid_rank(const tree *t, int i) {
+  return (t->v + t->kid[i] + t->root) % t->n;
+}
+
+/* Ranks in the subtree of child i (in_blocks: cut at n). */
+static int kid_size(const tree *t, int i) {
+  return CORE_MIN(t->kid[i], t->n - t->v - t->kid[i]);
+}
+
+/* Reduce count elements, read at SEND, to the root; partial sums in acc. */
+static void reduce_up(coll_sched *s, const tree *t, size_t count, coll_buf acc) {
+  coll_buf cur = COLL_BUF_SEND;
+  for (int i = 0; i < t->nkids; i++) {
+    coll_data_recv_reduce(s, kid_rank(t, i), acc, 0, cur, 0, count);
+    coll_sched_end_phase(s);
+    cur = acc;
+  }
+  if (t->parent >= 0) coll_data_send(s, t->parent, cur, 0, count);
+  coll_sched_end_phase(s);
+}
+
+/* Broadcast count elements into RECV, the root reading them at src. */
+static void bcast_down(coll_sched *s, const tree *t, size_t count, coll_buf src) {
+  if (t->parent >= 0) {
+    coll_data_recv(s, t->parent, COLL_BUF_RECV, 0, count);
+    coll_sched_end_phase(s);
+  }
+  for (int i = t->nkids - 1; i >= 0; i--) {
+    coll_data_send(s, kid_rank(t, i), t->parent >= 0 ? COLL_BUF_RECV : src, 0, count);
+    coll_sched_end_phase(s);
+  }
+}
+
+void coll_tree_broadcast(coll_sched *s, const coll_args *a) {
+  tree t;
+  tree_init(&t, a->rank, a->size, a->root);
+  if (t.parent < 0 && !a->inplace) coll_sched_copy(s, COLL_BUF_RECV, 0, COLL_BUF_SEND, 0, a->count);
+  bcast_down(s, &t, a->count, COLL_BUF_SEND);
+}
+
+void coll_tree_reduce(coll_sched *s, const coll_args *a) {
+  tree t;
+  tree_init(&t, a->rank, a->size, a->root);
+  if (t.parent >= 0 && t.nkids) coll_need_tmp(s, a->count);
+  reduce_up(s, &t, a->count, t.parent < 0 ? COLL_BUF_RECV : COLL_BUF_TMP);
+}
+
+void coll_tree_allreduce(coll_sched *s, const coll_args *a) {
+  tree t;
+  tree_init(&t, a->rank, a->size, 0);
+  reduce_up(s, &t, a->count, COLL_BUF_RECV);
+  bcast_down(s, &t, a->count, COLL_BUF_RECV);
+}
+
+/* After the reduce, rank v holds in TMP the blocks of its subtree, v to v + hold, and hands its
+ * children theirs; a leaf receives its one block straight into RECV. */
+void coll_tree_reduce_scatter(coll_sched *s, const coll_args *a) {
+  tree t;
+  tree_init(&t, a->rank, a->size, 0);
+  size_t c = a->count, total = (size_t)a->size * c;
+  if (t.nkids) coll_need_tmp(s, total);
+  reduce_up(s, &t, total, COLL_BUF_TMP);
+  if (t.parent >= 0) {
+    int hold = CORE_MIN(coll_lowbit(t.v, t.n), t.n - t.v);
+    coll_buf to = t.nkids ? COLL_BUF_TMP : COLL_BUF_RECV;
+    coll_data_recv(s, t.parent, to, t.nkids ? (size_t)t.v * c : 0, (size_t)hold * c);
+    coll_sched_end_phase(s);
+  }
+  if (t.nkids) coll_sched_copy(s, COLL_BUF_RECV, 0, COLL_BUF_TMP, (size_t)t.v * c, c);
+  for (int i = t.nkids - 1; i >= 0; i--) {
+    size_t first = (size_t)(t.v + t.kid[i]) * c;
+    coll_data_send(s, kid_rank(&t, i), COLL_BUF_TMP, first, (size_t)kid_size(&t, i) * c);
+    coll_sched_end_phase(s);
+  }
+}
+
+/* Children's subtrees land in RECV at their blocks, one child per phase; then the subtree goes
+ * up, read from SEND by a leaf (its own block is all it has). */
+void coll_tree_allgather(coll_sched *s, const coll_args *a) {
+  tree t;
+  tree_init(&t, a->rank, a->size, 0);
+  size_t c = a->count, mine = (size_t)t.v * c;
+  if (!a->inplace) coll_sched_copy(s, COLL_BUF_RECV, mine, COLL_BUF_SEND, 0, c);
+  for (int i = 0; i < t.nkids; i++) {
+    coll_data_recv(s, kid_rank(&t, i), COLL_BUF_RECV, (size_t)(t.v + t.kid[i]) * c,
+                   (size_t)kid_size(&t, i) * c);
+    coll_sched_end_phase(s);
+  }
+  if (t.parent >= 0) {
+    int hold = CORE_MIN(coll_lowbit(t.v, t.n), t.n - t.v);
+    bool leaf = t.nkids == 0 && !a->inplace;
+    coll_data_send(s, t.parent, leaf ? COLL_BUF_SEND : COLL_BUF_RECV, leaf ? 0 : mine,
+                   (size_t)hold * c);
+    coll_sched_end_phase(s);
+  }
+  bcast_down(s, &t, (size_t)a->size * c, COLL_BUF_RECV);
+}
+
+void coll_tree_barrier(coll_sched *s, const coll_args *a) {
+  tree t;
+  tree_init(&t, a->rank, a->size, 0);
+  for (int i = 0; i < t.nkids; i++) {
+    coll_sched_recv(s, kid_rank(&t, i), COLL_BUF_RECV, 0, 0);
+    coll_sched_end_phase(s);
+  }
+  if (t.parent >= 0) {
+    coll_sched_send(s, t.parent, COLL_BUF_RECV, 0, 0);
+    coll_sched_end_phase(s);
+    coll_sched_recv(s, t.parent, COLL_BUF_RECV, 0, 0);
+    coll_sched_end_phase(s);
+  }
+  for (int i = t.nkids - 1; i >= 0; i--) {
+    coll_sched_send(s, kid_rank(&t, i), COLL_BUF_RECV, 0, 0);
+    coll_sched_end_phase(s);
+  }
+}

@@ -1,0 +1,148 @@
+/* sched.c: a schedule's storage, the step-append helpers, and the names of kinds and algorithms.
+ *
+ * A schedule is one growable array of steps; a phase is a run of steps whose last one carries
+ * last = 1, so closing a phase is marking the step before it. The array only grows (doubling),
+ * and coll_sched_reset keeps it, so the executor rebuilding a schedule for every call allocates
+ * nothing once the array has reached its size. An append that cannot grow records
+ * TERN_ERR_NOMEM in the schedule and every later append is dropped, which lets a builder append
+ * freely and look at the status once.
+ *
+ * Zero-element copies and reductions do nothing, so they are dropped here; zero-element messages
+ * are kept (a barrier is made of them), and data builders leave them out themselves.
+ */
+#include "coll/sched.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+void coll_sched_init(coll_sched *s) {
+  memset(s, 0, sizeof *s);
+}
+
+void coll_sched_free(coll_sched *s) {
+  free(s->steps);
+  coll_sched_init(s);
+}
+
+void coll_sched_reset(coll_sched *s) {
+  s->len = 0;
+  s->tmp_count = 0;
+  s->nphases = 0;
+  s->algo = COLL_ALGO_AUTO;
+  s->status = TERN_OK;
+}
+
+tern_status coll_sched_status(const coll_sched *s) {
+  return s->status;
+}
+
+static tern_status append(coll_sched *s, const coll_step *st) {
+  if (s->status != TERN_OK) return s->status;
+  if (s->len == s->cap) {
+    size_t cap = s->cap ? 2 * s->cap : 64;
+    coll_step *steps =
+        cap > SIZE_MAX / sizeof *steps ? NULL : realloc(s->steps, cap * sizeof *steps);
+    if (steps == NULL) return s->status = TERN_ERR_NOMEM;
+    s->steps = steps;
+    s->cap = cap;
+  }
+  s->steps[s->len++] = *st;
+  return TERN_OK;
+}
+
+tern_status coll_sched_send(coll_sched *s, int peer, coll_buf buf, size_t off, size_t count) {
+  coll_step st = {.kind = COLL_STEP_SEND, .buf = buf, .peer = peer, .off = off, .count = count};
+  return append(s, &st);
+}
+
+tern_status coll_sched_recv(coll_sched *s, int peer, coll_buf buf, size_t off, size_t count) {
+  coll_step st = {.kind = COLL_STEP_RECV, .buf = buf, .peer = peer, .off = off, .count = count};
+  return append(s, &st);
+}
+
+tern_status coll_sched_recv_reduce(coll_sched *s, int peer, coll_buf buf, size_t off, coll_buf src,
+                                   size_t src_off, size_t count) {
+  coll_step st = {.kind = COLL_STEP_RECV_REDUCE,
+                  .buf = buf,
+                  .src_buf = src,
+                  .peer = peer,
+                  .off = off,
+                  .src_off = src_off,
+                  .count = count};
+  return append(s, &st);
+}
+
+tern_status coll_sched_copy(coll_sched *s, coll_buf buf, size_t off, coll_buf src, size_t src_off,
+                            size_t count) {
+  if (count == 0 || (buf == src && off == src_off)) return s->status;
+  coll_step st = {.kind = COLL_STEP_COPY,
+                  .buf = buf,
+                  .src_buf = src,
+                  .peer = -1,
+                  .off = off,
+                  .src_off = src_off,
+                  .count = count};
+  return append(s, &st);
+}
+
+tern_status coll_sched_reduce(coll_sched *s, coll_buf buf, size_t off, coll_buf src, size_t src_off,
+                              size_t count) {
+  if (count == 0) return s->status;
+  coll_step st = {.kind = COLL_STEP_REDUCE,
+                  .buf = buf,
+                  .src_buf = src,
+                  .peer = -1,
+                  .off = off,
+                  .src_off = src_off,
+                  .count = count};
+  return append(s, &st);
+}
+
+void coll_sched_end_phase(coll_sched *s) {
+  if (s->len == 0 || s->steps[s->len - 1].last) return;
+  s->steps[s->len - 1].last = 1;
+  s->nphases++;
+}
+
+/* ---- names ------------------------------------------------------------------------------- */
+
+static const char *const algo_names[COLL_NUM_ALGOS] = {
+    [COLL_ALGO_AUTO] = "auto", [COLL_ALGO_RING] = "ring",     [COLL_ALGO_RHD] = "rhd",
+    [COLL_ALGO_TREE] = "tree", [COLL_ALGO_DIRECT] = "direct", [COLL_ALGO_HIER] = "hier",
+    [COLL_ALGO_RD] = "rd",     [COLL_ALGO_BRUCK] = "bruck",   [COLL_ALGO_PAIRWISE] = "pairwise",
+};
+
+static const char *const kind_names[COLL_NUM_KINDS] = {
+    [COLL_ALLREDUCE] = "allreduce", [COLL_REDUCE_SCATTER] = "reduce_scatter",
+    [COLL_ALLGATHER] = "allgather", [COLL_BROADCAST] = "broadcast",
+    [COLL_REDUCE] = "reduce",       [COLL_ALLTOALL] = "alltoall",
+    [COLL_BARRIER] = "barrier",
+};
+
+/* The index of s in names[0, n), or -1. */
+static int lookup(const char *const *names, int n, const char *s) {
+  for (int i = 0; s != NULL && i < n; i++)
+    if (strcasecmp(s, names[i]) == 0) return i;
+  return -1;
+}
+
+const char *coll_algo_name(coll_algo algo) {
+  return (unsigned)algo < COLL_NUM_ALGOS ? algo_names[algo] : "?";
+}
+
+bool coll_algo_parse(const char *s, coll_algo *out) {
+  int i = lookup(algo_names, COLL_NUM_ALGOS, s);
+  if (i >= 0) *out = (coll_algo)i;
+  return i >= 0;
+}
+
+const char *coll_kind_name(coll_kind kind) {
+  return (unsigned)kind < COLL_NUM_KINDS ? kind_names[kind] : "?";
+}
+
+bool coll_kind_parse(const char *s, coll_kind *out) {
+  int i = lookup(kind_names, COLL_NUM_KINDS, s);
+  if (i >= 0) *out = (coll_kind)i;
+  return i >= 0;
+}

@@ -1,0 +1,236 @@
+/* select.c: the alpha-beta-gamma cost model: of a schedule (coll_sched_cost), in closed form
+ * per (collective, algorithm) (coll_algo_cost), and the choice of the cheapest (coll_select).
+ *
+ * The model (Hockney's alpha-beta, with gamma for the reduction as in Thakur, Rabenseifner and
+ * Gropp 2005, and LogP's o for messages that share a phase): a phase costs alpha if it moves
+ * anything, o per message beyond the first in its busier direction, beta per byte of the larger
+ * of what it sends and receives, gamma per byte it reduces. The closed forms are the critical
+ * path of the schedules coll_build writes (the busiest rank's phases; for the chain pipelines,
+ * the n-2 phases it takes the first segment to reach the end). They are exact where blocks
+ * divide evenly (test_select.c holds them to coll_sched_cost of the built schedules) and within
+ * a block's rounding elsewhere.
+ *
+ * The constants are this machine's (2-core KVM guest, Debian 12), from peers/BASELINES.md, to be
+ * refitted from tern's own measurements:
+ *  - shm alpha 0.34 us: Open MPI's shared-memory allreduce of 8 B at n = 2, one exchange;
+ *  - shm beta 1/12.45 GB/s: one thread's memcpy, 1 GiB working set (a message is one copy);
+ *  - gamma 1/8.10 GB/s: one thread's float32 sum-reduce, 1 GiB (8-12 GB/s by working set);
+ *  - tcp alpha 4.55 us: Open MPI over TCP loopback, 8 B at n = 2 (about 4 us above shm);
+ *  - tcp beta 1/3 GB/s: the middle of the 2-4 GB/s loopback carries (ompi-tcp's busbw is 3.88
+ *    GB/s at 1 MiB, 1.82 at 16 MiB);
+ *  - o = alpha / 2 on both: the measured exchange is one send and one receive per rank, so a
+ *    message costs at most half of it to post and match.
+ */
+#include "coll/algo/algo.h"
+
+#include <math.h>
+
+const coll_net_model coll_model_shm = {
+    .alpha = 0.34e-6, .beta = 1 / 12.45e9, .gamma = 1 / 8.10e9, .o = 0.17e-6};
+const coll_net_model coll_model_tcp = {
+    .alpha = 4.55e-6, .beta = 1 / 3.0e9, .gamma = 1 / 8.10e9, .o = 2.275e-6};
+
+/* One phase: msgs messages in its busier direction, moving bytes, reducing red. */
+static double phase(const coll_net_model *m, double msgs, double bytes, double red) {
+  return (msgs > 0 ? m->alpha + m->o * (msgs - 1) : 0) + m->beta * bytes + m->gamma * red;
+}
+
+double coll_sched_cost(const coll_sched *s, size_t elem_size, const coll_net_model *m) {
+  double t = 0, es = (double)elem_size;
+  double ns = 0, nr = 0, bs = 0, br = 0, red = 0;
+  for (size_t i = 0; i < s->len; i++) {
+    const coll_step *st = &s->steps[i];
+    double cnt = (double)st->count;
+    switch (st->kind) {
+    case COLL_STEP_SEND:
+      ns++, bs += cnt;
+      break;
+    case COLL_STEP_RECV:
+      nr++, br += cnt;
+      break;
+    case COLL_STEP_RECV_REDUCE:
+      nr++, br += cnt, red += cnt;
+      break;
+    case COLL_STEP_REDUCE:
+      red += cnt;
+      break;
+    default:
+      break;
+    }
+    if (!st->last) continue;
+    t += phase(m, CORE_MAX(ns, nr), CORE_MAX(bs, br) * es, red * es);
+    ns = nr = bs = br = red = 0;
+  }
+  return t;
+}
+
+/* ---- closed forms ------------------------------------------------------------------------ */
+
+/* What the forms share: n ranks, B bytes per rank's vector (or block), the power of two p
+ * below n, L = log2 p, Lc = ceil(log2 n), and whether the fold is needed. */
+typedef struct shape {
+  const coll_net_model *m;
+  double n, B, p, L, Lc;
+  bool fold;
+} shape;
+
+/* Recursive halving (with reduction: red = 1) or doubling among p ranks, moving part bytes. */
+static double halving(const shape *x, double part, double red) {
+  return x->L * x->m->alpha + part * (x->m->beta + red * x->m->gamma);
+}
+
+/* The part of an even split of B in p units: all but one unit. */
+static double even_part(const shape *x) {
+  return (x->p - 1) / x->p * x->B;
+}
+
+/* The chain pipeline: (nseg + n - 2) rounds of one segment. */
+static double chain(const shape *x, size_t count, size_t es, double red) {
+  size_t seg = coll_pipeline_seg(count, (int)x->n, 0), nseg = (count + seg - 1) / seg;
+  double S = (double)(seg * es);
+  return ((double)nseg + x->n - 2) * phase(x->m, 1, S, red * S);
+}
+
+static double allreduce(const shape *x, coll_algo algo, size_t count, size_t es) {
+  const coll_net_model *m = x->m;
+  double n = x->n, B = x->B, fold = x->fold ? phase(m, 1, B, B) + phase(m, 1, B, 0) : 0;
+  double blk = (double)((count + (size_t)n - 1) / (size_t)n * es);
+  switch (algo) {
+  case COLL_ALGO_RING:
+    return 2 * (n - 1) * phase(m, 1, blk, 0) + (n - 1) * blk * m->gamma;
+  case COLL_ALGO_RHD:
+    return fold + halving(x, even_part(x), 1) + halving(x, even_part(x), 0);
+  case COLL_ALGO_RD:
+    return fold + x->L * phase(m, 1, B, B);
+  case COLL_ALGO_TREE:
+    return x->Lc * (phase(m, 1, B, B) + phase(m, 1, B, 0));
+  case COLL_ALGO_DIRECT:
+    return phase(m, n - 1, (n - 1) * B, (n - 1) * B);
+  default:
+    return HUGE_VAL;
+  }
+}
+
+/* reduce_scatter and allgather: B is one rank's block, N = n B the whole. */
+static double scatter_gather(const shape *x, coll_kind kind, coll_algo algo) {
+  const coll_net_model *m = x->m;
+  double n = x->n, B = x->B, N = n * B, red = kind == COLL_REDUCE_SCATTER;
+  switch (algo) {
+  case COLL_ALGO_RING:
+    return (n - 1) * phase(m, 1, B, red * B);
+  case COLL_ALGO_DIRECT:
+    return phase(m, n - 1, (n - 1) * B, red * (n - 1) * B);
+  case COLL_ALGO_RHD: /* the units are the ranks' blocks: all but this rank's move */
+    if (red) return (x->fold ? phase(m, 1, N, N) + phase(m, 1, B, 0) : 0) + halving(x, N - B, 1);
+    return (x->fold ? phase(m, 1, B, 0) + phase(m, 1, N, 0) : 0) + halving(x, N - B, 0);
+  case COLL_ALGO_TREE:
+    if (red) return x->Lc * (phase(m, 1, N, N) + m->alpha) + (n - 1) * B * m->beta;
+    return x->Lc * (m->alpha + phase(m, 1, N, 0)) + (n - 1) * B * m->beta;
+  case COLL_ALGO_BRUCK:
+    return red ? HUGE_VAL : x->Lc * m->alpha + (n - 1) * B * m->beta;
+  default:
+    return HUGE_VAL;
+  }
+}
+
+/* broadcast and reduce (red = 1). */
+static double rooted(const shape *x, coll_algo algo, size_t count, size_t es, double red) {
+  const coll_net_model *m = x->m;
+  double n = x->n, B = x->B;
+  switch (algo) {
+  case COLL_ALGO_RING:
+    return chain(x, count, es, red);
+  case COLL_ALGO_RHD:
+    return (x->fold ? phase(m, 1, B, red * B) : 0) + halving(x, even_part(x), red) +
+           halving(x, even_part(x), 0);
+  case COLL_ALGO_TREE:
+    return x->Lc * phase(m, 1, B, red * B);
+  case COLL_ALGO_DIRECT:
+    return phase(m, n - 1, (n - 1) * B, red * (n - 1) * B);
+  default:
+    return HUGE_VAL;
+  }
+}
+
+static double alltoall(const shape *x, coll_algo algo) {
+  const coll_net_model *m = x->m;
+  double n = x->n, B = x->B, t = 0;
+  int ni = (int)n;
+  switch (algo) {
+  case COLL_ALGO_PAIRWISE:
+    return (n - 1) * phase(m, 1, B, 0);
+  case COLL_ALGO_DIRECT:
+    return phase(m, n - 1, (n - 1) * B, 0);
+  case COLL_ALGO_BRUCK:
+    for (int bit = 1; bit < ni; bit *= 2) /* the slots with bit set: bruck.c's packing */
+      t += phase(m, 1, (double)(ni / (2 * bit) * bit + CORE_MAX(0, ni % (2 * bit) - bit)) * B, 0);
+    return t;
+  default:
+    return HUGE_VAL;
+  }
+}
+
+static double barrier(const shape *x, coll_algo algo) {
+  const coll_net_model *m = x->m;
+  switch (algo) {
+  case COLL_ALGO_RING:
+    return (x->n - 1) * m->alpha;
+  case COLL_ALGO_RHD:
+  case COLL_ALGO_RD:
+    return (x->L + 2 * x->fold) * m->alpha;
+  case COLL_ALGO_BRUCK:
+    return x->Lc * m->alpha;
+  case COLL_ALGO_TREE:
+    return 2 * x->Lc * m->alpha;
+  case COLL_ALGO_DIRECT:
+    return phase(m, x->n - 1, 0, 0);
+  default:
+    return HUGE_VAL;
+  }
+}
+
+double coll_algo_cost(coll_kind kind, coll_algo algo, int n, size_t count, size_t elem_size,
+                      const coll_net_model *m) {
+  if (!coll_algo_supported(kind, algo) || n < 1) return HUGE_VAL;
+  if (n == 1 || (count == 0 && kind != COLL_BARRIER)) return 0;
+  int p = 1;
+  while (2 * p <= n)
+    p *= 2;
+  shape x = {m,     n, (double)count * (double)elem_size, p, coll_log2_ceil(p), coll_log2_ceil(n),
+             p != n};
+  switch (kind) {
+  case COLL_ALLREDUCE:
+    return allreduce(&x, algo, count, elem_size);
+  case COLL_REDUCE_SCATTER:
+  case COLL_ALLGATHER:
+    return scatter_gather(&x, kind, algo);
+  case COLL_BROADCAST:
+    return rooted(&x, algo, count, elem_size, 0);
+  case COLL_REDUCE:
+    return rooted(&x, algo, count, elem_size, 1);
+  case COLL_ALLTOALL:
+    return alltoall(&x, algo);
+  case COLL_BARRIER:
+    return barrier(&x, algo);
+  default:
+    return HUGE_VAL;
+  }
+}
+
+/* Ties go to the first of these: roughly, the least scratch memory first. */
+static const coll_algo preference[] = {COLL_ALGO_RING,  COLL_ALGO_PAIRWISE, COLL_ALGO_RHD,
+                                       COLL_ALGO_TREE,  COLL_ALGO_RD,       COLL_ALGO_BRUCK,
+                                       COLL_ALGO_DIRECT};
+
+coll_algo coll_select(coll_kind kind, int n, size_t count, size_t elem_size,
+                      const coll_net_model *m) {
+  coll_algo best = COLL_ALGO_AUTO;
+  double best_t = HUGE_VAL;
+  for (size_t i = 0; i < CORE_ARRAY_LEN(preference); i++) {
+    coll_algo a = preference[i];
+    if (!coll_algo_supported(kind, a)) continue;
+    double t = coll_algo_cost(kind, a, n, count, elem_size, m);
+    if (best == COLL_ALGO_AUTO || t < best_t) best = a, best_t = t;
+  }
+  return best;
+}
