@@ -142,17 +142,18 @@ static void finish_avg(tern_comm *c, tern_request *r) {
 }
 
 /* Puts the operation in front of the failure's message: "allreduce #12 on rank 0: ...". */
-static tern_status name_operation(tern_comm *c, tern_status rc, const char *op, uint32_t seq) {
+static tern_status name_operation(tern_comm *c, tern_status rc, const char *op) {
   char what[CORE_ERR_LEN];
-  snprintf(what, sizeof what, "%s", c->err.msg);
-  snprintf(c->err.msg, sizeof c->err.msg, "%s #%u on rank %d: %s", op, seq, c->rank, what);
+  memcpy(what, c->err.msg, sizeof what);
+  int n = snprintf(c->err.msg, sizeof c->err.msg, "%s on rank %d: ", op, c->rank);
+  if (n > 0 && (size_t)n < sizeof c->err.msg)
+    snprintf(c->err.msg + n, sizeof c->err.msg - (size_t)n, "%.*s", (int)(sizeof c->err.msg) - n - 1, what);
   return rc;
 }
 
-tern_status coll_exec_coll(tern_comm *c, tern_request *r) {
+static tern_status run_coll(tern_comm *c, tern_request *r) {
   tern_status rc = comm_check_alive(c);
   if (rc != TERN_OK) return rc;
-  core_err_clear(&c->err);
   if (r->args.count == 0 && r->args.kind != COLL_BARRIER) return TERN_OK;
   if ((rc = build(c, r)) != TERN_OK) return rc;
   char *tmp = NULL;
@@ -160,16 +161,14 @@ tern_status coll_exec_coll(tern_comm *c, tern_request *r) {
       (rc = coll_engine_tmp(c, r->sched.tmp_count * tern_dtype_size(r->dt), &tmp)) != TERN_OK)
     return rc;
   char *const bufs[COLL_NUM_BUFS] = {(char *)r->sendbuf, r->recvbuf, tmp};
-  rc = run_phases(c, r, bufs);
-  if (rc != TERN_OK) return name_operation(c, rc, coll_kind_name(r->args.kind), r->seq);
+  if ((rc = run_phases(c, r, bufs)) != TERN_OK) return rc;
   finish_avg(c, r);
   return TERN_OK;
 }
 
-tern_status coll_exec_p2p(tern_comm *c, tern_request **reqs, int n) {
+static tern_status run_p2p(tern_comm *c, tern_request **reqs, int n) {
   tern_status rc = comm_check_alive(c);
   if (rc != TERN_OK) return rc;
-  core_err_clear(&c->err);
   tern_request *first = reqs[0];
   if ((rc = reserve_xfers(c, first, (size_t)n)) != TERN_OK) return rc;
   for (int i = 0; i < n; i++) {
@@ -187,6 +186,27 @@ tern_status coll_exec_p2p(tern_comm *c, tern_request **reqs, int n) {
               p->link == COMM_LINK_SHM ? "shm" : "tcp");
     if ((rc = comm_post(c, x)) != TERN_OK) return rc;
   }
-  rc = wait_all(c, first->xfers, (size_t)n);
-  return rc == TERN_OK ? rc : name_operation(c, rc, "send/recv", first->xfers[0].hdr.seq);
+  return wait_all(c, first->xfers, (size_t)n);
+}
+
+/* The operation that breaks the communicator names itself in the message; later ones, which
+ * fail on the standing error, leave that first message alone. */
+tern_status coll_exec_coll(tern_comm *c, tern_request *r) {
+  bool fresh = c->broken == TERN_OK && !atomic_load(&c->aborted);
+  if (fresh) core_err_clear(&c->err);
+  tern_status rc = run_coll(c, r);
+  if (rc == TERN_OK || !fresh) return rc;
+  char op[64];
+  snprintf(op, sizeof op, "%s #%u", coll_kind_name(r->args.kind), r->seq);
+  return name_operation(c, rc, op);
+}
+
+tern_status coll_exec_p2p(tern_comm *c, tern_request **reqs, int n) {
+  bool fresh = c->broken == TERN_OK && !atomic_load(&c->aborted);
+  if (fresh) core_err_clear(&c->err);
+  tern_status rc = run_p2p(c, reqs, n);
+  if (rc == TERN_OK || !fresh) return rc;
+  char op[64];
+  snprintf(op, sizeof op, "send/recv (%d request%s)", n, n == 1 ? "" : "s");
+  return name_operation(c, rc, op);
 }

@@ -72,15 +72,16 @@ static bool accept_hello(mesh *m, pending *p, char *why, size_t why_len) {
              "with %d streams", r, h->size, h->stream, h->nstreams, c->rank, c->size, c->nstreams);
     return false;
   }
-  if (outgoing ? (r != p->peer || h->stream != p->stream)
-               : (r <= c->rank || c->peers[r].link != COMM_LINK_TCP)) {
+  /* the side that accepts cannot know the stream index before reading ours: it sends 0 */
+  int stream = outgoing ? p->stream : h->stream;
+  if (outgoing ? r != p->peer : (r <= c->rank || c->peers[r].link != COMM_LINK_TCP)) {
     snprintf(why, why_len, "it says rank %d stream %u, which is not a peer this rank expects "
              "to dial it", r, h->stream);
     return false;
   }
-  int *slot = &m->fds[r * c->nstreams + h->stream];
+  int *slot = &m->fds[r * c->nstreams + stream];
   if (*slot >= 0) {
-    snprintf(why, why_len, "rank %d stream %u is already connected", r, h->stream);
+    snprintf(why, why_len, "rank %d stream %d is already connected", r, stream);
     return false;
   }
   *slot = p->hs.fd;
@@ -190,7 +191,13 @@ tern_status comm_connect_tcp(tern_comm *c, uint64_t deadline) {
     for (int r = 0; r < c->size; r++)
       for (int s = 0; c->peers[r].tcp.streams == NULL && s < c->nstreams; s++)
         if (m.fds[r * c->nstreams + s] >= 0) close(m.fds[r * c->nstreams + s]);
-  for (int i = 0; i < m.npend; i++) close(m.pend[i].hs.fd);
+  for (int i = 0; i < m.npend; i++) {
+    char from[64];
+    net_peer_addr(m.pend[i].hs.fd, from, sizeof from);
+    if (m.pend[i].peer < 0)
+      CORE_WARN("refused a connection from %s: no handshake by the end of start-up", from);
+    close(m.pend[i].hs.fd);
+  }
   free(m.pend);
   free(m.fds);
   return rc;

@@ -10,6 +10,7 @@
 #include "tern.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,6 +8,7 @@
 #include "tern.h"
 #include "pattern.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -201,7 +201,7 @@ static void print_header(const bench *b) {
 
 static void print_mode(const bench *b, size_t bytes, double secs, long wrong) {
   double algbw = secs > 0 ? (double)bytes / secs / 1e9 : 0;
-  char w[16];
+  char w[24];
   if (wrong < 0) snprintf(w, sizeof w, "N/A");
   else snprintf(w, sizeof w, "%ld", wrong);
   printf("  %8.2f %7.2f %7.2f %6s", secs * 1e6, algbw, algbw * bus_factor(b->coll, b->n), w);
