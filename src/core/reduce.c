@@ -14,7 +14,8 @@
 
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(TERN_NO_CLONES)
+/* Sanitizer builds do without: an ifunc resolver runs before the sanitizer runtime is up. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(TERN_SANITIZED)
 #define KERNEL __attribute__((target_clones("default", "arch=x86-64-v3", "arch=x86-64-v4")))
 #else
 #define KERNEL

@@ -298,7 +298,7 @@ static void send_some(net_shm_chan *ch, bool *moved) {
       uint64_t n = CORE_MIN(x->hdr.bytes - ch->send_done, (uint64_t)NET_SHM_SLOT_BYTES);
       sl->len = (uint32_t)n;
       sl->flags = 0;
-      memcpy(sl->payload, x->src + ch->send_done, n);
+      if (n) memcpy(sl->payload, x->src + ch->send_done, n);
       ch->send_done += n;
       publish(ch, sl);
       *moved = true;
