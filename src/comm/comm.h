@@ -75,6 +75,10 @@ void comm_close(tern_comm *c);
 /* Wakes every wait and makes every later one fail with TERN_ERR_ABORTED; peers see this rank
  * go. Any thread, any time, more than once. */
 void comm_abort(tern_comm *c);
+/* Marks the communicator broken by rc (the first failure wins) and tells the peers at once: its
+ * TCP connections are shut and its segment is marked, so that a peer waiting on this rank fails
+ * now instead of at its deadline. Returns rc. */
+tern_status comm_break(tern_comm *c, tern_status rc);
 
 /* TCP mesh set-up: connects to lower ranks, accepts higher ones (connect.c). */
 tern_status comm_connect_tcp(tern_comm *c, uint64_t deadline_ns);

@@ -105,9 +105,7 @@ static tern_status step_pending(mesh *m, int i, uint64_t now) {
     return rc;
   }
   if (rc != TERN_OK) {
-    char from[64];
-    net_peer_addr(p->hs.fd, from, sizeof from);
-    CORE_WARN("refused a connection from %s: %s", from, err.msg);
+    CORE_WARN("refused a connection from %s: %s", p->hs.from, err.msg);
     drop_pending(m, i, true);
   } else if (done) {
     drop_pending(m, i, false);
@@ -192,10 +190,9 @@ tern_status comm_connect_tcp(tern_comm *c, uint64_t deadline) {
       for (int s = 0; c->peers[r].tcp.streams == NULL && s < c->nstreams; s++)
         if (m.fds[r * c->nstreams + s] >= 0) close(m.fds[r * c->nstreams + s]);
   for (int i = 0; i < m.npend; i++) {
-    char from[64];
-    net_peer_addr(m.pend[i].hs.fd, from, sizeof from);
     if (m.pend[i].peer < 0)
-      CORE_WARN("refused a connection from %s: no handshake by the end of start-up", from);
+      CORE_WARN("refused a connection from %s: no handshake by the end of start-up",
+                m.pend[i].hs.from);
     close(m.pend[i].hs.fd);
   }
   free(m.pend);

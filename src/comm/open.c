@@ -134,7 +134,9 @@ static tern_status start_store(tern_comm *c, const char *store_addr, bool serve_
     if (rc != TERN_OK) return rc;
     core_err serve_err = {0};
     /* somebody already serves there, or the address is not this host's: be a client */
-    if (store_server_start(&c->server, host, port, c->size, run_id, key, &serve_err) != TERN_OK)
+    /* every interface, as torchrun's store does: MASTER_ADDR may name this host by a name that
+     * resolves to a loopback address here (Debian maps the hostname to 127.0.1.1) */
+    if (store_server_start(&c->server, "", port, c->size, run_id, key, &serve_err) != TERN_OK)
       CORE_DEBUG("not serving the store at %s (%s): connecting to it", store_addr, serve_err.msg);
   }
   rc = store_connect(&c->store, store_addr, c->rank, c->size, key, deadline, &c->err);
@@ -194,11 +196,8 @@ fail:
   return rc;
 }
 
-void comm_abort(tern_comm *c) {
-  if (atomic_exchange(&c->aborted, true)) return;
-  uint64_t one = 1;
-  ssize_t w = write(c->abort_fd, &one, sizeof one);
-  (void)w; /* an eventfd write only fails when the counter would overflow */
+/* Tells the peers that this rank is done with the communicator; safe from any thread. */
+static void shut_links(tern_comm *c) {
   if (c->seg) {
     atomic_store(net_shm_seg_state(c->seg), NET_SHM_ABORTED);
     net_shm_ring_bell(net_shm_seg_bell(c->seg), net_shm_seg_sleeping(c->seg));
@@ -209,6 +208,22 @@ void comm_abort(tern_comm *c) {
     else if (p->link == COMM_LINK_SHM && p->seg)
       net_shm_ring_bell(net_shm_seg_bell(p->seg), net_shm_seg_sleeping(p->seg));
   }
+}
+
+void comm_abort(tern_comm *c) {
+  if (atomic_exchange(&c->aborted, true)) return;
+  uint64_t one = 1;
+  ssize_t w = write(c->abort_fd, &one, sizeof one);
+  (void)w; /* an eventfd write only fails when the counter would overflow */
+  shut_links(c);
+}
+
+tern_status comm_break(tern_comm *c, tern_status rc) {
+  if (c->broken == TERN_OK) {
+    c->broken = rc;
+    shut_links(c);
+  }
+  return rc;
 }
 
 void comm_close(tern_comm *c) {

@@ -32,9 +32,8 @@ tern_status comm_progress(tern_comm *c, bool *moved) {
       busy = net_tcp_busy(&p->tcp);
     }
     if (rc != TERN_OK) {
-      c->broken = rc;
       if (rc == TERN_ERR_PEER_LOST) comm_explain_loss(c);
-      return rc;
+      return comm_break(c, rc);
     }
     if (busy) {
       i++;
@@ -48,7 +47,7 @@ tern_status comm_progress(tern_comm *c, bool *moved) {
 
 tern_status comm_check_usable(tern_comm *c) {
   if (atomic_load(&c->aborted)) {
-    c->broken = TERN_ERR_ABORTED;
+    comm_break(c, TERN_ERR_ABORTED);
     return core_err_set(&c->err, TERN_ERR_ABORTED, "the communicator was aborted (tern_comm_abort)");
   }
   if (c->broken != TERN_OK) {

@@ -59,24 +59,24 @@ static tern_status check_world(tern_comm *c, const net_xfer *waiting) {
   tern_status rc = comm_check_usable(c);
   if (rc != TERN_OK) return rc;
   int lost = -1;
-  if (c->store != NULL && (rc = store_check(c->store, &lost, &c->err)) != TERN_OK) {
-    c->broken = rc;
-    return rc;
-  }
+  if (c->store != NULL && (rc = store_check(c->store, &lost, &c->err)) != TERN_OK)
+    return comm_break(c, rc);
   for (int i = 0; i < c->nactive; i++) {
     comm_peer *p = &c->peers[c->active[i]];
     if (p->link != COMM_LINK_SHM) continue;
     if (atomic_load(net_shm_seg_state(p->seg)) == NET_SHM_ABORTED) {
-      c->broken = TERN_ERR_PEER_LOST;
-      return core_err_set(&c->err, TERN_ERR_PEER_LOST, "%s aborted its communicator", p->what);
+      core_err_set(&c->err, TERN_ERR_PEER_LOST,
+                   "%s gave up on the communicator (it failed or was aborted)", p->what);
+      comm_explain_loss(c);
+      return comm_break(c, TERN_ERR_PEER_LOST);
     }
     struct pollfd pf = {.fd = p->pidfd, .events = POLLIN};
     if (p->pidfd >= 0 && poll(&pf, 1, 0) == 1) {
       char what[256];
       describe(c, waiting, what, sizeof what);
-      c->broken = TERN_ERR_PEER_LOST;
-      return core_err_set(&c->err, TERN_ERR_PEER_LOST, "%s (pid %d) exited while waiting for %s",
-                          p->what, p->pid, what);
+      core_err_set(&c->err, TERN_ERR_PEER_LOST, "%s (pid %d) exited while waiting for %s",
+                   p->what, p->pid, what);
+      return comm_break(c, TERN_ERR_PEER_LOST);
     }
   }
   return TERN_OK;
@@ -146,9 +146,9 @@ tern_status comm_idle(tern_comm *c, comm_idle_state *st, const net_xfer *waiting
     if (idle >= timeout_ns) {
       char what[256];
       describe(c, waiting, what, sizeof what);
-      c->broken = TERN_ERR_TIMEOUT;
-      return core_err_set(&c->err, TERN_ERR_TIMEOUT, "timed out after %.1f s waiting for %s",
-                          c->timeout_s, what);
+      core_err_set(&c->err, TERN_ERR_TIMEOUT, "timed out after %.1f s waiting for %s",
+                   c->timeout_s, what);
+      return comm_break(c, TERN_ERR_TIMEOUT);
     }
     uint64_t left_ms = (timeout_ns - idle) / 1000000 + 1;
     sleep_slice(c, (int)CORE_MIN((uint64_t)SLICE_MS, left_ms));

@@ -1,0 +1,40 @@
+/* mismatch.c: ranks that disagree on a collective's arguments are told so, every one of them,
+ * instead of hanging or reading each other's bytes as something else.
+ *   mismatch WHAT   WHAT: count, dtype, op, root, kind (rank 0 calls broadcast, the others
+ *                   allreduce)
+ * Rank 0 passes the odd argument. Each rank prints "rank R: STATUS: message" and exits 0. A rank
+ * whose part of the collective is only to send (a broadcast root) can finish without knowing;
+ * every rank that receives must fail, and the checking script looks for the message that names
+ * the disagreement and for every rank's line.
+ */
+#include "tern.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(int argc, char **argv) {
+  if (argc != 2) return 2;
+  const char *what = argv[1];
+  tern_comm *c;
+  if (tern_comm_init_env(&c) != TERN_OK) {
+    fprintf(stderr, "mismatch: init: %s\n", tern_comm_last_error(NULL));
+    return 1;
+  }
+  int rank = tern_comm_rank(c);
+  bool odd = rank == 0;
+  static float buf[1 << 16];
+  size_t count = odd && !strcmp(what, "count") ? 1000 : 2000;
+  tern_dtype dt = odd && !strcmp(what, "dtype") ? TERN_I32 : TERN_F32;
+  tern_op op = odd && !strcmp(what, "op") ? TERN_MAX : TERN_SUM;
+  int root = odd && !strcmp(what, "root") ? 1 : 0;
+  tern_status rc;
+  if (!strcmp(what, "root")) rc = tern_broadcast(c, buf, buf, count, dt, root);
+  else if (odd && !strcmp(what, "kind")) rc = tern_broadcast(c, buf, buf, count, dt, 0);
+  else rc = tern_allreduce(c, buf, buf, count, dt, op);
+  printf("rank %d: %s: %s\n", rank, tern_status_str(rc), tern_comm_last_error(c));
+  fflush(stdout);
+  tern_comm_destroy(c);
+  return 0;
+}
