@@ -10,12 +10,17 @@
  *   frame   = u32 length of what follows (<= STORE_MAX_FRAME), u8 type, body
  *   SET     = u16 key length, key, u32 value length, value          -> OK
  *   GET     = u16 key length, key, u32 wait in ms                    -> VALUE | TIMEOUT
- *             (the server holds the answer until the key is set or the wait passes)
+ *             (the server holds the answer until the key is set or the wait passes; once a
+ *             rank is lost, a missing key is answered at once with ERROR, the notice's text)
  *   ADD     = u16 key length, key, i64 delta                         -> COUNT (i64 new value)
  *   BYE     = (empty): a clean goodbye, the server closes            -> OK
  *   replies = OK (empty), VALUE (u32 length, value), COUNT (i64), TIMEOUT (empty),
  *             ERROR (u16 length, text)
- *   NOTICE  = i32 rank, u16 length, text: pushed by the server at any time, "rank 3 lost: ..."
+ *   NOTICE  = i32 rank, u16 length, text: pushed by the server at any time, "rank 3 lost: ...";
+ *             also sent to every client that connects after the loss
+ * A client sends one request at a time and reads its reply before the next (NOTICEs may come
+ * between), so replies carry no ids. A server reads no further request from a client while a
+ * GET of its is held or while more than 64 KiB of replies to it are unsent.
  * Keys are 1..STORE_MAX_KEY bytes of printable ASCII, values at most STORE_MAX_VALUE. ADD keeps
  * its counter as the key's value in decimal (a GET of it returns "5"), so a GET can wait for a
  * counter to appear; ADD on a key holding anything else is an ERROR. The server refuses, logs and
@@ -108,7 +113,7 @@ void store_server_stop(store_server *s);
 
 /* ---- the client (store_client.c) --------------------------------------------------------- */
 
-typedef struct store_client store_client;
+typedef struct store_client store_client; /* used by one thread at a time */
 
 /* Connects to the store at addr ("host:port") as rank of size (rank -1: a tool), retrying until
  * deadline_ns, and runs the handshake. */
@@ -117,10 +122,15 @@ tern_status store_connect(store_client **out, const char *addr, int rank, int si
 /* The run id the server gave. */
 const uint8_t *store_run_id(const store_client *c);
 
+/* SET and ADD wait for their reply at most TERN_TIMEOUT seconds. A request the server refuses
+ * (a full store, ADD on a value that is not a counter) is TERN_ERR_INVALID_ARG with the server's
+ * reason, and the client stays usable; a broken connection makes every later call fail with its
+ * cause. */
 tern_status store_set(store_client *c, const char *key, const void *value, size_t len,
                       core_err *err);
 /* Waits until key is set (or deadline_ns: TERN_ERR_TIMEOUT); *value is malloc'd, the caller
- * frees it. A NOTICE that arrives meanwhile fails the wait with TERN_ERR_PEER_LOST. */
+ * frees it. A NOTICE that arrives meanwhile fails the wait with TERN_ERR_PEER_LOST, and so does
+ * every GET after one: the job has lost a rank. */
 tern_status store_get(store_client *c, const char *key, void **value, size_t *len,
                       uint64_t deadline_ns, core_err *err);
 tern_status store_add(store_client *c, const char *key, int64_t delta, int64_t *result,

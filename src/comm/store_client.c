@@ -27,8 +27,9 @@
 #include <unistd.h>
 
 #define REPLY_GRACE_S 2.0
-#define BYE_WAIT_S 2.0 /* for the server's OK to a BYE, so our close is not mistaken for a death   \
-                        */
+#define BYE_WAIT_S                                                                                 \
+  2.0 /* for the server's OK to a BYE, so our close is not mistaken for a death                    \
+       */
 
 struct store_client {
   int fd;

@@ -468,8 +468,8 @@ static uint64_t check_deadlines(store_server *s, client *c, uint64_t now) {
     uint64_t stall = c->last_io + (uint64_t)(s->io_timeout_s * 1e9);
     if (now >= stall) {
       snprintf(what, sizeof what,
-               "%s made no progress on a half-sent frame for %.0f s "
-               "(TERN_TIMEOUT)",
+               "%s made no progress for %.0f s (TERN_TIMEOUT) with a frame half sent or "
+               "replies unread",
                c->name, s->io_timeout_s);
       drop(s, c, TERN_ERR_TIMEOUT, what);
       return 0;
@@ -582,14 +582,10 @@ static void format_addr(store_server *s, const char *host, int port) {
   snprintf(s->addr, sizeof s->addr, v6 ? "[%s]:%d" : "%s:%d", host, port);
 }
 
-tern_status store_server_start(store_server **out, const char *host, int port, int world_size,
-                               const uint8_t run_id[16], const uint8_t *key, core_err *err) {
-  *out = NULL;
-  if (world_size < 1 || world_size > NET_MAX_RANKS)
-    return core_err_set(err, TERN_ERR_INVALID_ARG, "store for %d ranks: want 1 to %d", world_size,
-                        NET_MAX_RANKS);
+/* The server's state before its thread runs: NULL without memory. */
+static store_server *create(int world_size, const uint8_t run_id[16], const uint8_t *key) {
   store_server *s = calloc(1, sizeof *s);
-  if (s == NULL) return core_err_set(err, TERN_ERR_NOMEM, "no memory for the store");
+  if (s == NULL) return NULL;
   s->listen_fd = s->wake_rd = s->wake_wr = -1;
   s->world_size = world_size;
   memcpy(s->run_id, run_id, 16);
@@ -602,21 +598,33 @@ tern_status store_server_start(store_server **out, const char *host, int port, i
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
   pthread_cond_init(&s->changed, &ca);
   pthread_condattr_destroy(&ca);
-  tern_status rc = TERN_ERR_NOMEM;
-  s->max_clients = (size_t)world_size + SPARE_CLIENTS;
-  s->lost = calloc((size_t)world_size, sizeof *s->lost);
-  s->order = calloc((size_t)world_size, sizeof *s->order);
-  s->live = calloc((size_t)world_size, sizeof *s->live);
+  size_t n = (size_t)world_size;
+  s->max_clients = n + SPARE_CLIENTS;
+  s->lost = calloc(n, sizeof *s->lost);
+  s->order = calloc(n, sizeof *s->order);
+  s->live = calloc(n, sizeof *s->live);
+  s->drop_at = calloc(n, sizeof *s->drop_at);
+  s->drop_why = calloc(n, sizeof *s->drop_why);
   s->clients = calloc(s->max_clients, sizeof *s->clients);
   s->pfds = calloc(s->max_clients + 2, sizeof *s->pfds);
-  s->drop_at = calloc((size_t)world_size, sizeof *s->drop_at);
-  s->drop_why = calloc((size_t)world_size, sizeof *s->drop_why);
   s->table = store_table_new();
-  if (!s->lost || !s->order || !s->live || !s->clients || !s->pfds || !s->table || !s->drop_at ||
-      !s->drop_why) {
-    core_err_set(err, rc, "no memory for a store of %d ranks", world_size);
-    goto fail;
-  }
+  if (s->lost && s->order && s->live && s->drop_at && s->drop_why && s->clients && s->pfds &&
+      s->table)
+    return s;
+  destroy(s);
+  return NULL;
+}
+
+tern_status store_server_start(store_server **out, const char *host, int port, int world_size,
+                               const uint8_t run_id[16], const uint8_t *key, core_err *err) {
+  *out = NULL;
+  if (world_size < 1 || world_size > NET_MAX_RANKS)
+    return core_err_set(err, TERN_ERR_INVALID_ARG, "store for %d ranks: want 1 to %d", world_size,
+                        NET_MAX_RANKS);
+  store_server *s = create(world_size, run_id, key);
+  if (s == NULL)
+    return core_err_set(err, TERN_ERR_NOMEM, "no memory for a store of %d ranks", world_size);
+  tern_status rc;
   int wake_fds[2];
   if (pipe2(wake_fds, O_NONBLOCK | O_CLOEXEC) != 0) {
     rc = core_err_errno(err, errno, "store: pipe");
