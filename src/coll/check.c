@@ -45,11 +45,21 @@ typedef struct rank_state {
   uint64_t known, known_then; /* ranks heard from; the same when the phase began */
 } rank_state;
 
+typedef struct region {
+  int store;
+  size_t lo, hi;
+  bool write;
+  size_t step;
+} region;
+
 typedef struct checker {
   const coll_args *a;
   int n;
   rank_state rk[MAX_RANKS];
-  coll_symlist l1, l2, l3;
+  coll_symlist l1, l2, l3, scratch;
+  size_t *match;   /* every rank's match, one after the other */
+  region *regions; /* scratch for the race check */
+  size_t nregions;
   char *why;
   size_t why_len;
 } checker;
@@ -68,22 +78,30 @@ static tern_status fail(checker *c, const char *fmt, ...) {
   return TERN_ERR_INVALID_ARG;
 }
 
+static bool is_msg(const coll_step *st) {
+  return st->kind <= COLL_STEP_RECV_REDUCE;
+}
+static bool writes(const coll_step *st) {
+  return st->kind != COLL_STEP_SEND;
+}
+static bool has_src(const coll_step *st) {
+  return st->kind >= COLL_STEP_RECV_REDUCE;
+}
+
 /* "rank 2 step 5 (phase 1: recv_reduce from 3 into RECV[8,+4) with SEND[8,+4))". */
 static const char *where(const checker *c, int r, size_t i, char *out, size_t len) {
   const coll_step *st = &c->rk[r].s->steps[i];
   int phase = 0;
   for (size_t k = 0; k < i; k++)
     phase += c->rk[r].s->steps[k].last;
-  int w = snprintf(out, len, "rank %d step %zu (phase %d: %s", r, i, phase, step_names[st->kind]);
-  if (st->kind <= COLL_STEP_RECV_REDUCE)
-    w += snprintf(out + w, len - w, st->kind == COLL_STEP_SEND ? " to %d" : " from %d", st->peer);
-  w += snprintf(out + w, len - w, " %s %s[%zu,+%zu)", st->kind == COLL_STEP_SEND ? "of" : "into",
-                buf_names[st->buf], st->off, st->count);
-  if (st->kind >= COLL_STEP_RECV_REDUCE)
-    snprintf(out + w, len - w, " with %s[%zu,+%zu))", buf_names[st->src_buf], st->src_off,
-             st->count);
-  else
-    snprintf(out + w, len - w, ")");
+  char peer[24] = "", src[64] = "";
+  if (is_msg(st))
+    snprintf(peer, sizeof peer, st->kind == COLL_STEP_SEND ? " to %d" : " from %d", st->peer);
+  if (has_src(st))
+    snprintf(src, sizeof src, " with %s[%zu,+%zu)", buf_names[st->src_buf], st->src_off, st->count);
+  snprintf(out, len, "rank %d step %zu (phase %d: %s%s %s %s[%zu,+%zu)%s)", r, i, phase,
+           step_names[st->kind], peer, st->kind == COLL_STEP_SEND ? "of" : "into",
+           buf_names[st->buf], st->off, st->count, src);
   return out;
 }
 
@@ -100,16 +118,6 @@ static const char *ranks_str(uint64_t set, char *out, size_t len) {
     w += snprintf(out + w, len - w, "%s%d", w ? ", " : "", r);
   }
   return out;
-}
-
-static bool is_msg(const coll_step *st) {
-  return st->kind <= COLL_STEP_RECV_REDUCE;
-}
-static bool writes(const coll_step *st) {
-  return st->kind != COLL_STEP_SEND;
-}
-static bool has_src(const coll_step *st) {
-  return st->kind >= COLL_STEP_RECV_REDUCE;
 }
 
 /* ---- extents and aliasing ---------------------------------------------------------------- */
@@ -157,21 +165,15 @@ static void layout(checker *c, int r) {
 
 /* ---- each schedule alone ----------------------------------------------------------------- */
 
-typedef struct region {
-  int store;
-  size_t lo, hi;
-  bool write;
-} region;
-
-/* The regions step st touches (at most 2), in storage terms. */
-static int regions(const rank_state *k, const coll_step *st, region out[2]) {
+/* The regions step i (st) touches (at most 2), in storage terms. */
+static int regions(const rank_state *k, const coll_step *st, size_t i, region out[2]) {
   int m = 0;
   if (st->count == 0) return 0;
   out[m++] = (region){k->store[st->buf], k->base[st->buf] + st->off,
-                      k->base[st->buf] + st->off + st->count, writes(st)};
+                      k->base[st->buf] + st->off + st->count, writes(st), i};
   if (has_src(st))
     out[m++] = (region){k->store[st->src_buf], k->base[st->src_buf] + st->src_off,
-                        k->base[st->src_buf] + st->src_off + st->count, false};
+                        k->base[st->src_buf] + st->src_off + st->count, false, i};
   return m;
 }
 
@@ -186,7 +188,7 @@ static bool inside(const rank_state *k, int buf, size_t off, size_t count) {
 static tern_status check_step(checker *c, int r, size_t i) {
   const rank_state *k = &c->rk[r];
   const coll_step *st = &k->s->steps[i];
-  char w[160];
+  char w[256];
   if (st->kind > COLL_STEP_REDUCE || st->buf >= COLL_NUM_BUFS || st->last > 1 ||
       (has_src(st) && st->src_buf >= COLL_NUM_BUFS))
     return fail(c, "rank %d step %zu is malformed (kind %u, buf %u, src %u, last %u)", r, i,
@@ -200,27 +202,73 @@ static tern_status check_step(checker *c, int r, size_t i) {
     return fail(c, "%s: outside the extents (SEND %zu, RECV %zu, TMP %zu)",
                 where(c, r, i, w, sizeof w), k->extent[0], k->extent[1], k->extent[2]);
   region g[2];
-  if (regions(k, st, g) == 2 && overlap(&g[0], &g[1]) && (g[0].lo != g[1].lo))
+  if (regions(k, st, i, g) == 2 && overlap(&g[0], &g[1]) && g[0].lo != g[1].lo)
     return fail(c, "%s: its source overlaps its destination, shifted", where(c, r, i, w, sizeof w));
   return TERN_OK;
 }
 
-/* No step of the phase [ps, pe) writes what another reads or writes. */
+/* The furthest-reaching regions of a sweep: the top one, and the top one of another step. */
+typedef struct reach {
+  size_t hi[2], step[2];
+} reach;
+
+static void reach_add(reach *x, const region *g) {
+  if (g->step == x->step[0]) {
+    x->hi[0] = CORE_MAX(x->hi[0], g->hi);
+  } else if (g->hi > x->hi[0]) {
+    x->hi[1] = x->hi[0], x->step[1] = x->step[0];
+    x->hi[0] = g->hi, x->step[0] = g->step;
+  } else if (g->hi > x->hi[1]) {
+    x->hi[1] = g->hi, x->step[1] = g->step;
+  }
+}
+
+/* A step other than step whose region, starting at or before lo, reaches past it; or SIZE_MAX. */
+static size_t reach_past(const reach *x, size_t lo, size_t step) {
+  int k = x->step[0] == step;
+  return x->hi[k] > lo ? x->step[k] : SIZE_MAX;
+}
+
+/* Sorts g[0, m) by (store, start): insertion, as phases are short and come nearly sorted. */
+static void sort_regions(region *g, size_t m) {
+  for (size_t i = 1; i < m; i++) {
+    region x = g[i];
+    size_t j = i;
+    for (; j > 0 && (g[j - 1].store > x.store || (g[j - 1].store == x.store && g[j - 1].lo > x.lo));
+         j--)
+      g[j] = g[j - 1];
+    g[j] = x;
+  }
+}
+
+/* No step of the phase [ps, pe) writes what another reads or writes: a sweep over its regions
+ * sorted by start, each checked against the furthest reach of the writes, and (when it is a
+ * write) of all the regions, of other steps before it. */
 static tern_status check_races(checker *c, int r, size_t ps, size_t pe) {
   const rank_state *k = &c->rk[r];
-  char w1[160], w2[160];
-  for (size_t i = ps; i < pe; i++) {
-    region gi[2];
-    int mi = regions(k, &k->s->steps[i], gi);
-    for (size_t j = i + 1; j < pe; j++) {
-      region gj[2];
-      int mj = regions(k, &k->s->steps[j], gj);
-      for (int x = 0; x < mi; x++)
-        for (int y = 0; y < mj; y++)
-          if ((gi[x].write || gj[y].write) && overlap(&gi[x], &gj[y]))
-            return fail(c, "race in a phase: %s and %s touch the same elements",
-                        where(c, r, i, w1, sizeof w1), where(c, r, j, w2, sizeof w2));
-    }
+  char w1[256], w2[256];
+  size_t m = 0;
+  if (2 * (pe - ps) > c->nregions) {
+    region *g = realloc(c->regions, 2 * (pe - ps) * sizeof *g);
+    if (g == NULL) return TERN_ERR_NOMEM;
+    c->regions = g, c->nregions = 2 * (pe - ps);
+  }
+  for (size_t i = ps; i < pe; i++)
+    m += (size_t)regions(k, &k->s->steps[i], i, c->regions + m);
+  sort_regions(c->regions, m);
+  reach writes = {{0, 0}, {SIZE_MAX, SIZE_MAX}}, all = writes;
+  for (size_t q = 0; q < m; q++) {
+    const region *g = &c->regions[q];
+    if (q > 0 && g->store != c->regions[q - 1].store)
+      all = writes = (reach){{0, 0}, {SIZE_MAX, SIZE_MAX}};
+    size_t other = reach_past(&writes, g->lo, g->step);
+    if (other == SIZE_MAX && g->write) other = reach_past(&all, g->lo, g->step);
+    if (other != SIZE_MAX)
+      return fail(c, "race in a phase: %s and %s touch the same elements",
+                  where(c, r, CORE_MIN(g->step, other), w1, sizeof w1),
+                  where(c, r, CORE_MAX(g->step, other), w2, sizeof w2));
+    reach_add(&all, g);
+    if (g->write) reach_add(&writes, g);
   }
   return TERN_OK;
 }
@@ -248,18 +296,19 @@ static tern_status check_sched(checker *c, int r) {
 /* The message steps of every rank, grouped by (owner, peer) in schedule order: sends at key
  * owner n + peer, receives at key owner n + peer too (owner being the receiver). */
 typedef struct msg_index {
-  size_t *start; /* n n + 1 */
+  size_t *start; /* n n + 1, then room to fill them, then step: one allocation */
   size_t *step;
 } msg_index;
 
 static tern_status index_msgs(checker *c, bool sends, msg_index *x) {
   size_t n = (size_t)c->n, total = 0;
-  x->start = calloc(n * n + 1, sizeof *x->start);
   for (int r = 0; r < c->n; r++)
     total += c->rk[r].s->len;
-  x->step = malloc((total ? total : 1) * sizeof *x->step);
-  size_t *fill = calloc(n * n, sizeof *fill);
-  if (x->start == NULL || x->step == NULL || fill == NULL) goto fail;
+  x->start = malloc((2 * n * n + 1 + total) * sizeof *x->start);
+  if (x->start == NULL) return TERN_ERR_NOMEM;
+  size_t *fill = x->start + n * n + 1;
+  x->step = fill + n * n;
+  memset(x->start, 0, (n * n + 1) * sizeof *x->start);
   for (int r = 0; r < c->n; r++)
     for (size_t i = 0; i < c->rk[r].s->len; i++) {
       const coll_step *st = &c->rk[r].s->steps[i];
@@ -273,16 +322,12 @@ static tern_status index_msgs(checker *c, bool sends, msg_index *x) {
       if (is_msg(st) && (st->kind == COLL_STEP_SEND) == sends)
         x->step[fill[r * n + st->peer]++] = i;
     }
-  free(fill);
   return TERN_OK;
-fail:
-  free(fill);
-  return TERN_ERR_NOMEM;
 }
 
 static tern_status pair_msgs(checker *c, const msg_index *snd, const msg_index *rcv) {
   size_t n = (size_t)c->n;
-  char w1[160], w2[160];
+  char w1[256], w2[256];
   for (int a = 0; a < c->n; a++)
     for (int b = 0; b < c->n; b++) {
       size_t s0 = snd->start[a * n + b], ns = snd->start[a * n + b + 1] - s0;
@@ -310,9 +355,7 @@ static tern_status link_msgs(checker *c) {
   if (st == TERN_OK) st = index_msgs(c, false, &rcv);
   if (st == TERN_OK) st = pair_msgs(c, &snd, &rcv);
   free(snd.start);
-  free(snd.step);
   free(rcv.start);
-  free(rcv.step);
   return st;
 }
 
@@ -322,7 +365,7 @@ static tern_status link_msgs(checker *c) {
 static tern_status load(checker *c, int r, size_t i, int buf, size_t off, size_t count,
                         coll_symlist *out) {
   rank_state *k = &c->rk[r];
-  char w[160];
+  char w[256];
   if (coll_symbuf_read(&k->mem[k->store[buf]], k->base[buf] + off, count, out) != TERN_OK)
     return TERN_ERR_NOMEM;
   for (size_t q = 0; q < out->len; q++)
@@ -334,13 +377,13 @@ static tern_status load(checker *c, int r, size_t i, int buf, size_t off, size_t
 
 static tern_status store(checker *c, int r, int buf, size_t off, const coll_symlist *in) {
   rank_state *k = &c->rk[r];
-  return coll_symbuf_write(&k->mem[k->store[buf]], k->base[buf] + off, in);
+  return coll_symbuf_write(&k->mem[k->store[buf]], k->base[buf] + off, in, &c->scratch);
 }
 
 /* out = x op y, element by element, for step i of rank r. */
 static tern_status combine(checker *c, int r, size_t i, const coll_symlist *x,
                            const coll_symlist *y, coll_symlist *out) {
-  char w[160], who[64];
+  char w[256], who[64];
   out->len = 0;
   size_t p = 0, q = 0, dp = 0, dq = 0;
   while (p < x->len && q < y->len) {
@@ -417,7 +460,7 @@ static tern_status enter(checker *c, int r) {
 }
 
 static tern_status deadlock(checker *c) {
-  char msg[640], w[160];
+  char msg[900], w[256];
   size_t len = (size_t)snprintf(msg, sizeof msg, "deadlock:");
   for (int r = 0, shown = 0; r < c->n && shown < 3; r++) {
     const rank_state *k = &c->rk[r];
@@ -432,33 +475,30 @@ static tern_status deadlock(checker *c) {
   return fail(c, "%s", msg);
 }
 
+/* A message can only become possible when one of its ranks enters the phase that holds it, so
+ * a rank entering a phase fires what it can meet, and a rank whose phase completes goes on the
+ * stack to enter the next: every step is looked at a bounded number of times. */
 static tern_status run(checker *c) {
-  tern_status st = TERN_OK;
-  for (int r = 0; r < c->n && st == TERN_OK; r++)
-    st = enter(c, r);
-  bool moved = true;
-  while (moved && st == TERN_OK) {
-    moved = false;
-    for (int a = 0; a < c->n && st == TERN_OK; a++) {
-      rank_state *k = &c->rk[a];
-      for (size_t i = k->ps; i < k->pe && st == TERN_OK; i++) {
-        const coll_step *x = &k->s->steps[i];
-        if (x->kind != COLL_STEP_SEND || k->match[i] == SIZE_MAX) continue;
-        const rank_state *kb = &c->rk[x->peer];
-        size_t j = k->match[i];
-        if (j < kb->ps || j >= kb->pe) continue;
-        st = fire(c, a, i, x->peer, j);
-        moved = true;
-      }
+  int stack[MAX_RANKS], top = 0;
+  for (int r = 0; r < c->n; r++)
+    stack[top++] = r;
+  while (top > 0) {
+    int r = stack[--top];
+    rank_state *k = &c->rk[r];
+    tern_status st = enter(c, r);
+    if (st != TERN_OK) return st;
+    for (size_t i = k->ps; i < k->pe; i++) {
+      const coll_step *x = &k->s->steps[i];
+      if (!is_msg(x) || k->match[i] == SIZE_MAX) continue;
+      rank_state *kb = &c->rk[x->peer];
+      size_t j = k->match[i];
+      if (j < kb->ps || j >= kb->pe) continue;
+      st = x->kind == COLL_STEP_SEND ? fire(c, r, i, x->peer, j) : fire(c, x->peer, j, r, i);
+      if (st != TERN_OK) return st;
+      if (kb->pending == 0) stack[top++] = x->peer;
     }
-    for (int r = 0; r < c->n && st == TERN_OK; r++) {
-      rank_state *k = &c->rk[r];
-      if (k->ps == k->s->len || k->pending) continue;
-      st = enter(c, r);
-      moved = true;
-    }
+    if (k->ps < k->s->len && k->pending == 0) stack[top++] = r;
   }
-  if (st != TERN_OK) return st;
   for (int r = 0; r < c->n; r++)
     if (c->rk[r].ps != c->rk[r].s->len) return deadlock(c);
   return TERN_OK;
@@ -526,8 +566,9 @@ static tern_status verify_rank(checker *c, int r) {
       return fail(c, "rank %d: RECV[%zu] misses the contribution of rank %s", r, u->off,
                   ranks_str(w.set & ~u->set, who, sizeof who));
     if (u->set & ~w.set)
-      return fail(c, "rank %d: RECV[%zu] holds the contribution of rank %s, which is not its own",
-                  r, u->off, ranks_str(u->set & ~w.set, who, sizeof who));
+      return fail(
+          c, "rank %d: RECV[%zu] holds the contribution of rank %s, which does not belong there", r,
+          u->off, ranks_str(u->set & ~w.set, who, sizeof who));
   }
   return TERN_OK;
 }
@@ -578,18 +619,22 @@ static tern_status setup(checker *c, const coll_sched *scheds) {
   if ((unsigned)a->kind >= COLL_NUM_KINDS) return fail(c, "no collective kind %d", a->kind);
   if ((a->kind == COLL_BROADCAST || a->kind == COLL_REDUCE) && (a->root < 0 || a->root >= a->size))
     return fail(c, "root %d is not a rank of %d", a->root, a->size);
-  for (int r = 0; r < c->n; r++) {
+  size_t steps = 0;
+  for (int r = 0; r < c->n; r++)
+    steps += scheds[r].len;
+  c->match = malloc((steps ? steps : 1) * sizeof *c->match);
+  if (c->match == NULL) return TERN_ERR_NOMEM;
+  steps = 0;
+  for (int r = 0; r < c->n; steps += scheds[r].len, r++) {
     rank_state *k = &c->rk[r];
     k->s = &scheds[r];
+    k->match = c->match + steps;
     layout(c, r);
-    k->match = malloc((k->s->len ? k->s->len : 1) * sizeof *k->match);
-    if (k->match == NULL) return TERN_ERR_NOMEM;
     for (int b = 0; b < COLL_NUM_BUFS; b++)
-      if (coll_symbuf_init(&k->mem[b], k->store[b] == b ? k->extent[b] : 0) != TERN_OK)
-        return TERN_ERR_NOMEM;
-    int sb = k->store[COLL_BUF_SEND];
-    if (k->extent[COLL_BUF_SEND] && coll_symbuf_fill(&k->mem[sb], k->base[COLL_BUF_SEND],
-                                                     k->extent[COLL_BUF_SEND], r, 0) != TERN_OK)
+      coll_symbuf_init(&k->mem[b], k->store[b] == b ? k->extent[b] : 0);
+    size_t send = k->extent[COLL_BUF_SEND];
+    if (send && coll_symbuf_fill(&k->mem[k->store[COLL_BUF_SEND]], k->base[COLL_BUF_SEND], send, r,
+                                 0, &c->scratch) != TERN_OK)
       return TERN_ERR_NOMEM;
     k->known = 1ull << r;
     k->phase = -1;
@@ -614,13 +659,15 @@ tern_status coll_check_scheds(const coll_args *a, const coll_sched *scheds, char
   if (st == TERN_OK) st = verify(c);
   if (st == TERN_ERR_NOMEM && why_len) snprintf(why, why_len, "out of memory");
   for (int r = 0; r < MAX_RANKS; r++) {
-    free(c->rk[r].match);
     for (int b = 0; b < COLL_NUM_BUFS; b++)
       coll_symbuf_free(&c->rk[r].mem[b]);
   }
   coll_symlist_free(&c->l1);
   coll_symlist_free(&c->l2);
   coll_symlist_free(&c->l3);
+  coll_symlist_free(&c->scratch);
+  free(c->regions);
+  free(c->match);
   free(c);
   return st;
 }
