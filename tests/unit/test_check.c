@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static double now_s(void) {
   return (double)core_now_ns() / 1e9;
@@ -59,6 +58,30 @@ static void every_schedule_is_correct(void **state) {
     }
   printf("checked %ld (collective, algorithm, n, count, in place, root) in %.1f s\n", runs,
          now_s() - t0);
+}
+
+/* The chains of broadcast and reduce take the caller's segment too. */
+static void pipelines_take_any_segment(void **state) {
+  (void)state;
+  char why[1024];
+  const int ns[] = {2, 3, 5, 8, 17};
+  const size_t counts[] = {1, 10, 1000}, segs[] = {1, 3, 7, 1000, 5000};
+  for (int kind = COLL_BROADCAST; kind <= COLL_REDUCE; kind++)
+    for (size_t ni = 0; ni < CORE_ARRAY_LEN(ns); ni++)
+      for (size_t ci = 0; ci < CORE_ARRAY_LEN(counts); ci++)
+        for (size_t si = 0; si < CORE_ARRAY_LEN(segs); si++)
+          for (int ip = 0; ip < 2; ip++)
+            for (int root = 0; root < ns[ni]; root += ns[ni] - 1) {
+              coll_args a = {.kind = kind,
+                             .size = ns[ni],
+                             .count = counts[ci],
+                             .inplace = ip,
+                             .root = root,
+                             .seg_count = segs[si]};
+              if (coll_check(&a, COLL_ALGO_RING, why, sizeof why) != TERN_OK)
+                fail_msg("%s n=%d count=%zu seg=%zu: %s", coll_kind_name(kind), a.size, a.count,
+                         a.seg_count, why);
+            }
 }
 
 /* ---- broken by hand ---------------------------------------------------------------------- */
@@ -262,7 +285,6 @@ static void catches_non_bit_identical(void **state) {
   gather_then_reduce(1, 3, 5, regrouped);
   gather_then_reduce(2, 3, 5, canonical);
   expect_rejected(&a, "allreduce is not bit-identical: ranks 0 and 1 reduce RECV[0]");
-  /* reduce_scatter promises no such thing: each block lives on one rank only */
 }
 
 static void catches_writing_send(void **state) {
@@ -446,6 +468,7 @@ static void catches_random_breakage(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_schedule_is_correct),
+      cmocka_unit_test(pipelines_take_any_segment),
       cmocka_unit_test_setup_teardown(hand_built_good_one_passes, setup, teardown),
       cmocka_unit_test_setup_teardown(catches_double_count, setup, teardown),
       cmocka_unit_test_setup_teardown(catches_missing_contribution, setup, teardown),

@@ -42,8 +42,9 @@ static void halve(coll_sched *s, const units *u, coll_buf cur, coll_buf acc) {
   int j = f->newrank, lo = 0, hi = f->p;
   for (int mask = f->p / 2; mask >= 1; mask /= 2) {
     int mid = lo + mask, peer = coll_fold_actual(f, j ^ mask);
-    int klo = j & mask ? mid : lo, khi = j & mask ? hi : mid;
-    int slo = j & mask ? lo : mid, shi = j & mask ? mid : hi;
+    bool upper = (j & mask) != 0; /* keeps the upper half */
+    int klo = upper ? mid : lo, khi = upper ? hi : mid;
+    int slo = upper ? lo : mid, shi = upper ? mid : hi;
     coll_data_send(s, peer, cur, unit_off(u, slo), span(u, slo, shi));
     coll_data_recv_reduce(s, peer, acc, unit_off(u, klo), cur, unit_off(u, klo), span(u, klo, khi));
     coll_sched_end_phase(s);
