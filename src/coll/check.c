@@ -252,7 +252,8 @@ static tern_status setup(coll_checker *c, const coll_sched *scheds) {
 tern_status coll_check_scheds(const coll_args *a, const coll_sched *scheds, char *why,
                               size_t why_len) {
   if (why_len) why[0] = 0;
-  coll_checker *c = calloc(1, sizeof *c);
+  int nr = a->size >= 1 && a->size <= COLL_CHECK_MAX_RANKS ? a->size : 0; /* setup refuses others */
+  coll_checker *c = calloc(1, sizeof *c + (size_t)nr * sizeof c->rk[0]);
   if (c == NULL) return TERN_ERR_NOMEM;
   c->a = a;
   c->n = a->size;
@@ -265,10 +266,9 @@ tern_status coll_check_scheds(const coll_args *a, const coll_sched *scheds, char
   if (st == TERN_OK) st = coll_chk_run(c);
   if (st == TERN_OK) st = verify(c);
   if (st == TERN_ERR_NOMEM && why_len) snprintf(why, why_len, "out of memory");
-  for (int r = 0; r < COLL_CHECK_MAX_RANKS; r++) {
+  for (int r = 0; r < nr; r++)
     for (int b = 0; b < COLL_NUM_BUFS; b++)
       coll_symbuf_free(&c->rk[r].mem[b]);
-  }
   coll_symlist_free(&c->l1);
   coll_symlist_free(&c->l2);
   coll_symlist_free(&c->l3);

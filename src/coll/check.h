@@ -32,13 +32,13 @@ typedef struct coll_chk_region {
 typedef struct coll_checker {
   const coll_args *a;
   int n;
-  coll_chk_rank rk[COLL_CHECK_MAX_RANKS];
   coll_symlist l1, l2, l3, scratch;
   size_t *match;            /* every rank's match, one after the other */
   coll_chk_region *regions; /* scratch for the race check */
   size_t nregions;
   char *why;
   size_t why_len;
+  coll_chk_rank rk[]; /* n of them */
 } coll_checker;
 
 extern const char *const coll_chk_buf_names[COLL_NUM_BUFS];
