@@ -94,7 +94,8 @@ static double chain(const shape *x, size_t count, size_t es, double red) {
 static double allreduce(const shape *x, coll_algo algo, size_t count, size_t es) {
   const coll_net_model *m = x->m;
   double n = x->n, B = x->B, fold = x->fold ? phase(m, 1, B, B) + phase(m, 1, B, 0) : 0;
-  double blk = (double)((count + (size_t)n - 1) / (size_t)n * es);
+  size_t most = (count + (size_t)n - 1) / (size_t)n; /* the longest block */
+  double blk = (double)(most * es);
   switch (algo) {
   case COLL_ALGO_RING:
     return 2 * (n - 1) * phase(m, 1, blk, 0) + (n - 1) * blk * m->gamma;

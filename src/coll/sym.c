@@ -25,15 +25,12 @@ uint64_t coll_sym_combine_hash(uint64_t x, uint64_t y) {
   return mix(mix(lo) ^ (hi * 0x2545f4914f6cdd1dull));
 }
 
-tern_status coll_symlist_push(coll_symlist *l, const coll_sym *s) {
-  if (l->len == l->cap) {
-    size_t cap = l->cap ? 2 * l->cap : 16;
-    coll_sym *v = realloc(l->v, cap * sizeof *v);
-    if (v == NULL) return TERN_ERR_NOMEM;
-    l->v = v;
-    l->cap = cap;
-  }
-  l->v[l->len++] = *s;
+tern_status coll_symlist_grow(coll_symlist *l) {
+  size_t cap = l->cap ? 2 * l->cap : 16;
+  coll_sym *v = realloc(l->v, cap * sizeof *v);
+  if (v == NULL) return TERN_ERR_NOMEM;
+  l->v = v;
+  l->cap = cap;
   return TERN_OK;
 }
 
@@ -42,16 +39,28 @@ void coll_symlist_free(coll_symlist *l) {
   memset(l, 0, sizeof *l);
 }
 
-tern_status coll_symbuf_init(coll_symbuf *b, size_t extent) {
-  memset(b, 0, sizeof *b);
+void coll_symbuf_init(coll_symbuf *b, size_t extent) {
   b->extent = extent;
-  coll_sym none = {.off = 0, .len = extent};
-  return extent ? coll_symlist_push(&b->runs, &none) : TERN_OK;
+  b->runs = (coll_symlist){b->small, extent > 0, CORE_ARRAY_LEN(b->small)};
+  b->small[0] = (coll_sym){.off = 0, .len = extent};
 }
 
 void coll_symbuf_free(coll_symbuf *b) {
-  coll_symlist_free(&b->runs);
-  coll_symlist_free(&b->tmp);
+  if (b->runs.v != b->small) free(b->runs.v);
+  coll_symbuf_init(b, 0);
+}
+
+/* Room for len runs. */
+static tern_status reserve(coll_symbuf *b, size_t len) {
+  coll_symlist *r = &b->runs;
+  if (len <= r->cap) return TERN_OK;
+  size_t cap = CORE_MAX(len, 2 * r->cap);
+  coll_sym *v = r->v == b->small ? malloc(cap * sizeof *v) : realloc(r->v, cap * sizeof *v);
+  if (v == NULL) return TERN_ERR_NOMEM;
+  if (r->v == b->small) memcpy(v, b->small, r->len * sizeof *v);
+  r->v = v;
+  r->cap = cap;
+  return TERN_OK;
 }
 
 /* The run holding element off (< extent). */
@@ -95,23 +104,19 @@ static tern_status push_merged(coll_symlist *l, const coll_sym *s) {
   return coll_symlist_push(l, s);
 }
 
-/* Replaces runs [i0, i1] of b with tmp. */
-static tern_status splice(coll_symbuf *b, size_t i0, size_t i1) {
+/* Replaces runs [i0, i1] of b with those of with. */
+static tern_status splice(coll_symbuf *b, size_t i0, size_t i1, const coll_symlist *with) {
   coll_symlist *r = &b->runs;
-  size_t old = i1 - i0 + 1, m = b->tmp.len, len = r->len - old + m;
-  while (r->cap < len) {
-    coll_sym *v = realloc(r->v, 2 * r->cap * sizeof *v);
-    if (v == NULL) return TERN_ERR_NOMEM;
-    r->v = v;
-    r->cap *= 2;
-  }
+  size_t old = i1 - i0 + 1, m = with->len, len = r->len - old + m;
+  if (reserve(b, len) != TERN_OK) return TERN_ERR_NOMEM;
   memmove(r->v + i0 + m, r->v + i1 + 1, (r->len - i1 - 1) * sizeof *r->v);
-  memcpy(r->v + i0, b->tmp.v, m * sizeof *r->v);
+  memcpy(r->v + i0, with->v, m * sizeof *r->v);
   r->len = len;
   return TERN_OK;
 }
 
-tern_status coll_symbuf_write(coll_symbuf *b, size_t off, const coll_symlist *in) {
+tern_status coll_symbuf_write(coll_symbuf *b, size_t off, const coll_symlist *in,
+                              coll_symlist *tmp) {
   size_t len = 0;
   for (size_t k = 0; k < in->len; k++)
     len += in->v[k].len;
@@ -120,18 +125,18 @@ tern_status coll_symbuf_write(coll_symbuf *b, size_t off, const coll_symlist *in
   /* Take the neighbours in too, so that runs merge across the edges of the write. */
   if (i0 > 0) i0--;
   if (i1 + 1 < b->runs.len) i1++;
-  b->tmp.len = 0;
+  tmp->len = 0;
   tern_status st = TERN_OK;
   for (size_t i = i0; i <= i1 && st == TERN_OK; i++) {
     coll_sym head = b->runs.v[i];
     if (head.off >= off) break;
     head.len = CORE_MIN(head.len, off - head.off);
-    st = push_merged(&b->tmp, &head);
+    st = push_merged(tmp, &head);
   }
   for (size_t k = 0; k < in->len && st == TERN_OK; k++) {
     coll_sym s = in->v[k];
     s.off += off;
-    st = push_merged(&b->tmp, &s);
+    st = push_merged(tmp, &s);
   }
   for (size_t i = i0; i <= i1 && st == TERN_OK; i++) {
     coll_sym tail = b->runs.v[i];
@@ -142,13 +147,14 @@ tern_status coll_symbuf_write(coll_symbuf *b, size_t off, const coll_symlist *in
       tail.len = tend - end;
       tail.off = end;
     }
-    st = push_merged(&b->tmp, &tail);
+    st = push_merged(tmp, &tail);
   }
-  return st == TERN_OK ? splice(b, i0, i1) : st;
+  return st == TERN_OK ? splice(b, i0, i1, tmp) : st;
 }
 
-tern_status coll_symbuf_fill(coll_symbuf *b, size_t off, size_t len, int rank, size_t idx) {
+tern_status coll_symbuf_fill(coll_symbuf *b, size_t off, size_t len, int rank, size_t idx,
+                             coll_symlist *scratch) {
   coll_sym run = {0, len, 1ull << rank, coll_sym_leaf_hash(rank), idx};
   coll_symlist one = {&run, 1, 1};
-  return coll_symbuf_write(b, off, &one);
+  return coll_symbuf_write(b, off, &one, scratch);
 }

@@ -26,22 +26,30 @@ typedef struct coll_symlist {
 } coll_symlist;
 
 typedef struct coll_symbuf {
-  coll_symlist runs; /* covers [0, extent) in order */
-  coll_symlist tmp;  /* scratch for writes */
+  coll_symlist runs; /* covers [0, extent) in order; in small until it outgrows it */
+  coll_sym small[4]; /* most buffers never hold more runs: no allocation for them */
   size_t extent;
 } coll_symbuf;
 
-/* An extent of never-written elements. */
-tern_status coll_symbuf_init(coll_symbuf *b, size_t extent);
+/* An extent of never-written elements. b must not move while in use (runs may point into it). */
+void coll_symbuf_init(coll_symbuf *b, size_t extent);
 void coll_symbuf_free(coll_symbuf *b);
 /* Elements [off, off + len) (within the extent) get rank's contribution, indices idx on. */
-tern_status coll_symbuf_fill(coll_symbuf *b, size_t off, size_t len, int rank, size_t idx);
+tern_status coll_symbuf_fill(coll_symbuf *b, size_t off, size_t len, int rank, size_t idx,
+                             coll_symlist *scratch);
 /* Appends the runs of [off, off + len) to out (emptied first), offsets relative to off. */
 tern_status coll_symbuf_read(const coll_symbuf *b, size_t off, size_t len, coll_symlist *out);
-/* Writes in's runs at off: they must cover [0, total) of in contiguously. */
-tern_status coll_symbuf_write(coll_symbuf *b, size_t off, const coll_symlist *in);
+/* Writes in's runs at off: they must cover [0, total) of in contiguously. scratch is any list
+ * the call may use. */
+tern_status coll_symbuf_write(coll_symbuf *b, size_t off, const coll_symlist *in,
+                              coll_symlist *scratch);
 
-tern_status coll_symlist_push(coll_symlist *l, const coll_sym *s);
+tern_status coll_symlist_grow(coll_symlist *l);
+static inline tern_status coll_symlist_push(coll_symlist *l, const coll_sym *s) {
+  if (l->len == l->cap && coll_symlist_grow(l) != TERN_OK) return TERN_ERR_NOMEM;
+  l->v[l->len++] = *s;
+  return TERN_OK;
+}
 void coll_symlist_free(coll_symlist *l);
 
 /* The hash of a leaf (rank's own value) and of op(x, y), equal for op(y, x). */

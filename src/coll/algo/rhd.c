@@ -42,8 +42,9 @@ static void halve(coll_sched *s, const units *u, coll_buf cur, coll_buf acc) {
   int j = f->newrank, lo = 0, hi = f->p;
   for (int mask = f->p / 2; mask >= 1; mask /= 2) {
     int mid = lo + mask, peer = coll_fold_actual(f, j ^ mask);
-    int klo = j & mask ? mid : lo, khi = j & mask ? hi : mid;
-    int slo = j & mask ? lo : mid, shi = j & mask ? mid : hi;
+    bool upper = (j & mask) != 0; /* keeps the upper half */
+    int klo = upper ? mid : lo, khi = upper ? hi : mid;
+    int slo = upper ? lo : mid, shi = upper ? mid : hi;
     coll_data_send(s, peer, cur, unit_off(u, slo), span(u, slo, shi));
     coll_data_recv_reduce(s, peer, acc, unit_off(u, klo), cur, unit_off(u, klo), span(u, klo, khi));
     coll_sched_end_phase(s);
@@ -53,14 +54,23 @@ static void halve(coll_sched *s, const units *u, coll_buf cur, coll_buf acc) {
   }
 }
 
-static void doubling(coll_sched *s, const units *u, coll_buf buf) {
+/* Whether new rank x already holds the units from g on, after a scatter: its subtree's,
+ * [x, x + lowbit(x)). */
+static bool holds(const coll_fold *f, int x, int g) {
+  return g >= x && g < x + coll_lowbit(x, f->p);
+}
+
+/* Doubling; after a scatter (scattered), units a rank holds already are not sent to it. */
+static void doubling(coll_sched *s, const units *u, coll_buf buf, bool scattered) {
   const coll_fold *f = u->f;
   int j = f->newrank;
   for (int mask = 1; mask < f->p; mask *= 2) {
     int mine = j & ~(mask - 1), theirs = (j ^ mask) & ~(mask - 1);
     int peer = coll_fold_actual(f, j ^ mask);
-    coll_data_send(s, peer, buf, unit_off(u, mine), span(u, mine, mine + mask));
-    coll_data_recv(s, peer, buf, unit_off(u, theirs), span(u, theirs, theirs + mask));
+    if (!scattered || !holds(f, j ^ mask, mine))
+      coll_data_send(s, peer, buf, unit_off(u, mine), span(u, mine, mine + mask));
+    if (!scattered || !holds(f, j, theirs))
+      coll_data_recv(s, peer, buf, unit_off(u, theirs), span(u, theirs, theirs + mask));
     coll_sched_end_phase(s);
   }
 }
@@ -123,7 +133,7 @@ void coll_rhd_allreduce(coll_sched *s, const coll_args *a) {
     cur = COLL_BUF_RECV;
   }
   halve(s, &u, cur, COLL_BUF_RECV);
-  doubling(s, &u, COLL_BUF_RECV);
+  doubling(s, &u, COLL_BUF_RECV, false);
   if (f.partner >= 0) coll_data_send(s, f.partner, COLL_BUF_RECV, 0, c);
 }
 
@@ -162,7 +172,7 @@ void coll_rhd_allgather(coll_sched *s, const coll_args *a) {
   if (!a->inplace) coll_sched_copy(s, COLL_BUF_RECV, mine, COLL_BUF_SEND, 0, c);
   if (f.partner >= 0) coll_data_recv(s, f.partner, COLL_BUF_RECV, (size_t)f.partner * c, c);
   coll_sched_end_phase(s);
-  doubling(s, &u, COLL_BUF_RECV);
+  doubling(s, &u, COLL_BUF_RECV, false);
   if (f.partner >= 0) coll_data_send(s, f.partner, COLL_BUF_RECV, 0, total);
 }
 
@@ -177,7 +187,7 @@ void coll_rhd_broadcast(coll_sched *s, const coll_args *a) {
   }
   if (f.newrank == 0 && !a->inplace) coll_sched_copy(s, COLL_BUF_RECV, 0, COLL_BUF_SEND, 0, c);
   scatter(s, &u, COLL_BUF_SEND);
-  doubling(s, &u, COLL_BUF_RECV);
+  doubling(s, &u, COLL_BUF_RECV, true);
   if (f.partner >= 0) coll_data_send(s, f.partner, COLL_BUF_RECV, 0, c);
 }
 

@@ -108,12 +108,13 @@ void coll_tree_reduce_scatter(coll_sched *s, const coll_args *a) {
 }
 
 /* Children's subtrees land in RECV at their blocks, one child per phase; then the subtree goes
- * up, read from SEND by a leaf (its own block is all it has). */
+ * up, read from SEND by a leaf (its own block is all it has, and the broadcast brings it back
+ * with the rest). */
 void coll_tree_allgather(coll_sched *s, const coll_args *a) {
   tree t;
   tree_init(&t, a->rank, a->size, 0);
   size_t c = a->count, mine = (size_t)t.v * c;
-  if (!a->inplace) coll_sched_copy(s, COLL_BUF_RECV, mine, COLL_BUF_SEND, 0, c);
+  if (!a->inplace && t.nkids) coll_sched_copy(s, COLL_BUF_RECV, mine, COLL_BUF_SEND, 0, c);
   for (int i = 0; i < t.nkids; i++) {
     coll_data_recv(s, kid_rank(&t, i), COLL_BUF_RECV, (size_t)(t.v + t.kid[i]) * c,
                    (size_t)kid_size(&t, i) * c);

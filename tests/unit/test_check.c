@@ -1,0 +1,492 @@
+/* test_check.c: the symbolic checker, both ways round.
+ *
+ * First every schedule tern builds is proved correct: every collective x every algorithm that
+ * has it x n = 1..64 x counts (0, 1, n - 1, n, 3n + 5, 10^6 + 3, 2^40 + 7: nothing, below n,
+ * divisible, not, large, past 32 bits) x in place and out of place x roots (all of them up to
+ * n = 8, four beyond). Then the checker is
+ * shown to catch what it claims, on schedules broken by hand (a contribution counted twice, one
+ * missing, a deadlock, a count mismatch, a race in a phase, plain and through in-place
+ * aliasing, an access outside the extents, a non-bit-identical allreduce, ...), each with its
+ * specific complaint, and on real schedules broken at random (a message dropped, a reduction
+ * turned into a plain receive, an offset moved by one): every one must be rejected.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "coll/sched.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double now_s(void) {
+  return (double)core_now_ns() / 1e9;
+}
+
+static bool rooted(coll_kind k) {
+  return k == COLL_BROADCAST || k == COLL_REDUCE;
+}
+
+static void every_schedule_is_correct(void **state) {
+  (void)state;
+  char why[1024];
+  long runs = 0;
+  double t0 = now_s();
+  for (int kind = 0; kind < COLL_NUM_KINDS; kind++)
+    for (int algo = 1; algo < COLL_NUM_ALGOS; algo++) {
+      if (!coll_algo_supported(kind, algo)) continue;
+      for (int n = 1; n <= 64; n++) {
+        size_t un = (size_t)n;
+        const size_t counts[] = {0, 1, un - 1, un, 3 * un + 5, 1000003, (1ull << 40) + 7};
+        int roots[4] = {0, 1, n / 2, n - 1}, nroots = rooted(kind) ? (n <= 8 ? n : 4) : 1;
+        for (size_t ci = 0; ci < CORE_ARRAY_LEN(counts); ci++)
+          for (int ip = 0; ip <= (kind != COLL_ALLTOALL); ip++)
+            for (int ri = 0; ri < nroots; ri++) {
+              coll_args a = {.kind = kind,
+                             .size = n,
+                             .count = counts[ci],
+                             .inplace = ip,
+                             .root = n <= 8 ? ri : roots[ri]};
+              runs++;
+              if (coll_check(&a, algo, why, sizeof why) == TERN_OK) continue;
+              fail_msg("%s %s n=%d count=%zu inplace=%d root=%d: %s", coll_kind_name(kind),
+                       coll_algo_name(algo), n, a.count, ip, a.root, why);
+            }
+      }
+    }
+  printf("checked %ld (collective, algorithm, n, count, in place, root) in %.1f s\n", runs,
+         now_s() - t0);
+}
+
+/* The chains of broadcast and reduce take the caller's segment too. */
+static void pipelines_take_any_segment(void **state) {
+  (void)state;
+  char why[1024];
+  const int ns[] = {2, 3, 5, 8, 17};
+  const size_t counts[] = {1, 10, 1000}, segs[] = {1, 3, 7, 1000, 5000};
+  for (int kind = COLL_BROADCAST; kind <= COLL_REDUCE; kind++)
+    for (size_t ni = 0; ni < CORE_ARRAY_LEN(ns); ni++)
+      for (size_t ci = 0; ci < CORE_ARRAY_LEN(counts); ci++)
+        for (size_t si = 0; si < CORE_ARRAY_LEN(segs); si++)
+          for (int ip = 0; ip < 2; ip++)
+            for (int root = 0; root < ns[ni]; root += ns[ni] - 1) {
+              coll_args a = {.kind = kind,
+                             .size = ns[ni],
+                             .count = counts[ci],
+                             .inplace = ip,
+                             .root = root,
+                             .seg_count = segs[si]};
+              if (coll_check(&a, COLL_ALGO_RING, why, sizeof why) != TERN_OK)
+                fail_msg("%s n=%d count=%zu seg=%zu: %s", coll_kind_name(kind), a.size, a.count,
+                         a.seg_count, why);
+            }
+}
+
+/* ---- broken by hand ---------------------------------------------------------------------- */
+
+static coll_sched sch[4];
+
+static int setup(void **state) {
+  (void)state;
+  for (int r = 0; r < 4; r++)
+    coll_sched_init(&sch[r]);
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  for (int r = 0; r < 4; r++)
+    coll_sched_free(&sch[r]);
+  return 0;
+}
+
+static void reset_all(void) {
+  for (int r = 0; r < 4; r++)
+    coll_sched_reset(&sch[r]);
+}
+
+static void close_all(void) {
+  for (int r = 0; r < 4; r++)
+    coll_sched_end_phase(&sch[r]);
+}
+
+/* The checker rejects sch[0..n) for a with a complaint containing want. */
+static void expect_rejected(const coll_args *a, const char *want) {
+  char why[1024];
+  close_all();
+  tern_status st = coll_check_scheds(a, sch, why, sizeof why);
+  if (st != TERN_ERR_INVALID_ARG || strstr(why, want) == NULL)
+    fail_msg("expected a complaint with \"%s\", got status %d: \"%s\"", want, st, why);
+}
+
+static void expect_accepted(const coll_args *a) {
+  char why[1024];
+  close_all();
+  if (coll_check_scheds(a, sch, why, sizeof why) != TERN_OK) fail_msg("rejected: %s", why);
+}
+
+/* Rank r of a 2-rank allreduce of c: exchange and reduce, the right way. */
+static void pair_allreduce(int r, size_t c) {
+  coll_sched_send(&sch[r], 1 - r, COLL_BUF_SEND, 0, c);
+  coll_sched_recv_reduce(&sch[r], 1 - r, COLL_BUF_RECV, 0, COLL_BUF_SEND, 0, c);
+  coll_sched_end_phase(&sch[r]);
+}
+
+static const coll_args pair = {.kind = COLL_ALLREDUCE, .size = 2, .count = 8};
+
+static void hand_built_good_one_passes(void **state) {
+  (void)state;
+  reset_all();
+  pair_allreduce(0, 8);
+  pair_allreduce(1, 8);
+  expect_accepted(&pair);
+}
+
+static void catches_double_count(void **state) {
+  (void)state;
+  reset_all();
+  pair_allreduce(0, 8);
+  pair_allreduce(1, 8);
+  coll_sched_reduce(&sch[0], COLL_BUF_RECV, 2, COLL_BUF_SEND, 2, 3);
+  expect_rejected(&pair, "counts the contribution of rank 0 twice (element 2)");
+}
+
+static void catches_missing_contribution(void **state) {
+  (void)state;
+  reset_all();
+  pair_allreduce(0, 8);
+  coll_sched_send(&sch[1], 0, COLL_BUF_SEND, 0, 8);
+  coll_sched_recv(&sch[1], 0, COLL_BUF_RECV, 0, 8);
+  expect_rejected(&pair, "rank 1: RECV[0] misses the contribution of rank 1");
+}
+
+static void catches_deadlock(void **state) {
+  (void)state;
+  reset_all();
+  for (int r = 0; r < 2; r++) {
+    coll_sched_recv_reduce(&sch[r], 1 - r, COLL_BUF_RECV, 0, COLL_BUF_SEND, 0, 8);
+    coll_sched_end_phase(&sch[r]);
+    coll_sched_send(&sch[r], 1 - r, COLL_BUF_SEND, 0, 8);
+  }
+  expect_rejected(&pair, "deadlock: rank 0 step 0 (phase 0: recv_reduce from 1");
+}
+
+static void catches_count_mismatch(void **state) {
+  (void)state;
+  reset_all();
+  pair_allreduce(0, 8);
+  coll_sched_send(&sch[1], 0, COLL_BUF_SEND, 0, 8);
+  coll_sched_recv_reduce(&sch[1], 0, COLL_BUF_RECV, 0, COLL_BUF_SEND, 0, 7);
+  expect_rejected(&pair, "count mismatch");
+}
+
+static void catches_unmatched_message(void **state) {
+  (void)state;
+  reset_all();
+  pair_allreduce(0, 8);
+  pair_allreduce(1, 8);
+  coll_sched_send(&sch[0], 1, COLL_BUF_RECV, 0, 8);
+  expect_rejected(&pair, "rank 0 sends 2 messages to rank 1, which receives 1 from it");
+}
+
+static void catches_race_in_phase(void **state) {
+  (void)state;
+  reset_all();
+  pair_allreduce(1, 8);
+  coll_sched_send(&sch[0], 1, COLL_BUF_SEND, 0, 8);
+  coll_sched_recv_reduce(&sch[0], 1, COLL_BUF_RECV, 0, COLL_BUF_SEND, 0, 8);
+  coll_sched_copy(&sch[0], COLL_BUF_RECV, 4, COLL_BUF_SEND, 4, 4);
+  expect_rejected(&pair, "race in a phase: rank 0 step 1");
+}
+
+/* In place SEND is RECV: sending it while reducing into it is a race, though the buffers'
+ * names differ (what rd.c's shifted stages avoid). */
+static void catches_race_through_aliasing(void **state) {
+  (void)state;
+  coll_args a = pair;
+  a.inplace = true;
+  reset_all();
+  pair_allreduce(0, 8);
+  pair_allreduce(1, 8);
+  expect_rejected(&a, "race in a phase: rank 0 step 0 (phase 0: send to 1 of SEND[0,+8))");
+  a.inplace = false;
+  reset_all();
+  pair_allreduce(0, 8);
+  pair_allreduce(1, 8);
+  expect_accepted(&a);
+}
+
+static void catches_out_of_extent(void **state) {
+  (void)state;
+  reset_all();
+  pair_allreduce(0, 8);
+  coll_sched_send(&sch[1], 0, COLL_BUF_SEND, 1, 8);
+  coll_sched_recv_reduce(&sch[1], 0, COLL_BUF_RECV, 0, COLL_BUF_SEND, 0, 8);
+  expect_rejected(&pair, "rank 1 step 0 (phase 0: send to 0 of SEND[1,+8)): outside the extents");
+  /* TMP beyond tmp_count */
+  reset_all();
+  pair_allreduce(0, 8);
+  pair_allreduce(1, 8);
+  sch[1].tmp_count = 4;
+  coll_sched_copy(&sch[1], COLL_BUF_TMP, 0, COLL_BUF_RECV, 0, 5);
+  expect_rejected(&pair, "outside the extents (SEND 8, RECV 8, TMP 4)");
+}
+
+/* A non-root's RECV of reduce has extent 0: writing it, even as scratch, is caught. */
+static void catches_nonroot_recv_touched(void **state) {
+  (void)state;
+  coll_args a = {.kind = COLL_REDUCE, .size = 2, .count = 8, .root = 0};
+  reset_all();
+  coll_sched_recv_reduce(&sch[0], 1, COLL_BUF_RECV, 0, COLL_BUF_SEND, 0, 8);
+  coll_sched_copy(&sch[1], COLL_BUF_RECV, 0, COLL_BUF_SEND, 0, 8);
+  coll_sched_end_phase(&sch[1]);
+  coll_sched_send(&sch[1], 0, COLL_BUF_RECV, 0, 8);
+  expect_rejected(&a, "rank 1 step 0 (phase 0: copy into RECV[0,+8) with SEND[0,+8)): outside");
+  reset_all();
+  coll_sched_recv_reduce(&sch[0], 1, COLL_BUF_RECV, 0, COLL_BUF_SEND, 0, 8);
+  coll_sched_send(&sch[1], 0, COLL_BUF_SEND, 0, 8);
+  expect_accepted(&a);
+}
+
+/* Rank r of n gathers everyone's vector into TMP slots, then reduces in the order given. */
+static void gather_then_reduce(int r, int n, size_t c, const int *order) {
+  coll_sched *s = &sch[r];
+  s->tmp_count = (size_t)n * c;
+  for (int q = 0; q < n; q++)
+    if (q != r) {
+      coll_sched_send(s, q, COLL_BUF_SEND, 0, c);
+      coll_sched_recv(s, q, COLL_BUF_TMP, (size_t)q * c, c);
+    }
+  coll_sched_copy(s, COLL_BUF_TMP, (size_t)r * c, COLL_BUF_SEND, 0, c);
+  coll_sched_end_phase(s);
+  coll_sched_copy(s, COLL_BUF_RECV, 0, COLL_BUF_TMP, (size_t)order[0] * c, c);
+  coll_sched_end_phase(s);
+  for (int k = 1; k < n; k++) {
+    coll_sched_reduce(s, COLL_BUF_RECV, 0, COLL_BUF_TMP, (size_t)order[k] * c, c);
+    coll_sched_end_phase(s);
+  }
+}
+
+/* (x0 x1) x2 on ranks 0 and 2 but (x1 x2) x0 on rank 1: every rank holds the full sum, but
+ * rounded differently. Swapping operands, (x1 x0) x2, is the same bits and must pass. */
+static void catches_non_bit_identical(void **state) {
+  (void)state;
+  coll_args a = {.kind = COLL_ALLREDUCE, .size = 3, .count = 5};
+  const int canonical[3] = {0, 1, 2}, swapped[3] = {1, 0, 2}, regrouped[3] = {1, 2, 0};
+  reset_all();
+  gather_then_reduce(0, 3, 5, canonical);
+  gather_then_reduce(1, 3, 5, swapped);
+  gather_then_reduce(2, 3, 5, canonical);
+  expect_accepted(&a);
+  reset_all();
+  gather_then_reduce(0, 3, 5, canonical);
+  gather_then_reduce(1, 3, 5, regrouped);
+  gather_then_reduce(2, 3, 5, canonical);
+  expect_rejected(&a, "allreduce is not bit-identical: ranks 0 and 1 reduce RECV[0]");
+}
+
+static void catches_writing_send(void **state) {
+  (void)state;
+  reset_all();
+  pair_allreduce(0, 8);
+  coll_sched_send(&sch[1], 0, COLL_BUF_SEND, 0, 8);
+  coll_sched_recv_reduce(&sch[1], 0, COLL_BUF_SEND, 0, COLL_BUF_SEND, 0, 8);
+  expect_rejected(&pair, "writes SEND, which is never written");
+}
+
+static void catches_reading_unwritten(void **state) {
+  (void)state;
+  reset_all();
+  pair_allreduce(0, 8);
+  sch[1].tmp_count = 8;
+  coll_sched_send(&sch[1], 0, COLL_BUF_TMP, 0, 8);
+  coll_sched_recv_reduce(&sch[1], 0, COLL_BUF_RECV, 0, COLL_BUF_SEND, 0, 8);
+  expect_rejected(&pair, "reads TMP[0], which was never written");
+}
+
+static void catches_wrong_element(void **state) {
+  (void)state;
+  coll_args a = {.kind = COLL_REDUCE_SCATTER, .size = 2, .count = 2};
+  reset_all();
+  coll_sched_send(&sch[0], 1, COLL_BUF_SEND, 2, 2);
+  coll_sched_recv_reduce(&sch[0], 1, COLL_BUF_RECV, 0, COLL_BUF_SEND, 0, 2);
+  coll_sched_send(&sch[1], 0, COLL_BUF_SEND, 2, 2); /* should be block 0 */
+  coll_sched_recv_reduce(&sch[1], 0, COLL_BUF_RECV, 0, COLL_BUF_SEND, 2, 2);
+  expect_rejected(&a, "rank 0 step 1 (phase 0: recv_reduce from 1 into RECV[0,+2) with "
+                      "SEND[0,+2)) reduces element 0 with element 2");
+  /* and a result copied from the wrong place */
+  a.kind = COLL_ALLGATHER;
+  a.count = 1;
+  reset_all();
+  for (int r = 0; r < 2; r++) {
+    coll_sched_send(&sch[r], 1 - r, COLL_BUF_SEND, 0, 1);
+    coll_sched_recv(&sch[r], 1 - r, COLL_BUF_RECV, (size_t)r, 1); /* own slot, not the peer's */
+  }
+  expect_rejected(&a, "rank 0: RECV[0] misses the contribution of rank 0");
+  /* a contribution where it does not belong: rank 1 reduces its own block into rank 0's */
+  reset_all();
+  coll_sched_copy(&sch[0], COLL_BUF_RECV, 0, COLL_BUF_SEND, 0, 1);
+  coll_sched_send(&sch[0], 1, COLL_BUF_SEND, 0, 1);
+  coll_sched_recv(&sch[0], 1, COLL_BUF_RECV, 1, 1);
+  coll_sched_copy(&sch[1], COLL_BUF_RECV, 1, COLL_BUF_SEND, 0, 1);
+  coll_sched_send(&sch[1], 0, COLL_BUF_SEND, 0, 1);
+  coll_sched_recv(&sch[1], 0, COLL_BUF_RECV, 0, 1);
+  coll_sched_end_phase(&sch[1]);
+  coll_sched_reduce(&sch[1], COLL_BUF_RECV, 0, COLL_BUF_RECV, 1, 1);
+  expect_rejected(&a, "rank 1: RECV[0] holds the contribution of rank 1, which does not belong");
+}
+
+static void catches_early_barrier_exit(void **state) {
+  (void)state;
+  coll_args a = {.kind = COLL_BARRIER, .size = 3};
+  reset_all();
+  for (int r = 0; r < 3; r++) {
+    coll_sched_send(&sch[r], (r + 1) % 3, COLL_BUF_RECV, 0, 0);
+    coll_sched_recv(&sch[r], (r + 2) % 3, COLL_BUF_RECV, 0, 0);
+  }
+  expect_rejected(&a, "rank 0 leaves the barrier before hearing from rank 1");
+  /* a second round completes the ring barrier */
+  for (int r = 0; r < 3; r++) {
+    coll_sched_end_phase(&sch[r]);
+    coll_sched_send(&sch[r], (r + 1) % 3, COLL_BUF_RECV, 0, 0);
+    coll_sched_recv(&sch[r], (r + 2) % 3, COLL_BUF_RECV, 0, 0);
+  }
+  expect_accepted(&a);
+}
+
+static void catches_malformed(void **state) {
+  (void)state;
+  reset_all();
+  pair_allreduce(0, 8);
+  coll_sched_send(&sch[1], 1, COLL_BUF_SEND, 0, 8);
+  expect_rejected(&pair, "rank 1 step 0 (phase 0: send to 1 of SEND[0,+8)): no such peer");
+  reset_all();
+  pair_allreduce(0, 8);
+  pair_allreduce(1, 8);
+  sch[1].nphases = 3;
+  expect_rejected(&pair, "rank 1: nphases is 3 but its steps close 1 phases");
+  reset_all();
+  pair_allreduce(0, 8);
+  pair_allreduce(1, 8);
+  sch[1].steps[1].last = 0;
+  char why[256];
+  assert_int_equal(coll_check_scheds(&pair, sch, why, sizeof why), TERN_ERR_INVALID_ARG);
+  assert_non_null(strstr(why, "rank 1: its last phase is not closed"));
+}
+
+static void refuses_what_it_cannot_check(void **state) {
+  (void)state;
+  char why[256];
+  coll_args a = {.kind = COLL_ALLREDUCE, .size = 65, .count = 4};
+  assert_int_equal(coll_check(&a, COLL_ALGO_RING, why, sizeof why), TERN_ERR_INVALID_ARG);
+  assert_non_null(strstr(why, "1 to 64 ranks"));
+  a.size = 4;
+  assert_int_equal(coll_check(&a, COLL_ALGO_BRUCK, why, sizeof why), TERN_ERR_UNSUPPORTED);
+  assert_non_null(strstr(why, "coll_build(allreduce, bruck)"));
+  a.kind = COLL_BROADCAST;
+  a.root = 4;
+  assert_int_equal(coll_check(&a, COLL_ALGO_TREE, why, sizeof why), TERN_ERR_INVALID_ARG);
+}
+
+/* ---- real schedules broken at random ----------------------------------------------------- */
+
+enum { DROP_MESSAGE, PLAIN_RECEIVE, SHIFT_OFFSET, NUM_MUTATIONS };
+static const char *const mutation_names[] = {"a message dropped", "recv_reduce made recv",
+                                             "an offset moved by one"};
+
+/* Breaks step i of s with mutation m; false when that step does not suit the mutation. */
+static bool mutate(coll_sched *s, size_t i, int m) {
+  coll_step *st = &s->steps[i];
+  if (m == DROP_MESSAGE) {
+    if (st->kind > COLL_STEP_RECV_REDUCE) return false;
+    bool last = st->last;
+    memmove(st, st + 1, (s->len - i - 1) * sizeof *st);
+    s->len--;
+    if (last && i > 0 && !s->steps[i - 1].last)
+      s->steps[i - 1].last = 1;
+    else if (last)
+      s->nphases--;
+    return true;
+  }
+  if (m == PLAIN_RECEIVE) {
+    if (st->kind != COLL_STEP_RECV_REDUCE) return false;
+    st->kind = COLL_STEP_RECV;
+    return true;
+  }
+  if (st->count == 0) return false;
+  st->off++;
+  return true;
+}
+
+static void catches_random_breakage(void **state) {
+  (void)state;
+  coll_sched *s = calloc(12, sizeof *s);
+  assert_non_null(s);
+  char why[1024];
+  unsigned seed = 12345;
+  long tried[NUM_MUTATIONS] = {0};
+  for (int kind = 0; kind < COLL_NUM_KINDS; kind++)
+    for (int algo = 1; algo < COLL_NUM_ALGOS; algo++) {
+      if (!coll_algo_supported(kind, algo)) continue;
+      for (int n = 2; n <= 12; n++)
+        for (int ci = 0; ci < 3; ci++)
+          for (int ip = 0; ip <= (kind != COLL_ALLTOALL); ip++)
+            for (int m = 0; m < NUM_MUTATIONS; m++)
+              for (int trial = 0; trial < 4; trial++) {
+                coll_args a = {.kind = kind,
+                               .size = n,
+                               .root = rooted(kind) ? n / 2 : 0,
+                               .count = ci == 0   ? 1
+                                        : ci == 1 ? (size_t)n + 1
+                                                  : 1000,
+                               .inplace = ip};
+                for (int r = 0; r < n; r++) {
+                  coll_args ar = a;
+                  ar.rank = r;
+                  assert_int_equal(coll_build(&s[r], &ar, algo), TERN_OK);
+                }
+                int r = rand_r(&seed) % n;
+                if (s[r].len == 0 || !mutate(&s[r], (size_t)rand_r(&seed) % s[r].len, m)) continue;
+                tried[m]++;
+                if (coll_check_scheds(&a, s, why, sizeof why) == TERN_OK)
+                  fail_msg("%s in rank %d of %s %s n=%d count=%zu inplace=%d went unnoticed",
+                           mutation_names[m], r, coll_kind_name(kind), coll_algo_name(algo), n,
+                           a.count, ip);
+              }
+    }
+  for (int m = 0; m < NUM_MUTATIONS; m++) {
+    printf("%s: %ld broken schedules, all rejected\n", mutation_names[m], tried[m]);
+    assert_true(tried[m] > 500);
+  }
+  for (int r = 0; r < 12; r++)
+    coll_sched_free(&s[r]);
+  free(s);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_schedule_is_correct),
+      cmocka_unit_test(pipelines_take_any_segment),
+      cmocka_unit_test_setup_teardown(hand_built_good_one_passes, setup, teardown),
+      cmocka_unit_test_setup_teardown(catches_double_count, setup, teardown),
+      cmocka_unit_test_setup_teardown(catches_missing_contribution, setup, teardown),
+      cmocka_unit_test_setup_teardown(catches_deadlock, setup, teardown),
+      cmocka_unit_test_setup_teardown(catches_count_mismatch, setup, teardown),
+      cmocka_unit_test_setup_teardown(catches_unmatched_message, setup, teardown),
+      cmocka_unit_test_setup_teardown(catches_race_in_phase, setup, teardown),
+      cmocka_unit_test_setup_teardown(catches_race_through_aliasing, setup, teardown),
+      cmocka_unit_test_setup_teardown(catches_out_of_extent, setup, teardown),
+      cmocka_unit_test_setup_teardown(catches_nonroot_recv_touched, setup, teardown),
+      cmocka_unit_test_setup_teardown(catches_non_bit_identical, setup, teardown),
+      cmocka_unit_test_setup_teardown(catches_writing_send, setup, teardown),
+      cmocka_unit_test_setup_teardown(catches_reading_unwritten, setup, teardown),
+      cmocka_unit_test_setup_teardown(catches_wrong_element, setup, teardown),
+      cmocka_unit_test_setup_teardown(catches_early_barrier_exit, setup, teardown),
+      cmocka_unit_test_setup_teardown(catches_malformed, setup, teardown),
+      cmocka_unit_test(refuses_what_it_cannot_check),
+      cmocka_unit_test(catches_random_breakage),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

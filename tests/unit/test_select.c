@@ -1,0 +1,186 @@
+/* test_select.c: the cost model. coll_sched_cost follows its definition on a schedule built by
+ * hand; the closed forms agree with coll_sched_cost of the schedules coll_build writes (exactly
+ * where blocks divide evenly and n is a power of two, within 25% elsewhere, and for the chain
+ * pipelines by exactly the n-3 phases of their fill); coll_select returns the cheapest
+ * algorithm that has a schedule, the same on every call. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "coll/algo/algo.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* Constants far apart, so each term shows. */
+static const coll_net_model toy = {.alpha = 1e-6, .beta = 1e-9, .gamma = 1e-12, .o = 1e-3};
+
+static void near(double got, double want, double rel) {
+  if (fabs(got - want) > rel * fabs(want))
+    fail_msg("got %.12g, want %.12g (relative error %.3g)", got, want, fabs(got - want) / want);
+}
+
+static void sched_cost_follows_its_definition(void **state) {
+  (void)state;
+  coll_sched s;
+  coll_sched_init(&s);
+  coll_sched_send(&s, 1, COLL_BUF_SEND, 0, 100); /* two messages out, one in */
+  coll_sched_send(&s, 2, COLL_BUF_SEND, 100, 50);
+  coll_sched_recv(&s, 3, COLL_BUF_RECV, 0, 80);
+  coll_sched_end_phase(&s);
+  coll_sched_recv_reduce(&s, 1, COLL_BUF_RECV, 0, COLL_BUF_SEND, 0, 40);
+  coll_sched_copy(&s, COLL_BUF_TMP, 0, COLL_BUF_SEND, 0, 1000); /* copies are free */
+  coll_sched_end_phase(&s);
+  coll_sched_reduce(&s, COLL_BUF_RECV, 0, COLL_BUF_TMP, 0, 30); /* local: no alpha */
+  coll_sched_end_phase(&s);
+  coll_sched_send(&s, 1, COLL_BUF_RECV, 0, 0); /* an empty message still costs alpha */
+  coll_sched_end_phase(&s);
+  double es = 4;
+  double want =
+      (1e-6 + 1e-3 + 1e-9 * 150 * es) + (1e-6 + (1e-9 + 1e-12) * 40 * es) + 1e-12 * 30 * es + 1e-6;
+  near(coll_sched_cost(&s, 4, &toy), want, 1e-12);
+  coll_sched_free(&s);
+}
+
+static double max_rank_cost(coll_sched *s, coll_args a, coll_algo algo, size_t es,
+                            const coll_net_model *m) {
+  double worst = 0;
+  for (int r = 0; r < a.size; r++) {
+    a.rank = r;
+    assert_int_equal(coll_build(s, &a, algo), TERN_OK);
+    worst = CORE_MAX(worst, coll_sched_cost(s, es, m));
+  }
+  return worst;
+}
+
+static void closed_forms_match_schedules(void **state) {
+  (void)state;
+  coll_sched s;
+  coll_sched_init(&s);
+  const coll_net_model *models[] = {&coll_model_shm, &coll_model_tcp};
+  long exact = 0, close = 0, chains = 0;
+  double worst = 1;
+  for (int kind = 0; kind < COLL_NUM_KINDS; kind++)
+    for (int algo = 1; algo < COLL_NUM_ALGOS; algo++) {
+      if (!coll_algo_supported(kind, algo)) continue;
+      bool rooted = kind == COLL_BROADCAST || kind == COLL_REDUCE;
+      bool chain = rooted && algo == COLL_ALGO_RING;
+      for (int n = 2; n <= 64; n += n < 12 ? 1 : 7)
+        for (int ci = 0; ci < 5; ci++)
+          for (int mi = 0; mi < 2; mi++) {
+            const size_t counts[] = {(size_t)n, 3 * (size_t)n + 1, 1000, 65537, 1 << 20};
+            size_t c = counts[ci], es = mi ? 2 : 4;
+            const coll_net_model *m = models[mi];
+            coll_args a = {.kind = kind, .size = n, .count = c, .root = rooted ? n / 3 : 0};
+            double sched = max_rank_cost(&s, a, algo, es, m);
+            double closed = coll_algo_cost(kind, algo, n, c, es, m);
+            if (chain) {
+              size_t seg = coll_pipeline_seg(c, n, 0);
+              double red = kind == COLL_REDUCE, S = (double)(seg * es);
+              /* the n-3 rounds of the fill, and the reduction a middle rank's last phase,
+               * a send, does not do */
+              double fill = CORE_MAX(0, n - 3) * (m->alpha + S * (m->beta + red * m->gamma)) +
+                            (n >= 3) * red * S * m->gamma;
+              if (c % seg == 0) {
+                if (fabs(closed - sched - fill) > 1e-9 * closed) goto wrong;
+                chains++;
+              } else if (closed < sched) {
+                goto wrong;
+              }
+            } else if ((n & (n - 1)) == 0 && c % (size_t)n == 0) {
+              if (fabs(closed - sched) > 1e-9 * closed) goto wrong;
+              exact++;
+            } else {
+              double ratio = closed / sched;
+              worst = fabs(log(ratio)) > fabs(log(worst)) ? ratio : worst;
+              if (ratio < 0.8 || ratio > 1.25) goto wrong;
+              close++;
+            }
+            continue;
+          wrong:
+            fail_msg("%s %s n=%d count=%zu es=%zu: closed form %.6g s, schedule %.6g s",
+                     coll_kind_name(kind), coll_algo_name(algo), n, c, es, closed, sched);
+          }
+    }
+  printf("closed forms: %ld exact, %ld chain fills exact, %ld within a factor %.3f\n", exact,
+         chains, close, worst);
+  assert_true(exact > 100 && chains > 10);
+  coll_sched_free(&s);
+}
+
+static void select_is_the_cheapest(void **state) {
+  (void)state;
+  coll_sched s;
+  coll_sched_init(&s);
+  const coll_net_model *models[] = {&coll_model_shm, &coll_model_tcp};
+  for (int kind = 0; kind < COLL_NUM_KINDS; kind++)
+    for (int n = 1; n <= 64; n += n < 10 ? 1 : 9)
+      for (size_t c = 0; c <= (64u << 20); c = c ? c * 16 : 1)
+        for (int mi = 0; mi < 2; mi++) {
+          coll_algo a = coll_select(kind, n, c, 4, models[mi]);
+          assert_true(coll_algo_supported(kind, a));
+          assert_int_not_equal(a, COLL_ALGO_HIER);
+          assert_int_equal(coll_select(kind, n, c, 4, models[mi]), a);
+          double best = coll_algo_cost(kind, a, n, c, 4, models[mi]);
+          for (int b = 1; b < COLL_NUM_ALGOS; b++)
+            if (b != COLL_ALGO_HIER && coll_algo_supported(kind, b))
+              assert_true(best <= coll_algo_cost(kind, b, n, c, 4, models[mi]));
+          coll_args ar = {.kind = kind, .size = n, .rank = n - 1, .count = c};
+          assert_int_equal(coll_build(&s, &ar, a), TERN_OK);
+        }
+  coll_sched_free(&s);
+}
+
+/* What the constants make of this machine: latency-bound algorithms for small messages,
+ * bandwidth-optimal ones for large, the pipeline for large broadcasts. */
+static void select_follows_the_model(void **state) {
+  (void)state;
+  const coll_net_model *shm = &coll_model_shm, *tcp = &coll_model_tcp;
+  assert_int_equal(coll_select(COLL_ALLREDUCE, 8, 2, 4, shm), COLL_ALGO_RD);
+  assert_int_equal(coll_select(COLL_ALLREDUCE, 8, 16 << 20, 4, shm), COLL_ALGO_RHD);
+  assert_int_equal(coll_select(COLL_ALLREDUCE, 6, 16 << 20, 4, tcp), COLL_ALGO_RING);
+  assert_int_equal(coll_select(COLL_BROADCAST, 16, 16 << 20, 4, shm), COLL_ALGO_RING);
+  assert_int_equal(coll_select(COLL_BROADCAST, 16, 2, 4, shm), COLL_ALGO_TREE);
+  assert_int_equal(coll_select(COLL_ALLTOALL, 64, 1, 4, tcp), COLL_ALGO_BRUCK);
+  assert_true(coll_algo_cost(COLL_BARRIER, coll_select(COLL_BARRIER, 64, 0, 4, shm), 64, 0, 4,
+                             shm) <= 7 * shm->alpha);
+  /* TCP's alpha is 13 times shm's: the crossover to bandwidth algorithms comes later */
+  for (size_t c = 1; c < (64u << 20); c *= 2) {
+    if (coll_select(COLL_ALLREDUCE, 16, c, 4, shm) != COLL_ALGO_RD) {
+      assert_int_equal(coll_select(COLL_ALLREDUCE, 16, c, 4, tcp), COLL_ALGO_RD);
+      break;
+    }
+  }
+  printf("allreduce, f32, the model's choice (shm / tcp):\n");
+  for (int n = 2; n <= 16; n *= 2) {
+    printf("  n=%-2d", n);
+    for (size_t b = 8; b <= (64u << 20); b *= 8)
+      printf(" %s/%s", coll_algo_name(coll_select(COLL_ALLREDUCE, n, b / 4, 4, shm)),
+             coll_algo_name(coll_select(COLL_ALLREDUCE, n, b / 4, 4, tcp)));
+    printf("   (8 B to 32 MiB, x8)\n");
+  }
+}
+
+static void cost_edges(void **state) {
+  (void)state;
+  assert_true(coll_algo_cost(COLL_ALLREDUCE, COLL_ALGO_BRUCK, 4, 10, 4, &toy) == HUGE_VAL);
+  assert_true(coll_algo_cost(COLL_ALLREDUCE, COLL_ALGO_HIER, 4, 10, 4, &toy) == HUGE_VAL);
+  assert_true(coll_algo_cost(COLL_ALLREDUCE, COLL_ALGO_RING, 0, 10, 4, &toy) == HUGE_VAL);
+  assert_true(coll_algo_cost(COLL_ALLREDUCE, COLL_ALGO_RING, 1, 10, 4, &toy) == 0);
+  assert_true(coll_algo_cost(COLL_ALLGATHER, COLL_ALGO_RHD, 9, 0, 4, &toy) == 0);
+  assert_true(coll_algo_cost(COLL_BARRIER, COLL_ALGO_TREE, 9, 0, 4, &toy) > 0);
+  assert_true(coll_model_tcp.alpha > coll_model_shm.alpha);
+  assert_true(coll_model_tcp.beta > coll_model_shm.beta);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(sched_cost_follows_its_definition),
+      cmocka_unit_test(closed_forms_match_schedules),
+      cmocka_unit_test(select_is_the_cheapest),
+      cmocka_unit_test(select_follows_the_model),
+      cmocka_unit_test(cost_edges),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
