@@ -92,9 +92,13 @@ static void local_step(const tern_request *r, const coll_step *s, char *const bu
 static void trace_step(const tern_request *r, const coll_step *s, int phase) {
   static const char *kinds[] = {"send", "recv", "recv+reduce", "copy", "reduce"};
   static const char *bufs[] = {"send", "recv", "tmp"};
-  CORE_TRACE("%s #%u phase %d: %s peer %d %s[%zu+%zu] src %s[%zu]", coll_kind_name(r->args.kind),
-             r->seq, phase, kinds[s->kind], s->peer, bufs[s->buf], s->off, s->count,
-             bufs[s->src_buf], s->src_off);
+  char src[48] = "";
+  if (s->kind != COLL_STEP_SEND && s->kind != COLL_STEP_RECV)
+    snprintf(src, sizeof src, " with %s[%zu]", bufs[s->src_buf], s->src_off);
+  char peer[24] = "";
+  if (s->kind <= COLL_STEP_RECV_REDUCE) snprintf(peer, sizeof peer, " peer %d", s->peer);
+  CORE_TRACE("%s #%u phase %d: %s%s %s[%zu+%zu]%s", coll_kind_name(r->args.kind), r->seq, phase,
+             kinds[s->kind], peer, bufs[s->buf], s->off, s->count, src);
 }
 
 static tern_status run_phases(tern_comm *c, tern_request *r, char *const bufs[]) {

@@ -35,10 +35,13 @@ typedef struct rank_thread {
 
 static store_server *server;
 static char store_addr[128];
+static const uint8_t test_run[16] = {9};
 
+/* The store, keyed when the configuration has a key (TERN_KEY), like `tern run` does. */
 static void start_store(int size) {
-  uint8_t run[16] = {9};
-  assert_int_equal(store_server_start(&server, "127.0.0.1", 0, size, run, NULL, NULL), TERN_OK);
+  const core_config *cfg = core_config_get();
+  assert_int_equal(store_server_start(&server, "127.0.0.1", 0, size, test_run,
+                                      cfg->have_key ? cfg->key : NULL, NULL), TERN_OK);
   snprintf(store_addr, sizeof store_addr, "%s", store_server_addr(server));
 }
 
@@ -196,7 +199,9 @@ static void timeout_names_the_peer(void **state) {
 /* Reads rank 0's published port from the store, as a stranger on the network would find it. */
 static int rank0_port(void) {
   store_client *c;
-  assert_int_equal(store_connect(&c, store_addr, -1, 0, NULL, core_deadline_after(10), NULL), TERN_OK);
+  const core_config *cfg = core_config_get();
+  assert_int_equal(store_connect(&c, store_addr, -1, 0, cfg->have_key ? cfg->key : NULL,
+                                 core_deadline_after(10), NULL), TERN_OK);
   void *val;
   size_t len;
   assert_int_equal(store_get(c, "c1/rank/0", &val, &len, core_deadline_after(10), NULL), TERN_OK);
@@ -240,6 +245,46 @@ static void strangers_at_start_up(void **state) {
   }
 }
 
+/* With TERN_KEY, a rank without the key is refused by the store, and strangers that know the
+ * run id but not the key are refused at a rank's port, while the job carries on. */
+static void key_refuses_the_keyless(void **state) {
+  (void)state;
+  setenv("TERN_KEY", "the right key", 1);
+  set_env("tcp", "20");
+  start_store(2);
+  uint8_t wrong_key[32];
+  memset(wrong_key, 0x42, sizeof wrong_key);
+  rank_thread rts[2] = {{.rank = 0, .size = 2, .store = store_addr},
+                        {.rank = 1, .size = 2, .store = store_addr, .delay_ms = 800}};
+  pthread_create(&rts[0].t, NULL, rank_main, &rts[0]);
+  pthread_create(&rts[1].t, NULL, rank_main, &rts[1]);
+  int port = rank0_port();
+  for (int k = 0; k < 2; k++) {
+    int fd;
+    assert_int_equal(net_connect("127.0.0.1", port, core_deadline_after(5), &fd, NULL), TERN_OK);
+    net_hello h = {.role = NET_ROLE_RANK, .rank = 1, .size = 2, .stream = 0, .nstreams = 4};
+    memcpy(h.run_id, test_run, 16);
+    net_hello theirs;
+    core_err err = {0};
+    tern_status rc = net_handshake_run(fd, &h, &theirs, k ? wrong_key : NULL,
+                                       core_deadline_after(5), &err);
+    if (rc != TERN_ERR_AUTH) fail_msg("a stranger %s got %d: %s", k ? "with a wrong key" : "without a key", rc, err.msg);
+    close(fd);
+  }
+  pthread_join(rts[0].t, NULL);
+  pthread_join(rts[1].t, NULL);
+  check_sums(rts, 2);
+  destroy_all(rts, 2);
+  /* a rank whose configuration has no key cannot even join */
+  unsetenv("TERN_KEY");
+  core_config_reload();
+  tern_comm *c = NULL;
+  assert_int_equal(tern_comm_init(&c, 1, 2, store_addr), TERN_ERR_AUTH);
+  assert_null(c);
+  assert_non_null(strstr(tern_comm_last_error(NULL), "key"));
+  stop_store();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(allreduce_each_transport),
@@ -247,6 +292,7 @@ int main(void) {
       cmocka_unit_test(abort_wakes_the_waiter),
       cmocka_unit_test(timeout_names_the_peer),
       cmocka_unit_test(strangers_at_start_up),
+      cmocka_unit_test(key_refuses_the_keyless),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
