@@ -58,6 +58,14 @@ tern_status coll_engine_run_blocking(tern_comm *c, const tern_request *proto);
 /* Takes a free request slot, copies *proto into it, queues it and wakes the progress thread. */
 tern_status coll_engine_submit(tern_comm *c, const tern_request *proto, tern_request **out);
 
+/* The selector's last answer for a kind of collective, remembered per communicator: calls in a
+ * training loop repeat the same (count, dtype), and the answer depends on nothing else. */
+typedef struct coll_choice {
+  size_t count, elem_size;
+  coll_algo algo; /* COLL_ALGO_AUTO: nothing remembered yet */
+} coll_choice;
+coll_choice *coll_engine_choice(tern_comm *c, coll_kind kind);
+
 /* The scratch buffer (TMP) for the running collective: at least bytes, kept between calls. */
 tern_status coll_engine_tmp(tern_comm *c, size_t bytes, char **out);
 

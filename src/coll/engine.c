@@ -36,7 +36,12 @@ struct coll_engine {
   bool stop;
   char *tmp;
   size_t tmp_cap;
+  coll_choice choices[COLL_NUM_KINDS];
 };
+
+coll_choice *coll_engine_choice(tern_comm *c, coll_kind kind) {
+  return &c->engine->choices[kind];
+}
 
 tern_status coll_engine_tmp(tern_comm *c, size_t bytes, char **out) {
   coll_engine *e = c->engine;

@@ -16,9 +16,14 @@
 #include <string.h>
 
 static const coll_net_model *model_of(const tern_comm *c) {
-  for (int r = 0; r < c->size; r++)
-    if (c->peers[r].link == COMM_LINK_TCP) return &coll_model_tcp;
-  return &coll_model_shm;
+  return c->any_tcp ? &coll_model_tcp : &coll_model_shm;
+}
+
+static coll_algo select_algo(tern_comm *c, const coll_args *a, size_t esize) {
+  coll_choice *memo = coll_engine_choice(c, a->kind);
+  if (memo->algo == COLL_ALGO_AUTO || memo->count != a->count || memo->elem_size != esize)
+    *memo = (coll_choice){a->count, esize, coll_select(a->kind, c->size, a->count, esize, model_of(c))};
+  return memo->algo;
 }
 
 static const char *transport_of(const tern_comm *c) {
@@ -39,7 +44,7 @@ static tern_status build(tern_comm *c, tern_request *r) {
                  coll_kind_name(r->args.kind));
   }
   if (rc == TERN_ERR_UNSUPPORTED) {
-    algo = coll_select(r->args.kind, c->size, r->args.count, esize, model_of(c));
+    algo = select_algo(c, &r->args, esize);
     rc = coll_build(&r->sched, &r->args, algo);
   }
   if (rc != TERN_OK)

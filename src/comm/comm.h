@@ -58,6 +58,7 @@ struct tern_comm {
   _Atomic bool aborted;
   tern_status broken; /* the first failure that left the channels in an unknown state */
   bool oversubscribed; /* more ranks on this host than CPUs we may run on */
+  bool any_tcp;        /* some peer is reached over TCP */
   uint64_t alive_checked_ns; /* when comm_check_alive last looked */
 
   coll_engine *engine;

@@ -186,6 +186,7 @@ tern_status comm_open(tern_comm *c, int rank, int size, const char *store_addr, 
 
   int nshm = 0;
   for (int r = 0; r < size; r++) nshm += c->peers[r].link == COMM_LINK_SHM;
+  c->any_tcp = nshm < size - 1;
   CORE_INFO("rank %d of %d up: %d peers on shared memory, %d over TCP (%d streams each)%s%s",
             rank, size, nshm, size - 1 - nshm, c->nstreams,
             c->oversubscribed ? ", host oversubscribed: waits yield at once" : "",

@@ -27,6 +27,7 @@
 #define YIELD_NS 50000ull
 #define CHECK_NS 2000000ull
 #define SLICE_MS 20
+#define FIRST_SLICE_MS 1 /* the first sleep is short: see net/shm.c on the doorbell's one race */
 #define MAX_POLL 256
 #define ALIVE_CHECK_NS 10000000ull
 #define CAUSE_WAIT_MS 200 /* how long a lost connection waits for the store to name the cause */
@@ -138,7 +139,9 @@ tern_status comm_idle(tern_comm *c, comm_idle_state *st, const net_xfer *waiting
   uint64_t idle = now - st->idle_since_ns;
   uint64_t spin_ns = c->oversubscribed ? 0 : SPIN_NS;
   if (idle < spin_ns) {
-    for (int i = 0; i < 32; i++) cpu_relax();
+    /* one pause per look: on Skylake and later a pause lasts ~140 cycles, and every one of them
+     * is added to the latency of the message being waited for */
+    cpu_relax();
   } else if (idle < YIELD_NS) {
     sched_yield();
   } else {
@@ -151,7 +154,9 @@ tern_status comm_idle(tern_comm *c, comm_idle_state *st, const net_xfer *waiting
       return comm_break(c, TERN_ERR_TIMEOUT);
     }
     uint64_t left_ms = (timeout_ns - idle) / 1000000 + 1;
-    sleep_slice(c, (int)CORE_MIN((uint64_t)SLICE_MS, left_ms));
+    /* slices grow from FIRST_SLICE_MS to SLICE_MS as the wait goes on */
+    uint64_t slice = CORE_MIN((uint64_t)SLICE_MS, FIRST_SLICE_MS + (idle - YIELD_NS) / 5000000);
+    sleep_slice(c, (int)CORE_MIN(slice, left_ms));
     st->last_check_ns = 0; /* check after every sleep */
   }
   now = core_now_ns();

@@ -138,6 +138,7 @@ typedef struct net_shm_chan {
   net_queue sendq, recvq;
   uint64_t send_done, recv_done; /* bytes done of the transfer at the head of each queue */
   uint64_t out_next;   /* slots we have published into out */
+  uint64_t out_head;   /* the reader's head as we last read it */
   uint64_t in_next;    /* slots we have consumed from in */
   uint64_t cma_slot;   /* the slot holding the head send's descriptor, + 1 (0: none) */
   char *bounce;        /* for reducing CMA receives, allocated on first use */
