@@ -9,6 +9,7 @@ static const struct {
   int (*run)(int, char **);
   const char *summary;
 } simulators[] = {
+    {"coll", cmd_sim_coll, "COLL ...: tern's schedules on a simulated cluster (SimGrid)"},
     {NULL, NULL, NULL}, /* the simulators register here as they land */
 };
 

@@ -1,0 +1,141 @@
+/* coll.h: `tern sim coll`, tern's own schedules on a simulated platform (SimGrid).
+ *
+ * The simulator runs the schedules coll_build writes, one per rank, exactly as the executor
+ * (coll/exec.c) runs them: phase by phase, each phase posting all its sends and receives at
+ * once, doing its local work while they travel, and waiting for all of them. Each rank is a
+ * SimGrid actor; a message is a SimGrid communication on a per-(sender, receiver) mailbox, so
+ * messages between two ranks match in order, as the schedule format requires. The network is
+ * SimGrid's flow-level model (CM02: max-min sharing, latency and bandwidth as given).
+ *
+ * A platform is hosts x ranks per host (rank r on host r / ranks_per_host). Each host has a NIC
+ * (its private links up and down, bandwidth and latency) into a topology: a flat switch, a fat
+ * tree or a dragonfly (SimGrid's own cluster topologies), or the regions of a geo fixture (hosts
+ * split into regions in order, a link per pair of regions). Ranks of one host talk over the
+ * host's loopback at shared-memory speed. Each host has cores that its ranks' local work
+ * shares: per message (msg_cpu, LogP's o), per byte sent or received (byte_cpu: a TCP stack's
+ * copies), per byte reduced (reduce_cpu) and copied (copy_cpu).
+ *
+ * SimGrid has one engine per process, which cannot be started twice and aborts on what it
+ * cannot model; so sim_coll_run runs the whole simulation in a child process and reads the
+ * results back through a pipe, with a deadline. The jobs of one call run one after another on
+ * one platform, a barrier of no simulated time between them.
+ *
+ * Files: coll_platform.c (checks a platform, writes it as SimGrid XML), coll_geo.c (the geo
+ * fixtures), coll_plan.c (a schedule compressed to what the simulation needs), coll_actor.c (the
+ * actors, in the child), coll_run.c (sim_coll_run: the child, the pipe, the deadline).
+ */
+#ifndef TERN_SIM_COLL_H
+#define TERN_SIM_COLL_H
+
+#include "coll/sched.h"
+#include "core/core.h"
+
+#include <stdio.h>
+
+typedef enum sim_topo {
+  SIM_TOPO_FLAT,      /* every NIC on one switch */
+  SIM_TOPO_FAT_TREE,  /* SimGrid's FAT_TREE cluster; topo_params as SimGrid's */
+  SIM_TOPO_DRAGONFLY, /* SimGrid's DRAGONFLY cluster; topo_params as SimGrid's */
+  SIM_TOPO_GEO        /* hosts in the regions of geo_file, in order */
+} sim_topo;
+
+typedef struct sim_platform {
+  sim_topo topo;
+  int hosts, ranks_per_host, cores;               /* cores: per host */
+  double nic_bw, nic_lat;                         /* bytes/s each way, seconds */
+  double shm_bw, shm_lat;                         /* between ranks of one host */
+  double msg_cpu, byte_cpu, reduce_cpu, copy_cpu; /* seconds per message / per byte */
+  double tcp_window;     /* bytes: caps a flow at window / RTT (SimGrid's TCP gamma); 0: no cap */
+  char topo_params[128]; /* fat tree: "levels;down;up;count", dragonfly: "g,l;c,l;r,l;n" */
+  char geo_file[1024];   /* SIM_TOPO_GEO: a fixture such as aws-10-regions.json */
+  int regions;           /* SIM_TOPO_GEO: how many of its regions (0: all) */
+} sim_platform;
+
+/* A cluster of hosts x rph: 25 GB/s, 2 us NICs (one 200 Gb/s Slingshot port, as on Frontier,
+ * the machine of PCCL's study), shared memory at this machine's measured 12.45 GB/s and 0.34 us
+ * (coll_model_shm), 1 us of CPU per message, reductions at 8.10 GB/s (coll_model_shm's gamma),
+ * flat topology. */
+void sim_platform_cluster(sim_platform *p, int hosts, int rph);
+/* Gives a fat tree or dragonfly without topo_params SimGrid's parameters for one of its hosts:
+ * a two-level fat tree of full bisection, or dragonfly groups of 32 hosts. */
+void sim_platform_fill_topo(sim_platform *p);
+/* The platform's ranks: hosts x ranks_per_host. */
+int sim_platform_ranks(const sim_platform *p);
+/* TERN_OK, or TERN_ERR_INVALID_ARG with what is wrong in err. */
+tern_status sim_platform_check(const sim_platform *p, core_err *err);
+/* Writes p as a SimGrid platform file (hosts named h0, h1, ... in rank order of hosts). */
+tern_status sim_platform_write_xml(const sim_platform *p, FILE *out, core_err *err);
+
+/* ---- the geo fixtures (coll_geo.c) -------------------------------------------------------- */
+
+#define SIM_GEO_MAX_REGIONS 64
+
+typedef struct sim_geo {
+  int nregions;
+  char names[SIM_GEO_MAX_REGIONS][32];
+  double lat[SIM_GEO_MAX_REGIONS][SIM_GEO_MAX_REGIONS]; /* seconds, one way */
+  double bw[SIM_GEO_MAX_REGIONS][SIM_GEO_MAX_REGIONS];  /* bytes/s of one flow */
+} sim_geo;
+
+/* Reads a fixture {"regions": [names], "links": [{"a", "b", "latency_ms", "bandwidth_gbps"}]};
+ * every pair of regions must have a link. Errors name the file, and the line and column or the
+ * link at fault. */
+tern_status sim_geo_load(const char *path, sim_geo *g, core_err *err);
+
+/* ---- plans: a schedule as the simulation runs it (coll_plan.c) ---------------------------- */
+
+typedef struct sim_msg {
+  int32_t peer;
+  uint8_t send; /* 1: send, 0: receive */
+  uint64_t bytes;
+} sim_msg;
+
+typedef struct sim_phase {
+  uint32_t first, nmsgs; /* msgs[first, first + nmsgs) */
+  uint32_t repeat;       /* the phase runs this many times in a row (identical phases merged) */
+  double cpu;            /* seconds of local work: messages, bytes, reductions, copies */
+} sim_phase;
+
+typedef struct sim_plan {
+  sim_msg *msgs;
+  sim_phase *phases;
+  size_t nmsgs, nphases, msgs_cap, phases_cap;
+} sim_plan;
+
+void sim_plan_init(sim_plan *pl);
+void sim_plan_free(sim_plan *pl);
+/* The phases of s for a rank of platform p moving elements of elem_size bytes; consecutive
+ * identical phases become one with a repeat count, so a ring of 4096 ranks takes a few phases,
+ * not 8190. TERN_ERR_NOMEM on failure. */
+tern_status sim_plan_build(sim_plan *pl, const coll_sched *s, size_t elem_size,
+                           const sim_platform *p);
+
+/* ---- running (coll_run.c, coll_actor.c) ---------------------------------------------------- */
+
+typedef struct sim_coll_job {
+  coll_kind kind;
+  coll_algo algo; /* never AUTO */
+  size_t count;   /* as coll_args.count */
+  size_t elem_size;
+  int root;
+  bool inplace;
+  /* results */
+  tern_status status; /* coll_build's for one of the ranks, or TERN_OK */
+  double time;        /* simulated seconds from the start to the last rank's end */
+  uint64_t messages;  /* messages sent by all ranks */
+} sim_coll_job;
+
+/* Runs jobs[0, njobs) one after another on platform p and fills in their results. Fails with
+ * TERN_ERR_TIMEOUT when the simulation takes more than deadline_s seconds of wall time, and with
+ * the simulator's own message when it dies. A job whose schedule cannot be built (an algorithm
+ * without that collective) gets that status and does not stop the others. */
+tern_status sim_coll_run(const sim_platform *p, sim_coll_job *jobs, size_t njobs, double deadline_s,
+                         core_err *err);
+
+/* Runs the simulation in this process, which must not have started SimGrid before (coll_run.c
+ * calls it in a fresh child): the platform from xml_path (written from p), the jobs' results
+ * filled in. */
+tern_status sim_coll_simulate(const sim_platform *p, sim_coll_job *jobs, size_t njobs,
+                              const char *xml_path, core_err *err);
+
+#endif /* TERN_SIM_COLL_H */

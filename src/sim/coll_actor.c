@@ -1,0 +1,189 @@
+/* coll_actor.c: the simulation itself, run in a fresh process (coll_run.c forks it).
+ *
+ * One SimGrid actor per rank, on its host (rank r on host r / ranks_per_host). For each job, each
+ * actor builds its own rank's schedule with coll_build, turns it into a plan (coll_plan.c) and
+ * frees the schedule, so that only the compressed plans of all ranks are alive at once. A
+ * barrier (no simulated time) lines the ranks up; then each plays its plan as the executor
+ * does (coll/exec.c): per phase, every send and receive posted at once, the local work done
+ * while they travel (sg_actor_execute on the host's cores, which the host's ranks share), then a
+ * wait for all of them. The job's time is from the barrier to the last rank's end. A job whose
+ * schedule some rank cannot build is skipped by all ranks alike, after the barrier, so that no
+ * rank waits for messages that will never come.
+ *
+ * Messages travel on one mailbox per (sender, receiver): SimGrid matches a mailbox's puts and
+ * gets in order, which is the schedule format's rule for two ranks' messages.
+ */
+#include "sim/coll.h"
+
+#include <simgrid/actor.h>
+#include <simgrid/barrier.h>
+#include <simgrid/comm.h>
+#include <simgrid/engine.h>
+#include <simgrid/host.h>
+#include <simgrid/mailbox.h>
+
+#include <limits.h>
+#include <stdlib.h>
+
+typedef struct sim_run {
+  const sim_platform *p;
+  sim_coll_job *jobs;
+  size_t njobs, done; /* done: jobs every rank has finished */
+  int nranks;
+  double start, *end; /* the current job's start, and each rank's end */
+  sg_bar_t bar;
+} sim_run;
+
+typedef struct sim_rank {
+  sim_run *run;
+  int rank;
+  coll_sched sched;
+  sim_plan plan;
+  sg_mailbox_t *boxes; /* the mailbox of each message of the plan */
+  sg_comm_t *comms;    /* one phase's communications */
+  size_t boxes_cap, comms_cap;
+  void *got; /* where receives put the (unused) payload */
+} sim_rank;
+
+static sg_mailbox_t mailbox(int from, int to) {
+  char name[32];
+  snprintf(name, sizeof name, "%d>%d", from, to);
+  return sg_mailbox_by_name(name);
+}
+
+/* Sizes boxes and comms for the plan and looks the mailboxes up. */
+static tern_status resolve(sim_rank *me) {
+  const sim_plan *pl = &me->plan;
+  size_t most = 0;
+  for (size_t i = 0; i < pl->nphases; i++)
+    most = CORE_MAX(most, (size_t)pl->phases[i].nmsgs);
+  if (pl->nmsgs > me->boxes_cap) {
+    sg_mailbox_t *b = realloc(me->boxes, pl->nmsgs * sizeof *b);
+    if (b == NULL) return TERN_ERR_NOMEM;
+    me->boxes = b, me->boxes_cap = pl->nmsgs;
+  }
+  if (most > me->comms_cap) {
+    sg_comm_t *c = realloc(me->comms, most * sizeof *c);
+    if (c == NULL) return TERN_ERR_NOMEM;
+    me->comms = c, me->comms_cap = most;
+  }
+  for (size_t i = 0; i < pl->nmsgs; i++) {
+    const sim_msg *m = &pl->msgs[i];
+    if (m->bytes > LONG_MAX) return TERN_ERR_INVALID_ARG;
+    me->boxes[i] = m->send ? mailbox(me->rank, m->peer) : mailbox(m->peer, me->rank);
+  }
+  return TERN_OK;
+}
+
+/* Plays the plan; returns the messages this rank sent. */
+static uint64_t play(sim_rank *me) {
+  const sim_plan *pl = &me->plan;
+  uint64_t sent = 0;
+  for (size_t i = 0; i < pl->nphases; i++) {
+    const sim_phase *ph = &pl->phases[i];
+    for (uint32_t rep = 0; rep < ph->repeat; rep++) {
+      for (uint32_t k = 0; k < ph->nmsgs; k++) {
+        const sim_msg *m = &pl->msgs[ph->first + k];
+        sg_mailbox_t box = me->boxes[ph->first + k];
+        me->comms[k] = m->send ? sg_mailbox_put_async(box, me->run, (long)m->bytes)
+                               : sg_mailbox_get_async(box, &me->got);
+        sent += m->send;
+      }
+      if (ph->cpu > 0) sg_actor_execute(ph->cpu * 1e9); /* hosts run 1 Gflop/s */
+      if (ph->nmsgs) sg_comm_wait_all(me->comms, ph->nmsgs);
+    }
+  }
+  return sent;
+}
+
+static void run_job(sim_rank *me, sim_coll_job *job) {
+  sim_run *run = me->run;
+  coll_args a = {.kind = job->kind,
+                 .rank = me->rank,
+                 .size = run->nranks,
+                 .root = job->root,
+                 .count = job->count,
+                 .inplace = job->inplace};
+  tern_status rc = coll_build(&me->sched, &a, job->algo);
+  if (rc == TERN_OK) rc = sim_plan_build(&me->plan, &me->sched, job->elem_size, run->p);
+  if (rc == TERN_OK) rc = resolve(me);
+  coll_sched_free(&me->sched);
+  if (rc != TERN_OK && job->status == TERN_OK) job->status = rc;
+  sg_barrier_wait(run->bar);
+  if (job->status != TERN_OK) return; /* every rank sees the same status here */
+  if (me->rank == 0) run->start = simgrid_get_clock();
+  job->messages += play(me);
+  run->end[me->rank] = simgrid_get_clock();
+  sg_barrier_wait(run->bar);
+  if (me->rank != 0) return;
+  double last = run->start;
+  for (int r = 0; r < run->nranks; r++)
+    last = CORE_MAX(last, run->end[r]);
+  job->time = last - run->start;
+}
+
+static void rank_main(int argc, char **argv) {
+  (void)argc, (void)argv;
+  sim_rank *me = sg_actor_self_get_data();
+  for (size_t j = 0; j < me->run->njobs; j++) {
+    run_job(me, &me->run->jobs[j]);
+    if (me->rank == 0) me->run->done = j + 1;
+  }
+  sim_plan_free(&me->plan);
+}
+
+/* SimGrid's options: the CM02 model takes latencies and bandwidths as given (LV08, the default,
+ * scales them by factors fitted to other networks); the TCP window cap only where asked. Under
+ * sanitizers, actors run on threads: the sanitizers cannot follow SimGrid's own stack
+ * switching. */
+static void engine_init(const sim_platform *p) {
+  static char model[] = "--cfg=network/model:CM02", stack[] = "--cfg=contexts/stack-size:256",
+              log[] = "--log=root.thres:warning", name[] = "tern-sim";
+  char gamma[64];
+  snprintf(gamma, sizeof gamma, "--cfg=network/TCP-gamma:%.17g",
+           p->tcp_window > 0 ? p->tcp_window : 1e30);
+#ifdef TERN_SANITIZED
+  static char factory[] = "--cfg=contexts/factory:thread";
+  char *argv[] = {name, model, stack, log, gamma, factory, NULL};
+#else
+  char *argv[] = {name, model, stack, log, gamma, NULL};
+#endif
+  int argc = (int)CORE_ARRAY_LEN(argv) - 1;
+  simgrid_init(&argc, argv);
+}
+
+tern_status sim_coll_simulate(const sim_platform *p, sim_coll_job *jobs, size_t njobs,
+                              const char *xml_path, core_err *err) {
+  int n = sim_platform_ranks(p);
+  sim_run run = {.p = p, .jobs = jobs, .njobs = njobs, .nranks = n};
+  sim_rank *ranks = calloc((size_t)n, sizeof *ranks);
+  run.end = calloc((size_t)n, sizeof *run.end);
+  tern_status rc = TERN_OK;
+  if (ranks == NULL || run.end == NULL) {
+    rc = core_err_set(err, TERN_ERR_NOMEM, "no memory for %d simulated ranks", n);
+    goto fail;
+  }
+  engine_init(p);
+  simgrid_load_platform(xml_path);
+  run.bar = sg_barrier_init((unsigned)n);
+  for (int r = 0; r < n; r++) {
+    char host[32], name[32];
+    snprintf(host, sizeof host, "h%d", r / p->ranks_per_host);
+    snprintf(name, sizeof name, "rank%d", r);
+    ranks[r] = (sim_rank){.run = &run, .rank = r};
+    sg_actor_t actor = sg_actor_init(name, sg_host_by_name(host));
+    sg_actor_set_data(actor, &ranks[r]);
+    sg_actor_start(actor, rank_main, 0, NULL);
+  }
+  simgrid_run();
+  sg_barrier_destroy(run.bar);
+  if (run.done != njobs)
+    rc = core_err_set(err, TERN_ERR_PROTOCOL, "the simulation stopped after %zu of %zu jobs",
+                      run.done, njobs);
+  for (int r = 0; r < n; r++)
+    free(ranks[r].boxes), free(ranks[r].comms);
+fail:
+  free(ranks);
+  free(run.end);
+  return rc;
+}
