@@ -39,13 +39,20 @@ typedef enum sim_topo {
   SIM_TOPO_GEO        /* hosts in the regions of geo_file, in order */
 } sim_topo;
 
+#define SIM_COST_POINTS 24
+
 typedef struct sim_platform {
   sim_topo topo;
   int hosts, ranks_per_host, cores;               /* cores: per host */
   double nic_bw, nic_lat;                         /* bytes/s each way, seconds */
   double shm_bw, shm_lat;                         /* between ranks of one host */
   double msg_cpu, byte_cpu, reduce_cpu, copy_cpu; /* seconds per message / per byte */
-  double tcp_window;     /* bytes: caps a flow at window / RTT (SimGrid's TCP gamma); 0: no cap */
+  double tcp_window; /* bytes: caps a flow at window / RTT (SimGrid's TCP gamma); 0: no cap */
+  /* A measured CPU cost of one message on each end by its size, piecewise linear in the bytes
+   * (extended along its last segment); when given, it replaces msg_cpu + byte_cpu x bytes. How
+   * the loopback validation stands for a TCP stack whose copies run on the ranks' cores. */
+  int ncost;
+  double cost_bytes[SIM_COST_POINTS], cost_s[SIM_COST_POINTS]; /* bytes ascending */
   char topo_params[128]; /* fat tree: "levels;down;up;count", dragonfly: "g,l;c,l;r,l;n" */
   char geo_file[1024];   /* SIM_TOPO_GEO: a fixture such as aws-10-regions.json */
   int regions;           /* SIM_TOPO_GEO: how many of its regions (0: all) */
@@ -65,6 +72,9 @@ int sim_platform_ranks(const sim_platform *p);
 tern_status sim_platform_check(const sim_platform *p, core_err *err);
 /* Writes p as a SimGrid platform file (hosts named h0, h1, ... in rank order of hosts). */
 tern_status sim_platform_write_xml(const sim_platform *p, FILE *out, core_err *err);
+
+/* The CPU seconds one message of bytes costs on each end (see ncost). */
+double sim_platform_msg_cost(const sim_platform *p, double bytes);
 
 /* ---- the geo fixtures (coll_geo.c) -------------------------------------------------------- */
 

@@ -2,8 +2,8 @@
  *
  * The simulator needs, per phase, the messages (peer, direction, bytes) and the seconds of local
  * work the executor does meanwhile; offsets and buffers do not change the time. So a phase
- * becomes a run of sim_msg and one CPU figure: msg_cpu per message, byte_cpu per byte sent or
- * received, reduce_cpu per byte reduced (RECV_REDUCE and REDUCE), copy_cpu per byte copied.
+ * becomes a run of sim_msg and one CPU figure: each message's cost (sim_platform_msg_cost),
+ * reduce_cpu per byte reduced (RECV_REDUCE and REDUCE), copy_cpu per byte copied.
  * A phase equal to the one before (same messages, same work) only bumps that one's repeat
  * count: a ring's 2(n-1) phases differ only in which block they carry, so at 4096 ranks a rank's
  * plan is a few phases instead of 8190, and all ranks' plans fit in memory together.
@@ -51,9 +51,9 @@ static double step_cpu(const coll_step *st, double bytes, const sim_platform *p)
   switch (st->kind) {
   case COLL_STEP_SEND:
   case COLL_STEP_RECV:
-    return p->msg_cpu + p->byte_cpu * bytes;
+    return sim_platform_msg_cost(p, bytes);
   case COLL_STEP_RECV_REDUCE:
-    return p->msg_cpu + (p->byte_cpu + p->reduce_cpu) * bytes;
+    return sim_platform_msg_cost(p, bytes) + p->reduce_cpu * bytes;
   case COLL_STEP_REDUCE:
     return p->reduce_cpu * bytes;
   default:

@@ -150,6 +150,31 @@ static tern_status route_links(const sim_platform *p, int *links, core_err *err)
   return core_err_set(err, TERN_ERR_INVALID_ARG, "unknown topology %d", (int)p->topo);
 }
 
+double sim_platform_msg_cost(const sim_platform *p, double bytes) {
+  if (p->ncost == 0) return p->msg_cpu + p->byte_cpu * bytes;
+  if (p->ncost == 1) return p->cost_s[0];
+  int i = 1;
+  while (i < p->ncost - 1 && bytes > p->cost_bytes[i])
+    i++;
+  double x0 = p->cost_bytes[i - 1], x1 = p->cost_bytes[i], y0 = p->cost_s[i - 1], y1 = p->cost_s[i];
+  double y = y0 + (y1 - y0) * (bytes - x0) / (x1 - x0);
+  return y > 0 ? y : 0;
+}
+
+static tern_status check_costs(const sim_platform *p, core_err *err) {
+  if (p->ncost < 0 || p->ncost > SIM_COST_POINTS)
+    return core_err_set(err, TERN_ERR_INVALID_ARG, "%d message costs (at most %d)", p->ncost,
+                        SIM_COST_POINTS);
+  for (int i = 0; i < p->ncost; i++)
+    if (!nonneg(p->cost_bytes[i]) || !nonneg(p->cost_s[i]) ||
+        (i > 0 && p->cost_bytes[i] <= p->cost_bytes[i - 1]))
+      return core_err_set(err, TERN_ERR_INVALID_ARG,
+                          "message cost %d (%g B, %g s): sizes must "
+                          "ascend and costs be >= 0",
+                          i, p->cost_bytes[i], p->cost_s[i]);
+  return TERN_OK;
+}
+
 tern_status sim_platform_check(const sim_platform *p, core_err *err) {
   if (p->hosts < 1 || p->ranks_per_host < 1 || p->hosts > MAX_RANKS / p->ranks_per_host)
     return core_err_set(err, TERN_ERR_INVALID_ARG,
@@ -168,7 +193,8 @@ tern_status sim_platform_check(const sim_platform *p, core_err *err) {
   if (p->topo == SIM_TOPO_GEO && p->geo_file[0] == '\0')
     return core_err_set(err, TERN_ERR_INVALID_ARG, "a geo platform needs a fixture file");
   int links;
-  return route_links(p, &links, err);
+  tern_status rc = check_costs(p, err);
+  return rc != TERN_OK ? rc : route_links(p, &links, err);
 }
 
 /* ---- XML ---------------------------------------------------------------------------------- */

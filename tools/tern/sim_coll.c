@@ -8,6 +8,7 @@
  * or with --csv writes one comma-separated line per run for the sweeps in bench/scale/.
  */
 #include "cmd.h"
+#include "sim_coll.h"
 
 #include "sim/coll.h"
 
@@ -71,6 +72,28 @@ static bool parse_algo(const char *s, int *i) {
   bool ok = coll_algo_parse(s, &a) && a != COLL_ALGO_AUTO;
   *i = (int)a;
   return ok;
+}
+
+bool sim_cli_kinds(const char *s, bool flags[COLL_NUM_KINDS]) {
+  return parse_list(s, flags, COLL_NUM_KINDS, parse_kind);
+}
+bool sim_cli_algos(const char *s, bool flags[COLL_NUM_ALGOS]) {
+  bool ok = parse_list(s, flags, COLL_NUM_ALGOS, parse_algo);
+  flags[COLL_ALGO_AUTO] = false;
+  return ok;
+}
+
+static bool per_rank_blocks(coll_kind k) {
+  return k == COLL_ALLGATHER || k == COLL_REDUCE_SCATTER || k == COLL_ALLTOALL;
+}
+
+size_t sim_cli_count(coll_kind kind, double bytes, int n, size_t elem_size) {
+  if (kind == COLL_BARRIER) return 0;
+  return (size_t)bytes / (per_rank_blocks(kind) ? (size_t)n * elem_size : elem_size);
+}
+
+double sim_cli_bytes(coll_kind kind, size_t count, int n, size_t elem_size) {
+  return (double)count * (double)elem_size * (per_rank_blocks(kind) ? n : 1);
 }
 
 /* A number > 0 (or >= 0 with zero_ok) times scale. */
@@ -196,7 +219,8 @@ static bool parse_opt(opts *o, int ch, const char *arg, bool *cores_set) {
 
 static int parse(opts *o, int argc, char **argv) {
   if (argc < 2 || strcmp(argv[1], "--help") == 0) return usage();
-  if (!parse_list(argv[1], o->kinds, COLL_NUM_KINDS, parse_kind))
+  if (strcmp(argv[1], "validate") == 0) return -1;
+  if (!sim_cli_kinds(argv[1], o->kinds))
     return cmd_usage_error("sim coll", "no collective '%s' (see --help)", argv[1]);
   bool cores_set = false, any_algo = false;
   optind = 2;
@@ -222,10 +246,6 @@ static int parse(opts *o, int argc, char **argv) {
   return 0;
 }
 
-static bool per_rank_blocks(coll_kind k) {
-  return k == COLL_ALLGATHER || k == COLL_REDUCE_SCATTER || k == COLL_ALLTOALL;
-}
-
 /* nccl-tests' bus factor, as tern bench's. */
 static double bus_factor(coll_kind k, int n) {
   if (k == COLL_ALLREDUCE) return 2.0 * (n - 1) / n;
@@ -239,8 +259,7 @@ static sim_coll_job *make_jobs(const opts *o, size_t *njobs) {
   for (int k = 0; k < COLL_NUM_KINDS; k++) {
     if (!o->kinds[k]) continue;
     for (double b = (double)o->min_bytes; b <= (double)o->max_bytes; b *= o->factor) {
-      size_t per = per_rank_blocks((coll_kind)k) ? (size_t)o->ranks * es : es;
-      size_t count = k == COLL_BARRIER ? 0 : (size_t)b / per;
+      size_t count = sim_cli_count((coll_kind)k, b, o->ranks, es);
       for (int a = 1; a < COLL_NUM_ALGOS && (count > 0 || k == COLL_BARRIER); a++) {
         if (!o->algos[a] || !coll_algo_supported((coll_kind)k, (coll_algo)a)) continue;
         if (n == cap) {
@@ -296,8 +315,7 @@ static void print_jobs(const opts *o, const sim_coll_job *jobs, size_t n) {
     const sim_coll_job *j = &jobs[i];
     if (i == 0 || j->kind != jobs[group].kind || j->count != jobs[group].count)
       group = i, best = best_of(jobs, i, n);
-    double bytes =
-        (double)j->count * (double)j->elem_size * (per_rank_blocks(j->kind) ? o->ranks : 1);
+    double bytes = sim_cli_bytes(j->kind, j->count, o->ranks, j->elem_size);
     if (o->csv) {
       printf("%s,%d,%d,%d,%s,%.0f,%zu,%s,%.9g,%llu\n", coll_kind_name(j->kind), o->ranks,
              o->plat.hosts, o->plat.ranks_per_host, topo_name(o->plat.topo), bytes, j->count,
@@ -326,6 +344,7 @@ int cmd_sim_coll(int argc, char **argv) {
             .ranks = 8};
   sim_platform_cluster(&o.plat, 8, 1);
   int rc = parse(&o, argc, argv);
+  if (rc < 0) return cmd_sim_coll_validate(argc - 1, argv + 1);
   if (rc != 0) return rc;
   core_err err = {0};
   if (sim_platform_check(&o.plat, &err) != TERN_OK)

@@ -1,0 +1,317 @@
+/* sim_coll_validate.c: `tern sim coll validate`: the simulator against this machine.
+ *
+ * It measures, then predicts, then compares:
+ *  1. calibration: `tern run -n 2 -- tern bench allgather` over TCP (TERN_TRANSPORT=tcp, the
+ *     ring), in place: one exchange of m bytes each way per size. On a loopback the "network"
+ *     is the kernel copying on the ranks' own cores, so the platform puts every rank on one
+ *     host with this machine's cores and makes each message cost CPU: half the exchange's time
+ *     on each end, as a table over m (sim_platform's message costs). Reductions and copies cost
+ *     coll_model_shm's measured gamma and beta. Nothing else is fitted.
+ *  2. measurement: the same bench, out of place, for every (ranks, collective, algorithm) asked,
+ *     TERN_ALGO forcing the algorithm;
+ *  3. simulation of the same runs on the calibrated platform, and a table of both times.
+ * Each measurement is the least of --repeat runs: on a machine shared with other work, the
+ * least is the run that others disturbed least. It exits 1 when a cell is off by more than
+ * --tolerance (default 0.25, the issue's 25%).
+ */
+#include "cmd.h"
+#include "sim_coll.h"
+
+#include "sim/coll.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_SIZES 20
+#define MAX_NS 8
+
+typedef struct vopts {
+  int ns[MAX_NS], nns;
+  bool kinds[COLL_NUM_KINDS], algos[COLL_NUM_ALGOS];
+  size_t min_bytes, max_bytes;
+  int factor, repeat, retries, iters;
+  double tolerance;
+  char self[1024];
+} vopts;
+
+/* One bench run's times in us per size: out of place and in place, the least over repeats. */
+typedef struct bench_times {
+  size_t bytes[MAX_SIZES];
+  double oop[MAX_SIZES], ip[MAX_SIZES];
+  int n;
+} bench_times;
+
+static int vusage(void) {
+  fprintf(stderr, "usage: tern sim coll validate [-n N[,N..]] [-c COLL[,..]] [-a ALGO[,..]] "
+                  "[-b MIN] [-e MAX] [-f FACTOR]\n"
+                  "         [--repeat K] [--retries R] [--iters I] [--tolerance T]\n"
+                  "  defaults: -n 2,4,8 -c allreduce,reduce_scatter,allgather -a ring,rhd "
+                  "-b 256K -e 4M -f 4 --repeat 3 --retries 2 --iters 10 --tolerance 0.25\n");
+  return 2;
+}
+
+/* Runs one bench and folds its times into t (the least so far). */
+static bool bench_once(const vopts *o, int n, const char *coll, coll_algo algo, size_t lo,
+                       size_t hi, int factor, bench_times *t) {
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd,
+           "TERN_TRANSPORT=tcp TERN_ALGO=%s timeout 120 '%s' run -n %d -- '%s' bench %s -b %zu "
+           "-e %zu -f %d -n %d -w 3 -c 0",
+           coll_algo_name(algo), o->self, n, o->self, coll, lo, hi, factor, o->iters);
+  FILE *p = popen(cmd, "r");
+  if (p == NULL) return false;
+  char line[512];
+  int i = 0;
+  while (fgets(line, sizeof line, p) && i < MAX_SIZES) {
+    /* size count type redop root time algbw busbw #wrong time algbw busbw #wrong */
+    char *f[13], *save = NULL;
+    int nf = 0;
+    for (char *w = strtok_r(line, " \t\n", &save); w && nf < 13; w = strtok_r(NULL, " \t\n", &save))
+      f[nf++] = w;
+    if (nf < 10 || f[0][0] == '#') continue;
+    size_t bytes = strtoull(f[0], NULL, 10);
+    double oop = strtod(f[5], NULL), ip = strtod(f[9], NULL); /* "N/A" reads as 0 */
+    if (t->n <= i) t->bytes[i] = bytes, t->oop[i] = oop, t->ip[i] = ip, t->n = i + 1;
+    t->oop[i] = CORE_MIN(t->oop[i], oop);
+    if (ip > 0) t->ip[i] = t->ip[i] > 0 ? CORE_MIN(t->ip[i], ip) : ip;
+    i++;
+  }
+  return pclose(p) == 0 && i > 0;
+}
+
+/* One bench to run: the calibration (specs[0]) or a measurement. */
+typedef struct spec {
+  int n;
+  coll_kind kind;
+  coll_algo algo;
+  size_t lo, hi;
+  int factor;
+  bench_times t;
+} spec;
+
+/* Runs every bench once more, folding the times into the least so far. Round by round, so that
+ * a burst of other work on the machine lands on all of them alike rather than on one. */
+static bool bench_round(const vopts *o, spec *specs, int nspecs) {
+  for (int i = 0; i < nspecs; i++) {
+    spec *sp = &specs[i];
+    if (!bench_once(o, sp->n, coll_kind_name(sp->kind), sp->algo, sp->lo, sp->hi, sp->factor,
+                    &sp->t)) {
+      fprintf(stderr, "tern sim coll validate: tern bench %s over %d ranks failed\n",
+              coll_kind_name(sp->kind), sp->n);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* The platform: one host with this machine's cores, messages costing what calibration says. */
+static bool calibrate(const bench_times *t, sim_platform *p) {
+  sim_platform_cluster(p, 1, 2);
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  p->cores = cores > 0 ? (int)cores : 1;
+  p->shm_bw = 1e12; /* the copies are CPU (the message costs); the link only delivers */
+  p->shm_lat = 0;
+  p->copy_cpu = coll_model_shm.beta;
+  p->reduce_cpu = coll_model_shm.gamma;
+  for (int i = 0; i < t->n && p->ncost < SIM_COST_POINTS; i++) {
+    if (!(t->ip[i] > 0)) continue;
+    p->cost_bytes[p->ncost] = (double)t->bytes[i] / 2;
+    p->cost_s[p->ncost++] = t->ip[i] * 1e-6 / 2;
+  }
+  return p->ncost >= 2;
+}
+
+/* A cell: measured and simulated us of one (ranks, collective, algorithm, size). */
+typedef struct cell {
+  int n;
+  coll_kind kind;
+  coll_algo algo;
+  size_t bytes;
+  double measured, simulated;
+} cell;
+
+/* Simulates the cells of the measurements of n ranks (specs[1..]) on the calibrated platform. */
+static bool simulate_n(const sim_platform *calib, int n, const spec *specs, int nspecs, cell *cells,
+                       int *ncells) {
+  sim_platform p = *calib;
+  p.ranks_per_host = n;
+  sim_coll_job jobs[COLL_NUM_KINDS * COLL_NUM_ALGOS * MAX_SIZES];
+  int first = *ncells, nj = 0;
+  for (int i = 1; i < nspecs; i++) {
+    const spec *sp = &specs[i];
+    for (int k = 0; sp->n == n && k < sp->t.n && nj < (int)CORE_ARRAY_LEN(jobs); k++) {
+      size_t count = sim_cli_count(sp->kind, (double)sp->t.bytes[k], n, 4);
+      if (count == 0) continue;
+      cells[(*ncells)++] = (cell){n, sp->kind, sp->algo, sp->t.bytes[k], sp->t.oop[k], NAN};
+      jobs[nj++] =
+          (sim_coll_job){.kind = sp->kind, .algo = sp->algo, .count = count, .elem_size = 4};
+    }
+  }
+  core_err err = {0};
+  if (nj > 0 && sim_coll_run(&p, jobs, (size_t)nj, 600, &err) != TERN_OK) {
+    fprintf(stderr, "tern sim coll validate: %s\n", err.msg);
+    return false;
+  }
+  for (int j = 0; j < nj; j++)
+    cells[first + j].simulated = jobs[j].status == TERN_OK ? jobs[j].time * 1e6 : NAN;
+  return true;
+}
+
+static bool within(const vopts *o, const cell *c) {
+  return fabs(c->simulated - c->measured) <= o->tolerance * c->measured;
+}
+
+static int report(const vopts *o, const sim_platform *calib, const cell *cells, int ncells,
+                  int rounds) {
+  printf("# calibration (2 ranks, allgather, ring, in place), message bytes:CPU us on each end:");
+  for (int i = 0; i < calib->ncost; i++)
+    printf(" %.0f:%.2f", calib->cost_bytes[i], calib->cost_s[i] * 1e6);
+  printf("\n# %d cores; the least of %d runs of %d calls each\n", calib->cores, rounds, o->iters);
+  printf("| ranks | collective | algorithm | size (B) | measured (us) | simulated (us) | error |\n"
+         "|---:|---|---|---:|---:|---:|---:|\n");
+  int bad = 0;
+  double worst = 0, sum = 0;
+  for (int i = 0; i < ncells; i++) {
+    const cell *c = &cells[i];
+    double e = (c->simulated - c->measured) / c->measured;
+    bad += !within(o, c);
+    worst = fabs(e) > worst || isnan(e) ? fabs(e) : worst;
+    sum += fabs(e);
+    printf("| %d | %s | %s | %zu | %.1f | %.1f | %+.1f%%%s |\n", c->n, coll_kind_name(c->kind),
+           coll_algo_name(c->algo), c->bytes, c->measured, c->simulated, 100 * e,
+           within(o, c) ? "" : " !");
+  }
+  printf("# %d cells, %d within %.0f%%, mean |error| %.1f%%, worst %.1f%%\n", ncells, ncells - bad,
+         100 * o->tolerance, ncells ? 100 * sum / ncells : 0.0, 100 * worst);
+  return bad == 0 ? 0 : 1;
+}
+
+static bool parse_ns(const char *s, vopts *o) {
+  char buf[128];
+  snprintf(buf, sizeof buf, "%s", s);
+  o->nns = 0;
+  for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    long v;
+    if (o->nns == MAX_NS || !core_parse_int(t, 2, 64, &v)) return false;
+    if (o->nns > 0 && v <= o->ns[o->nns - 1]) return false;
+    o->ns[o->nns++] = (int)v;
+  }
+  return o->nns > 0;
+}
+
+static int vparse(vopts *o, int argc, char **argv) {
+  static const struct option lo[] = {{"repeat", 1, 0, 'R'}, {"retries", 1, 0, 'X'},
+                                     {"iters", 1, 0, 'I'},  {"tolerance", 1, 0, 'T'},
+                                     {"help", 0, 0, 'h'},   {0, 0, 0, 0}};
+  bool kinds = false, algos = false;
+  int ch;
+  long v;
+  optind = 1;
+  while ((ch = getopt_long(argc, argv, "n:c:a:b:e:f:h", lo, NULL)) != -1) {
+    bool ok;
+    switch (ch) {
+    case 'n':
+      ok = parse_ns(optarg, o);
+      break;
+    case 'c':
+      ok = kinds = sim_cli_kinds(optarg, o->kinds);
+      break;
+    case 'a':
+      ok = algos = sim_cli_algos(optarg, o->algos);
+      break;
+    case 'b':
+      ok = core_parse_size(optarg, &o->min_bytes);
+      break;
+    case 'e':
+      ok = core_parse_size(optarg, &o->max_bytes);
+      break;
+    case 'f':
+      ok = core_parse_int(optarg, 2, 1024, &v) && (o->factor = (int)v, true);
+      break;
+    case 'R':
+      ok = core_parse_int(optarg, 1, 100, &v) && (o->repeat = (int)v, true);
+      break;
+    case 'X':
+      ok = core_parse_int(optarg, 0, 100, &v) && (o->retries = (int)v, true);
+      break;
+    case 'I':
+      ok = core_parse_int(optarg, 1, 100000, &v) && (o->iters = (int)v, true);
+      break;
+    case 'T':
+      ok = (o->tolerance = atof(optarg)) > 0;
+      break;
+    default:
+      return vusage();
+    }
+    if (!ok) return cmd_usage_error("sim coll validate", "bad value '%s'", optarg);
+  }
+  if (optind != argc || o->min_bytes > o->max_bytes || o->min_bytes == 0) return vusage();
+  if (!kinds) sim_cli_kinds("allreduce,reduce_scatter,allgather", o->kinds);
+  if (!algos) sim_cli_algos("ring,rhd", o->algos);
+  ssize_t len = readlink("/proc/self/exe", o->self, sizeof o->self - 1);
+  if (len <= 0) return cmd_usage_error("sim coll validate", "cannot find the tern command");
+  o->self[len] = '\0';
+  return 0;
+}
+
+/* The benches: the calibration first, then one per (ranks, collective, algorithm). Its
+ * messages run from a ring block of -b over the most ranks to half of -e (rhd's first). */
+static int make_specs(const vopts *o, spec *specs, int cap) {
+  size_t lo = CORE_MAX(o->min_bytes / (size_t)(4 * o->ns[o->nns - 1]), 64);
+  int n = 0;
+  specs[n++] = (spec){2, COLL_ALLGATHER, COLL_ALGO_RING, lo, o->max_bytes, 2};
+  for (int i = 0; i < o->nns; i++)
+    for (int k = 0; k < COLL_NUM_KINDS; k++)
+      for (int a = 1; a < COLL_NUM_ALGOS && n < cap; a++)
+        if (o->kinds[k] && o->algos[a] && coll_algo_supported((coll_kind)k, (coll_algo)a))
+          specs[n++] =
+              (spec){o->ns[i], (coll_kind)k, (coll_algo)a, o->min_bytes, o->max_bytes, o->factor};
+  return n;
+}
+
+/* After --repeat rounds, and after each retry round, simulates on the calibration so far; stops
+ * when every cell agrees or the retries are spent. */
+static int validate(const vopts *o, spec *specs, int nspecs, cell *cells) {
+  int ncells = 0, bad = 1, round = 0;
+  sim_platform calib;
+  while (bad && round < o->repeat + o->retries) {
+    if (!bench_round(o, specs, nspecs)) return 1;
+    if (++round < o->repeat) continue;
+    if (!calibrate(&specs[0].t, &calib)) {
+      fprintf(stderr, "tern sim coll validate: the calibration bench gave no in-place times\n");
+      return 1;
+    }
+    ncells = 0;
+    for (int i = 0; i < o->nns; i++)
+      if (!simulate_n(&calib, o->ns[i], specs, nspecs, cells, &ncells)) return 1;
+    bad = 0;
+    for (int i = 0; i < ncells; i++)
+      bad += !within(o, &cells[i]);
+  }
+  return report(o, &calib, cells, ncells, round);
+}
+
+int cmd_sim_coll_validate(int argc, char **argv) {
+  vopts o = {.ns = {2, 4, 8},
+             .nns = 3,
+             .min_bytes = 256 << 10,
+             .max_bytes = 4 << 20,
+             .factor = 4,
+             .repeat = 3,
+             .retries = 2,
+             .iters = 10,
+             .tolerance = 0.25};
+  int rc = vparse(&o, argc, argv);
+  if (rc != 0) return rc;
+  enum { CAP = 1 + MAX_NS * COLL_NUM_KINDS * COLL_NUM_ALGOS };
+  spec *specs = calloc(CAP, sizeof *specs);
+  cell *cells = calloc(CAP * MAX_SIZES, sizeof *cells);
+  rc = specs && cells ? validate(&o, specs, make_specs(&o, specs, CAP), cells) : 1;
+  free(specs);
+  free(cells);
+  return rc;
+}
