@@ -118,7 +118,8 @@ static void log_tail(const char *path, char *out, size_t len) {
   if (f == NULL) return;
   char line[400];
   while (fgets(line, sizeof line, f))
-    if (line[0] != '\n' && strncmp(line, "  ->", 4) != 0) snprintf(out, len, "%s", line);
+    if (line[0] != '\n' && strncmp(line, "  ->", 4) != 0 && strncmp(line, "Backtrace", 9) != 0)
+      snprintf(out, len, "%s", line);
   fclose(f);
   out[strcspn(out, "\n")] = '\0';
 }

@@ -1,0 +1,348 @@
+/* test_sim_coll.c: the collective simulator (src/sim/coll*.c): that it runs tern's schedules
+ * (message counts equal to the built schedules'), that its times are the platform's own
+ * arithmetic where that is exact (one message across a NIC, over shared memory, across a geo
+ * link; sixteen flows on one NIC; four ranks on one core), that plans compress without loss,
+ * that bad platforms and fixtures are refused with a message, that a job without a schedule
+ * does not stop the others, that a deadline kills a long simulation and a dying simulator is
+ * reported, and that 4096 ranks simulate in seconds.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "sim/coll.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#define FIXTURE TERN_SOURCE_DIR "/bench/scale/aws-10-regions.json"
+
+/* A platform whose only costs are the network's. */
+static void bare(sim_platform *p, int hosts, int rph) {
+  sim_platform_cluster(p, hosts, rph);
+  p->msg_cpu = p->reduce_cpu = 0;
+}
+
+static double run1(const sim_platform *p, coll_kind kind, coll_algo algo, size_t count) {
+  sim_coll_job job = {.kind = kind, .algo = algo, .count = count, .elem_size = 4};
+  core_err err = {0};
+  tern_status rc = sim_coll_run(p, &job, 1, 120, &err);
+  if (rc != TERN_OK) fprintf(stderr, "sim_coll_run: %s\n", err.msg);
+  assert_int_equal(rc, TERN_OK);
+  assert_int_equal(job.status, TERN_OK);
+  return job.time;
+}
+
+static void assert_near(double got, double want, double rel) {
+  if (fabs(got - want) > rel * want) fprintf(stderr, "got %.9g, want %.9g\n", got, want);
+  assert_true(fabs(got - want) <= rel * want);
+}
+
+/* One message each way between two hosts: the route's latency plus the bytes at NIC speed. */
+static void test_two_hosts_exact(void **state) {
+  (void)state;
+  sim_platform p;
+  bare(&p, 2, 1);
+  double t = run1(&p, COLL_ALLGATHER, COLL_ALGO_DIRECT, 1 << 20);
+  assert_near(t, p.nic_lat + 4.0 * (1 << 20) / p.nic_bw, 1e-6);
+}
+
+static void test_shared_memory_exact(void **state) {
+  (void)state;
+  sim_platform p;
+  bare(&p, 1, 2);
+  double t = run1(&p, COLL_ALLGATHER, COLL_ALGO_DIRECT, 1 << 20);
+  assert_near(t, p.shm_lat + 4.0 * (1 << 20) / p.shm_bw, 1e-6);
+}
+
+/* 2 hosts x 4 ranks, alltoall in one phase: each host's up link carries 4 x 4 flows of B. */
+static void test_nic_is_shared(void **state) {
+  (void)state;
+  sim_platform p;
+  bare(&p, 2, 4);
+  size_t count = 1 << 18;
+  double t = run1(&p, COLL_ALLTOALL, COLL_ALGO_DIRECT, count);
+  assert_near(t, p.nic_lat + 16.0 * 4 * (double)count / p.nic_bw, 1e-3);
+}
+
+/* Four ranks reducing on one core take four times as long as on four. */
+static void test_cores_are_shared(void **state) {
+  (void)state;
+  sim_platform p;
+  bare(&p, 1, 4);
+  p.shm_bw = 1e15;
+  p.reduce_cpu = 1e-9;
+  double four = run1(&p, COLL_ALLREDUCE, COLL_ALGO_DIRECT, 1 << 20);
+  p.cores = 1;
+  double one = run1(&p, COLL_ALLREDUCE, COLL_ALGO_DIRECT, 1 << 20);
+  assert_near(one / four, 4.0, 0.01);
+}
+
+/* The regions' link: Frankfurt and Ireland, the fixture's first two regions. */
+static void test_geo_link(void **state) {
+  (void)state;
+  sim_geo *g = malloc(sizeof *g);
+  core_err err = {0};
+  assert_int_equal(sim_geo_load(FIXTURE, g, &err), TERN_OK);
+  assert_int_equal(g->nregions, 10);
+  sim_platform p;
+  bare(&p, 2, 1);
+  p.topo = SIM_TOPO_GEO;
+  p.regions = 2;
+  p.nic_bw = 1e15;
+  snprintf(p.geo_file, sizeof p.geo_file, "%s", FIXTURE);
+  double t = run1(&p, COLL_ALLGATHER, COLL_ALGO_DIRECT, 1 << 20);
+  assert_near(t, p.nic_lat + g->lat[0][1] + 4.0 * (1 << 20) / g->bw[0][1], 1e-6);
+  free(g);
+}
+
+/* The messages simulated are the SEND steps of every rank's built schedule. */
+static uint64_t sends_of(coll_kind kind, coll_algo algo, int n, size_t count) {
+  coll_sched s;
+  coll_sched_init(&s);
+  uint64_t sends = 0;
+  for (int r = 0; r < n; r++) {
+    coll_args a = {.kind = kind, .rank = r, .size = n, .count = count};
+    assert_int_equal(coll_build(&s, &a, algo), TERN_OK);
+    for (size_t i = 0; i < s.len; i++)
+      sends += s.steps[i].kind == COLL_STEP_SEND;
+  }
+  coll_sched_free(&s);
+  return sends;
+}
+
+static void test_runs_the_built_schedules(void **state) {
+  (void)state;
+  static const struct {
+    coll_kind kind;
+    coll_algo algo;
+    int n;
+  } cases[] = {{COLL_ALLREDUCE, COLL_ALGO_RING, 6},     {COLL_ALLREDUCE, COLL_ALGO_RHD, 12},
+               {COLL_REDUCE_SCATTER, COLL_ALGO_RHD, 7}, {COLL_ALLGATHER, COLL_ALGO_BRUCK, 9},
+               {COLL_BROADCAST, COLL_ALGO_RING, 5},     {COLL_ALLTOALL, COLL_ALGO_PAIRWISE, 6},
+               {COLL_BARRIER, COLL_ALGO_TREE, 11}};
+  for (size_t i = 0; i < CORE_ARRAY_LEN(cases); i++) {
+    sim_platform p;
+    sim_platform_cluster(&p, cases[i].n, 1);
+    size_t count = cases[i].kind == COLL_BARRIER ? 0 : 100003;
+    sim_coll_job job = {
+        .kind = cases[i].kind, .algo = cases[i].algo, .count = count, .elem_size = 4};
+    core_err err = {0};
+    assert_int_equal(sim_coll_run(&p, &job, 1, 120, &err), TERN_OK);
+    assert_int_equal(job.status, TERN_OK);
+    assert_true(job.time > 0);
+    assert_int_equal(job.messages, sends_of(cases[i].kind, cases[i].algo, cases[i].n, count));
+  }
+}
+
+/* A ring of 4096 ranks compresses to a few phases that expand to all of its 8190. */
+static void test_plan_compresses_without_loss(void **state) {
+  (void)state;
+  sim_platform p;
+  sim_platform_cluster(&p, 512, 8);
+  coll_sched s;
+  sim_plan pl;
+  coll_sched_init(&s);
+  sim_plan_init(&pl);
+  coll_args a = {.kind = COLL_ALLREDUCE, .rank = 77, .size = 4096, .count = 1000003};
+  assert_int_equal(coll_build(&s, &a, COLL_ALGO_RING), TERN_OK);
+  assert_int_equal(sim_plan_build(&pl, &s, 4, &p), TERN_OK);
+  fprintf(stderr, "%zu phases in the plan of %d\n", pl.nphases, s.nphases);
+  assert_true(pl.nphases <= 16);
+  uint64_t phases = 0, bytes = 0, sched_bytes = 0;
+  for (size_t i = 0; i < pl.nphases; i++) {
+    phases += pl.phases[i].repeat;
+    for (uint32_t k = 0; k < pl.phases[i].nmsgs; k++)
+      bytes += pl.phases[i].repeat * pl.msgs[pl.phases[i].first + k].bytes;
+  }
+  for (size_t i = 0; i < s.len; i++)
+    if (s.steps[i].kind <= COLL_STEP_RECV_REDUCE) sched_bytes += 4 * s.steps[i].count;
+  assert_int_equal(phases, (uint64_t)s.nphases);
+  assert_int_equal(bytes, sched_bytes);
+  sim_plan_free(&pl);
+  coll_sched_free(&s);
+}
+
+static void test_unsupported_job_does_not_stop_others(void **state) {
+  (void)state;
+  sim_platform p;
+  sim_platform_cluster(&p, 4, 2);
+  sim_coll_job jobs[] = {
+      {.kind = COLL_ALLREDUCE, .algo = COLL_ALGO_BRUCK, .count = 1024, .elem_size = 4},
+      {.kind = COLL_ALLREDUCE, .algo = COLL_ALGO_RHD, .count = 1024, .elem_size = 4}};
+  core_err err = {0};
+  assert_int_equal(sim_coll_run(&p, jobs, 2, 120, &err), TERN_OK);
+  assert_int_equal(jobs[0].status, TERN_ERR_UNSUPPORTED);
+  assert_int_equal(jobs[1].status, TERN_OK);
+  assert_true(jobs[1].time > 0);
+}
+
+static void expect_refused(const sim_platform *p, const char *words) {
+  core_err err = {0};
+  sim_coll_job job = {.kind = COLL_ALLREDUCE, .algo = COLL_ALGO_RING, .count = 8, .elem_size = 4};
+  assert_int_equal(sim_coll_run(p, &job, 1, 60, &err), TERN_ERR_INVALID_ARG);
+  if (strstr(err.msg, words) == NULL) fprintf(stderr, "message: %s\n", err.msg);
+  assert_non_null(strstr(err.msg, words));
+}
+
+static void test_bad_platforms_refused(void **state) {
+  (void)state;
+  sim_platform p;
+  sim_platform_cluster(&p, 64, 1);
+  p.topo = SIM_TOPO_FAT_TREE;
+  snprintf(p.topo_params, sizeof p.topo_params, "2;4,4;1,4;1,1");
+  expect_refused(&p, "16 leaves");
+  snprintf(p.topo_params, sizeof p.topo_params, "2;4,x");
+  expect_refused(&p, "not 'L;");
+  p.topo = SIM_TOPO_DRAGONFLY;
+  snprintf(p.topo_params, sizeof p.topo_params, "2,1;2,1;2,1;2");
+  expect_refused(&p, "16 hosts");
+  sim_platform_cluster(&p, 4, 2);
+  p.nic_bw = -1;
+  expect_refused(&p, "bandwidths");
+  sim_platform_cluster(&p, 4, 2);
+  p.ncost = 2, p.cost_bytes[0] = 100, p.cost_bytes[1] = 10;
+  expect_refused(&p, "ascend");
+  sim_platform_cluster(&p, 4, 2);
+  p.topo = SIM_TOPO_GEO;
+  snprintf(p.geo_file, sizeof p.geo_file, "%s", FIXTURE);
+  p.regions = 11;
+  expect_refused(&p, "11 regions");
+}
+
+/* Writes text to a temporary fixture and expects sim_geo_load to refuse it with words. */
+static void expect_bad_fixture(const char *text, const char *words) {
+  char path[] = "/tmp/tern-geo-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+  close(fd);
+  sim_geo *g = malloc(sizeof *g);
+  core_err err = {0};
+  assert_int_equal(sim_geo_load(path, g, &err), TERN_ERR_INVALID_ARG);
+  if (strstr(err.msg, words) == NULL) fprintf(stderr, "message: %s\n", err.msg);
+  assert_non_null(strstr(err.msg, words));
+  assert_non_null(strstr(err.msg, path));
+  unlink(path);
+  free(g);
+}
+
+static void test_bad_fixtures_refused(void **state) {
+  (void)state;
+  expect_bad_fixture("{\"regions\": [\"a\", \"b\"],\n \"links\": [}", ":2:");
+  expect_bad_fixture(
+      "{\"regions\": [\"a\", \"b\", \"c\"], \"links\": [{\"a\": \"a\", \"b\": \"b\", "
+      "\"latency_ms\": 5, \"bandwidth_gbps\": 1}]}",
+      "no link between a and c");
+  expect_bad_fixture("{\"regions\": [\"a\", \"b\"], \"links\": [{\"a\": \"a\", \"b\": \"b\", "
+                     "\"latency_ms\": 5, \"bandwidth_gbps\": 1}, {\"a\": \"b\", \"b\": \"a\", "
+                     "\"latency_ms\": 5, \"bandwidth_gbps\": 1}]}",
+                     "given twice");
+  expect_bad_fixture("{\"regions\": [\"a\", \"b\"], \"links\": [{\"a\": \"a\", \"b\": \"b\", "
+                     "\"latency_ms\": -5, \"bandwidth_gbps\": 1}]}",
+                     "link 0 (a-b)");
+  expect_bad_fixture("{\"regions\": [\"a\", \"a\"], \"links\": []}", "region 1");
+  expect_bad_fixture("{\"regions\": [\"a\", \"b\"], \"links\": [{\"a\": \"a\", \"b\": \"z\"}]}",
+                     "two different regions");
+}
+
+/* The cluster topologies build and run; their longest route is within the NIC latency. */
+static void test_topologies_run(void **state) {
+  (void)state;
+  sim_platform p;
+  bare(&p, 64, 2);
+  double flat = run1(&p, COLL_ALLGATHER, COLL_ALGO_RING, 4);
+  for (sim_topo t = SIM_TOPO_FAT_TREE; t <= SIM_TOPO_DRAGONFLY; t++) {
+    bare(&p, 64, 2);
+    p.topo = t;
+    sim_platform_fill_topo(&p);
+    double ring = run1(&p, COLL_ALLGATHER, COLL_ALGO_RING, 4);
+    assert_true(ring > 0 && ring <= flat * 1.0001);
+    assert_true(run1(&p, COLL_ALLREDUCE, COLL_ALGO_RHD, 1 << 16) > 0);
+  }
+}
+
+static void test_deadline_kills_the_simulation(void **state) {
+  (void)state;
+  sim_platform p;
+  sim_platform_cluster(&p, 256, 4);
+  sim_coll_job job = {
+      .kind = COLL_ALLREDUCE, .algo = COLL_ALGO_RING, .count = 1 << 20, .elem_size = 4};
+  core_err err = {0};
+  uint64_t t0 = core_now_ns();
+  assert_int_equal(sim_coll_run(&p, &job, 1, 0.3, &err), TERN_ERR_TIMEOUT);
+  assert_true(core_now_ns() - t0 < 3000000000ull);
+  assert_non_null(strstr(err.msg, "wall time"));
+}
+
+/* Memory runs out in the simulator: the call fails with a message, the caller lives on. */
+static void test_simulator_death_reported(void **state) {
+  (void)state;
+#ifdef TERN_SANITIZED
+  skip(); /* the sanitizers reserve more address space than any limit that would bite */
+#else
+  struct rlimit old, tight;
+  assert_int_equal(getrlimit(RLIMIT_AS, &old), 0);
+  tight = old;
+  tight.rlim_cur = 256ul << 20;
+  assert_int_equal(setrlimit(RLIMIT_AS, &tight), 0);
+  sim_platform p;
+  sim_platform_cluster(&p, 512, 8);
+  sim_coll_job job = {.kind = COLL_ALLTOALL, .algo = COLL_ALGO_DIRECT, .count = 8, .elem_size = 4};
+  core_err err = {0};
+  tern_status rc = sim_coll_run(&p, &job, 1, 60, &err);
+  assert_int_equal(setrlimit(RLIMIT_AS, &old), 0);
+  fprintf(stderr, "(expected) %s\n", err.msg);
+  assert_int_not_equal(rc, TERN_OK);
+  assert_true(err.msg[0] != '\0');
+#endif
+}
+
+/* 4096 ranks (512 hosts x 8), small sizes: seconds. */
+static void test_4096_ranks_in_seconds(void **state) {
+  (void)state;
+#ifdef TERN_SANITIZED
+  int hosts = 64; /* threads for actors under sanitizers: keep it small */
+#else
+  int hosts = 512;
+#endif
+  sim_platform p;
+  sim_platform_cluster(&p, hosts, 8);
+  sim_coll_job jobs[] = {
+      {.kind = COLL_ALLREDUCE, .algo = COLL_ALGO_RHD, .count = 1024, .elem_size = 4},
+      {.kind = COLL_ALLGATHER, .algo = COLL_ALGO_BRUCK, .count = 16, .elem_size = 4},
+      {.kind = COLL_REDUCE_SCATTER, .algo = COLL_ALGO_RHD, .count = 16, .elem_size = 4}};
+  core_err err = {0};
+  uint64_t t0 = core_now_ns();
+  assert_int_equal(sim_coll_run(&p, jobs, 3, 120, &err), TERN_OK);
+  double wall = (double)(core_now_ns() - t0) * 1e-9;
+  fprintf(stderr, "%d ranks, 3 collectives: %.2f s of wall time\n", hosts * 8, wall);
+  for (int j = 0; j < 3; j++)
+    assert_true(jobs[j].status == TERN_OK && jobs[j].time > 0);
+  assert_true(wall < 60);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_two_hosts_exact),
+      cmocka_unit_test(test_shared_memory_exact),
+      cmocka_unit_test(test_nic_is_shared),
+      cmocka_unit_test(test_cores_are_shared),
+      cmocka_unit_test(test_geo_link),
+      cmocka_unit_test(test_runs_the_built_schedules),
+      cmocka_unit_test(test_plan_compresses_without_loss),
+      cmocka_unit_test(test_unsupported_job_does_not_stop_others),
+      cmocka_unit_test(test_bad_platforms_refused),
+      cmocka_unit_test(test_bad_fixtures_refused),
+      cmocka_unit_test(test_topologies_run),
+      cmocka_unit_test(test_deadline_kills_the_simulation),
+      cmocka_unit_test(test_simulator_death_reported),
+      cmocka_unit_test(test_4096_ranks_in_seconds),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
