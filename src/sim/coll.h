@@ -114,6 +114,9 @@ typedef struct sim_plan {
 
 void sim_plan_init(sim_plan *pl);
 void sim_plan_free(sim_plan *pl);
+/* The plan's local work in seconds: a lower bound on the rank's time in any simulation, since
+ * no phase ends before its work is done. */
+double sim_plan_cpu(const sim_plan *pl);
 /* The phases of s for a rank of platform p moving elements of elem_size bytes; consecutive
  * identical phases become one with a repeat count, so a ring of 4096 ranks takes a few phases,
  * not 8190. TERN_ERR_NOMEM on failure. */
@@ -132,6 +135,7 @@ typedef struct sim_coll_job {
   /* results */
   tern_status status; /* coll_build's for one of the ranks, or TERN_OK */
   double time;        /* simulated seconds from the start to the last rank's end */
+  double bound;       /* the most local work of any rank (sim_plan_cpu): time >= bound */
   uint64_t messages;  /* messages sent by all ranks */
 } sim_coll_job;
 
@@ -141,6 +145,11 @@ typedef struct sim_coll_job {
  * without that collective) gets that status and does not stop the others. */
 tern_status sim_coll_run(const sim_platform *p, sim_coll_job *jobs, size_t njobs, double deadline_s,
                          core_err *err);
+
+/* Fills in each job's status and bound without simulating: every rank's schedule is built and
+ * planned, no more. How a sweep shows an algorithm cannot win a cell without paying for its
+ * simulation (a ring of 4096 ranks sends 33 million messages). */
+tern_status sim_coll_bound(const sim_platform *p, sim_coll_job *jobs, size_t njobs, core_err *err);
 
 /* Runs the simulation in this process, which must not have started SimGrid before (coll_run.c
  * calls it in a fresh child): the platform from xml_path (written from p), the jobs' results

@@ -25,7 +25,7 @@ typedef struct run_header {
 
 typedef struct run_record {
   int32_t status;
-  double time;
+  double time, bound;
   uint64_t messages;
 } run_record;
 
@@ -87,7 +87,10 @@ static void child(const sim_platform *p, sim_coll_job *jobs, size_t njobs, const
   memcpy(h.msg, err.msg, sizeof h.msg);
   bool ok = write_all(fd, &h, sizeof h);
   for (size_t j = 0; ok && j < njobs; j++) {
-    run_record r = {.status = jobs[j].status, .time = jobs[j].time, .messages = jobs[j].messages};
+    run_record r = {.status = jobs[j].status,
+                    .time = jobs[j].time,
+                    .bound = jobs[j].bound,
+                    .messages = jobs[j].messages};
     ok = write_all(fd, &r, sizeof r);
   }
   _exit(ok ? 0 : 1);
@@ -132,7 +135,8 @@ static tern_status collect(pid_t pid, int fd, sim_coll_job *jobs, size_t njobs, 
   for (size_t j = 0; rc == TERN_OK && j < njobs; j++) {
     run_record r;
     if ((rc = read_all(fd, &r, sizeof r, deadline)) != TERN_OK) break;
-    jobs[j].status = (tern_status)r.status, jobs[j].time = r.time, jobs[j].messages = r.messages;
+    jobs[j].status = (tern_status)r.status, jobs[j].time = r.time, jobs[j].bound = r.bound;
+    jobs[j].messages = r.messages;
   }
   if (rc == TERN_ERR_TIMEOUT) kill(pid, SIGKILL);
   int ws = 0;
@@ -158,7 +162,7 @@ tern_status sim_coll_run(const sim_platform *p, sim_coll_job *jobs, size_t njobs
   run_files f = {0};
   int fds[2] = {-1, -1};
   for (size_t j = 0; j < njobs; j++)
-    jobs[j].status = TERN_OK, jobs[j].time = 0, jobs[j].messages = 0;
+    jobs[j].status = TERN_OK, jobs[j].time = jobs[j].bound = 0, jobs[j].messages = 0;
   tern_status rc = check_jobs(jobs, njobs, err);
   if (rc != TERN_OK || (rc = make_files(p, &f, err)) != TERN_OK) goto fail;
   if (pipe(fds) != 0) {

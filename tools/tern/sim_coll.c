@@ -20,7 +20,7 @@
 
 typedef struct opts {
   sim_platform plat;
-  bool kinds[COLL_NUM_KINDS], algos[COLL_NUM_ALGOS], csv;
+  bool kinds[COLL_NUM_KINDS], algos[COLL_NUM_ALGOS], csv, bound_only;
   size_t min_bytes, max_bytes;
   double factor, timeout;
   tern_dtype dt;
@@ -35,12 +35,13 @@ static int usage(void) {
       "         [--topo flat|fat-tree|dragonfly|geo] [--topo-params P] [--geo FILE]\n"
       "         [--regions K] [--nic-bw GBPS] [--nic-lat US] [--shm-bw GBPS] [--shm-lat US]\n"
       "         [--msg-cpu US] [--byte-cpu NS] [--reduce-bw GBPS] [--copy-bw GBPS]\n"
-      "         [--tcp-window BYTES] [--timeout S] [--csv]\n"
+      "         [--tcp-window BYTES] [--timeout S] [--csv] [--bound-only]\n"
       "  COLL: allreduce reduce_scatter allgather broadcast reduce alltoall barrier\n"
       "  Sizes are the whole buffer, as tern bench's; K, M, G suffixes. Defaults: -b 1K -e 64M\n"
       "  -f 4, every algorithm, f32, -n 8 ranks, 1 rank per host, a flat cluster of 25 GB/s\n"
       "  2 us NICs, shared memory 12.45 GB/s 0.34 us, 1 us of CPU per message, reductions at\n"
-      "  8.1 GB/s (docs/SCALE.md).\n");
+      "  8.1 GB/s (docs/SCALE.md). --bound-only builds every rank's plan and prints the most\n"
+      "  local work of any rank, a lower bound on the time, without simulating.\n");
   return 2;
 }
 
@@ -129,7 +130,8 @@ enum {
   O_COPY_BW,
   O_WINDOW,
   O_TIMEOUT,
-  O_CSV
+  O_CSV,
+  O_BOUND
 };
 
 static const struct option long_opts[] = {{"rph", 1, 0, O_RPH},
@@ -149,6 +151,7 @@ static const struct option long_opts[] = {{"rph", 1, 0, O_RPH},
                                           {"tcp-window", 1, 0, O_WINDOW},
                                           {"timeout", 1, 0, O_TIMEOUT},
                                           {"csv", 0, 0, O_CSV},
+                                          {"bound-only", 0, 0, O_BOUND},
                                           {"help", 0, 0, 'h'},
                                           {0, 0, 0, 0}};
 
@@ -171,7 +174,7 @@ static bool parse_opt(opts *o, int ch, const char *arg, bool *cores_set) {
   case 'f':
     return parse_num(arg, 1, false, &o->factor) && o->factor > 1;
   case 'a':
-    return parse_list(arg, o->algos, COLL_NUM_ALGOS, parse_algo);
+    return sim_cli_algos(arg, o->algos);
   case 'd':
     return core_dtype_parse(arg, &o->dt);
   case 'r':
@@ -212,6 +215,8 @@ static bool parse_opt(opts *o, int ch, const char *arg, bool *cores_set) {
     return parse_num(arg, 1, false, &o->timeout);
   case O_CSV:
     return o->csv = true;
+  case O_BOUND:
+    return o->bound_only = true;
   default:
     return false;
   }
@@ -288,7 +293,8 @@ static const char *topo_name(sim_topo t) {
 static void print_header(const opts *o) {
   const sim_platform *p = &o->plat;
   if (o->csv) {
-    printf("collective,ranks,hosts,rph,topology,bytes,count,algorithm,time_s,messages\n");
+    printf("collective,ranks,hosts,rph,topology,bytes,count,algorithm,time_s,bound_s,messages,"
+           "f_alpha,f_beta,f_gamma,f_o\n");
     return;
   }
   printf("# tern sim coll: %d ranks (%d hosts x %d), %s%s%s, NIC %.4g GB/s %.4g us, shared memory "
@@ -298,6 +304,20 @@ static void print_header(const opts *o) {
          p->cores, p->msg_cpu * 1e6);
   printf("# %-14s %12s %12s %-9s %12s %8s %8s %s\n", "collective", "size(B)", "count", "algorithm",
          "time(us)", "algbw", "busbw", "best");
+}
+
+/* The closed-form cost model's terms for the job (coll_algo_cost is linear in the model's
+ * constants): messages' latencies, bytes on the critical path, bytes reduced, messages beyond
+ * the first of a phase. What bench/scale/train.py fits the learned selector on. */
+static void print_csv(const opts *o, const sim_coll_job *j, double bytes) {
+  static const coll_net_model unit[4] = {{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}};
+  double f[4];
+  for (int i = 0; i < 4; i++)
+    f[i] = coll_algo_cost(j->kind, j->algo, o->ranks, j->count, j->elem_size, &unit[i]);
+  printf("%s,%d,%d,%d,%s,%.0f,%zu,%s,%.9g,%.9g,%llu,%.9g,%.9g,%.9g,%.9g\n", coll_kind_name(j->kind),
+         o->ranks, o->plat.hosts, o->plat.ranks_per_host, topo_name(o->plat.topo), bytes, j->count,
+         coll_algo_name(j->algo), j->status == TERN_OK && !o->bound_only ? j->time : NAN, j->bound,
+         (unsigned long long)j->messages, f[0], f[1], f[2], f[3]);
 }
 
 /* The least time among jobs[i, end) that share jobs[i]'s kind and count. */
@@ -317,15 +337,17 @@ static void print_jobs(const opts *o, const sim_coll_job *jobs, size_t n) {
       group = i, best = best_of(jobs, i, n);
     double bytes = sim_cli_bytes(j->kind, j->count, o->ranks, j->elem_size);
     if (o->csv) {
-      printf("%s,%d,%d,%d,%s,%.0f,%zu,%s,%.9g,%llu\n", coll_kind_name(j->kind), o->ranks,
-             o->plat.hosts, o->plat.ranks_per_host, topo_name(o->plat.topo), bytes, j->count,
-             coll_algo_name(j->algo), j->status == TERN_OK ? j->time : NAN,
-             (unsigned long long)j->messages);
+      print_csv(o, j, bytes);
       continue;
     }
     if (j->status != TERN_OK) {
       printf("  %-14s %12.0f %12zu %-9s %12s  (%s)\n", coll_kind_name(j->kind), bytes, j->count,
              coll_algo_name(j->algo), "-", tern_status_str(j->status));
+      continue;
+    }
+    if (o->bound_only) {
+      printf("  %-14s %12.0f %12zu %-9s %12.2f  (bound)\n", coll_kind_name(j->kind), bytes,
+             j->count, coll_algo_name(j->algo), j->bound * 1e6);
       continue;
     }
     double algbw = j->time > 0 ? bytes / j->time / 1e9 : 0;
@@ -359,7 +381,8 @@ int cmd_sim_coll(int argc, char **argv) {
   print_header(&o);
   fflush(stdout);
   uint64_t t0 = core_now_ns();
-  tern_status st = sim_coll_run(&o.plat, jobs, n, o.timeout, &err);
+  tern_status st = o.bound_only ? sim_coll_bound(&o.plat, jobs, n, &err)
+                                : sim_coll_run(&o.plat, jobs, n, o.timeout, &err);
   if (st != TERN_OK) {
     fprintf(stderr, "tern sim coll: %s\n", err.msg);
     free(jobs);
@@ -367,7 +390,8 @@ int cmd_sim_coll(int argc, char **argv) {
   }
   print_jobs(&o, jobs, n);
   if (!o.csv)
-    printf("# %zu runs simulated in %.2f s of wall time\n", n, (double)(core_now_ns() - t0) * 1e-9);
+    printf("# %zu runs %s in %.2f s of wall time\n", n, o.bound_only ? "bounded" : "simulated",
+           (double)(core_now_ns() - t0) * 1e-9);
   free(jobs);
   return 0;
 }
