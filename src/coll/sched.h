@@ -81,6 +81,17 @@ typedef struct coll_step {
   size_t off, src_off, count;
 } coll_step;
 
+/* While on, appends are re-addressed: a builder written for ranks 0..m-1 and the buffers of its
+ * own call writes into a sub-group and sub-regions of a larger schedule. hier.c builds its
+ * intra-host and inter-host phases with the flat builders this way. Virtual rank v is real
+ * rank first + v * stride; virtual buffer b is buf[b] starting at off[b]. */
+typedef struct coll_view {
+  bool on;
+  int first, stride;
+  uint8_t buf[COLL_NUM_BUFS];
+  size_t off[COLL_NUM_BUFS];
+} coll_view;
+
 typedef struct coll_sched {
   coll_step *steps;
   size_t len, cap;
@@ -88,6 +99,7 @@ typedef struct coll_sched {
   int nphases;
   coll_algo algo;
   tern_status status; /* the first failed append since the last reset (coll_sched_status) */
+  coll_view view;     /* off except while hier.c builds a sub-group's phase */
 } coll_sched;
 
 typedef struct coll_args {
@@ -98,6 +110,9 @@ typedef struct coll_args {
   bool inplace;     /* the in-place form of the call (see the table above) */
   size_t seg_count; /* pipelining segment in elements, for algorithms that pipeline; 0 lets the
                        algorithm choose */
+  int ppn;          /* ranks per host when hosts hold equal, contiguous blocks of ranks (rank r
+                       on host r / ppn); 0 when not (hier needs 1 < ppn < size) */
+  coll_algo inner;  /* hier: the algorithm of the inter-host phase (ring or rhd; AUTO: ring) */
 } coll_args;
 
 /* ---- building (sched.c) ------------------------------------------------------------------ */
