@@ -21,6 +21,7 @@
 
 #include "core/core.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -296,6 +297,11 @@ void plan_scenario_free(plan_scenario *s);
 tern_status plan_scenario_check(const plan_scenario *s, int *bad, core_err *err);
 /* Writes the scenario as JSON in the format plan_scenario_load reads. */
 tern_status plan_scenario_write(const plan_scenario *s, FILE *out, core_err *err);
+
+/* A placement as JSON: per region its GPUs, its stages and the layers of each (plan_json.c). */
+json_t *plan_placement_json(const plan_cluster *c, const plan_placement *p);
+/* "2x32 1x16": the layers per stage of segment seg, as counts of equal stages. */
+void plan_layers_text(const plan_placement *p, int seg, char *out, size_t cap);
 
 /* The 1-based line where the value at path ("regions[2].gpus") starts in a JSON text; 0 if the
  * path is not there. The text must be valid JSON. */

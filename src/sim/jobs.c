@@ -297,3 +297,13 @@ void sim_jobs_result_free(sim_jobs_result *r) {
   r->spans = NULL;
   r->njobs = r->nspans = 0;
 }
+
+double sim_jobs_ideal_jct(const plan_scenario *sc) {
+  double sum = 0;
+  for (int i = 0; i < sc->njobs; i++) {
+    plan_demand d;
+    if (!plan_job_demand(&sc->c, &sc->jobs[i], &d, NULL)) return 0;
+    sum += d.iter_kstar * plan_job_iterations(&sc->jobs[i]);
+  }
+  return sc->njobs ? sum / sc->njobs : 0;
+}

@@ -46,6 +46,9 @@ typedef struct sim_jobs_result {
 tern_status sim_jobs_run(const plan_scenario *sc, const plan_policy *pol, sim_jobs_result *out,
                          core_err *err);
 void sim_jobs_result_free(sim_jobs_result *r);
+/* The average JCT of every job alone from its arrival at K* GPUs of the reference region: on a
+ * cluster of one GPU type no policy can beat it (a bound, not a schedule). */
+double sim_jobs_ideal_jct(const plan_scenario *sc);
 
 /* The Gantt chart of a run as SVG: one band per region, one row per GPU, a box per job. */
 tern_status sim_jobs_gantt_svg(const plan_scenario *sc, const sim_jobs_result *r, FILE *out,

@@ -12,6 +12,7 @@ static const struct {
   const char *summary;
 } commands[] = {
     {"sim", cmd_sim, "sim WHAT ...: the simulators"},
+    {"plan", cmd_plan, "plan SCENARIO.json: place training jobs across regions (geo planner)"},
 };
 
 int cmd_usage_error(const char *sub, const char *fmt, ...) {
