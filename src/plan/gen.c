@@ -7,7 +7,8 @@
  * base job, the token count of another, an arrival after the last one by an exponential gap of
  * the base's mean gap. The same seed gives the same file.
  *
- * Random scenarios draw every figure from the ranges of the fixtures: the GPU types of
+ * Random scenarios (on random links, or on given ones such as aws-10-regions.json's) draw
+ * every figure from the ranges of the fixtures: the GPU types of
  * geo-six-regions.json (RTX A6000, A100, H100), pools of 16 to 128 GPUs, prices in the paper's
  * USD 0.156-0.295 per kWh, a full mesh of links with the AWS latencies (10-270 ms) and
  * bandwidths (0.3-1.2 Gbit/s) of aws-10-regions.json, and the fixture's six model shapes.
@@ -114,14 +115,13 @@ static void random_types(plan_cluster *c) {
   memcpy(c->types, types, sizeof types);
 }
 
-static void random_cluster(plan_cluster *c, uint64_t *st) {
+static void random_pools(plan_cluster *c, uint64_t *st) {
   random_types(c);
   c->mfu = 0.35;
   c->pue = 1.2;
   c->mem_fraction = 0.9;
   for (int i = 0; i < c->nregions; i++) {
     plan_region *r = &c->regions[i];
-    snprintf(r->name, sizeof r->name, "region-%02d", i);
     r->type = (int)(plan_rand_next(st) % (uint64_t)c->ntypes);
     r->gpus = 16 + 8 * (int)(plan_rand_next(st) % 15);
     double price = round(uniform(st, 0.156, 0.295) * 1000) / 1000;
@@ -129,6 +129,11 @@ static void random_cluster(plan_cluster *c, uint64_t *st) {
       r->price[h] = price;
     r->intra_Bps = 25e9 / 8;
   }
+}
+
+static void random_links(plan_cluster *c, uint64_t *st) {
+  for (int i = 0; i < c->nregions; i++)
+    snprintf(c->regions[i].name, sizeof c->regions[i].name, "region-%02d", i);
   for (int a = 0; a < c->nregions; a++)
     for (int b = a + 1; b < c->nregions; b++) {
       plan_link l = {round(uniform(st, 10, 270)) / 1e3, uniform(st, 0.3, 1.2) * 1e9 / 8};
@@ -164,9 +169,30 @@ tern_status plan_gen_random(int nregions, int njobs, uint64_t seed, plan_scenari
   tern_status s = plan_cluster_alloc(&out->c, nregions, err);
   if (s == TERN_OK) s = alloc_jobs(out, njobs, err);
   if (s != TERN_OK) goto fail;
-  random_cluster(&out->c, &st);
+  random_links(&out->c, &st);
+  random_pools(&out->c, &st);
   random_jobs(out, &st);
   snprintf(out->source, sizeof out->source, "random: %d regions, %d jobs, seed %llu", nregions,
+           njobs, (unsigned long long)seed);
+  s = plan_scenario_check(out, NULL, err);
+  if (s != TERN_OK) goto fail;
+  return TERN_OK;
+fail:
+  plan_scenario_free(out);
+  return s;
+}
+
+tern_status plan_gen_on_links(const plan_cluster *links, int njobs, uint64_t seed,
+                              plan_scenario *out, core_err *err) {
+  memset(out, 0, sizeof *out);
+  uint64_t st = seed;
+  if (njobs < 1) return core_err_set(err, TERN_ERR_INVALID_ARG, "random: jobs must be >= 1");
+  tern_status s = plan_cluster_copy(&out->c, links, err);
+  if (s == TERN_OK) s = alloc_jobs(out, njobs, err);
+  if (s != TERN_OK) goto fail;
+  random_pools(&out->c, &st);
+  random_jobs(out, &st);
+  snprintf(out->source, sizeof out->source, "random pools and %d jobs on given links, seed %llu",
            njobs, (unsigned long long)seed);
   s = plan_scenario_check(out, NULL, err);
   if (s != TERN_OK) goto fail;

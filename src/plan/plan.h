@@ -292,6 +292,9 @@ tern_status plan_scenario_load(const char *path, plan_scenario *s, core_err *err
 tern_status plan_scenario_parse(const char *name, const char *text, size_t len, plan_scenario *s,
                                 core_err *err);
 void plan_scenario_free(plan_scenario *s);
+/* Reads a links-only file (data/scenarios/aws-10-regions.json: region names and links) into c:
+ * names and links set, nothing else. */
+tern_status plan_links_load(const char *path, plan_cluster *c, core_err *err);
 /* Checks what makes a scenario impossible (a job that fits nowhere); *bad, when given, is set
  * to the index of the first such job. */
 tern_status plan_scenario_check(const plan_scenario *s, int *bad, core_err *err);
@@ -322,6 +325,9 @@ tern_status plan_gen_variant(const plan_scenario *base, const plan_variant *v, p
  * njobs jobs of the fixture's model shapes, all drawn from seed. */
 tern_status plan_gen_random(int nregions, int njobs, uint64_t seed, plan_scenario *out,
                             core_err *err);
+/* The same on given regions and links (names and links kept; pools, prices and jobs drawn). */
+tern_status plan_gen_on_links(const plan_cluster *links, int njobs, uint64_t seed,
+                              plan_scenario *out, core_err *err);
 
 /* A small seeded generator (splitmix64), shared by gen.c and the tests. */
 uint64_t plan_rand_next(uint64_t *state);

@@ -46,7 +46,8 @@ static tern_status fail_at(ctx *x, const char *path, const char *fmt, ...) {
       p[0] = '\0';
   }
   if (line == 0) line = 1;
-  return core_err_set(x->err, TERN_ERR_INVALID_ARG, "%s:%d: %s: %s", x->file, line, path, what);
+  return core_err_set(x->err, TERN_ERR_INVALID_ARG, "%s:%d: %s%s%s", x->file, line, path,
+                      path[0] ? ": " : "", what);
 }
 
 static const char *type_name(const json_t *v) {
@@ -285,6 +286,11 @@ static tern_status read_root(ctx *x, const json_t *root) {
   const json_t *regions, *links, *jobs;
   tern_status st;
   if (!json_is_object(root)) return fail_at(x, "", "expected an object at the top");
+  if (json_is_string(json_array_get(json_object_get(root, "regions"), 0)))
+    return fail_at(x, "regions",
+                   "names only: a links-only file (make a scenario on its links "
+                   "with `tern plan gen --links %s`)",
+                   x->file);
   if ((st = read_types(x, root)) != TERN_OK ||
       (st = get_array(x, root, "regions", PLAN_MAX_REGIONS, &regions)) != TERN_OK ||
       (st = get_array(x, root, "jobs", 1000000, &jobs)) != TERN_OK ||
@@ -327,24 +333,80 @@ tern_status plan_scenario_parse(const char *name, const char *text, size_t len, 
   return st;
 }
 
-tern_status plan_scenario_load(const char *path, plan_scenario *s, core_err *err) {
-  memset(s, 0, sizeof *s);
-  tern_status st;
-  char *text = NULL;
+/* The whole file into a buffer the caller frees. */
+static tern_status read_file(const char *path, char **text, size_t *len, core_err *err) {
+  tern_status st = TERN_OK;
   long size = -1;
   FILE *f = fopen(path, "rb");
   if (f == NULL) return core_err_errno(err, errno, "%s: cannot open", path);
   if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
-      (text = malloc((size_t)size + 1)) == NULL ||
-      fread(text, 1, (size_t)size, f) != (size_t)size) {
-    st = text == NULL && size >= 0 ? core_err_set(err, TERN_ERR_NOMEM, "%s: %ld bytes", path, size)
-                                   : core_err_errno(err, errno, "%s: cannot read", path);
+      (*text = malloc((size_t)size + 1)) == NULL ||
+      fread(*text, 1, (size_t)size, f) != (size_t)size) {
+    st = size >= 0 && *text == NULL ? core_err_set(err, TERN_ERR_NOMEM, "%s: %ld bytes", path, size)
+                                    : core_err_errno(err, errno, "%s: cannot read", path);
+    free(*text);
+    *text = NULL;
+  }
+  *len = size > 0 ? (size_t)size : 0;
+  fclose(f);
+  return st;
+}
+
+tern_status plan_scenario_load(const char *path, plan_scenario *s, core_err *err) {
+  memset(s, 0, sizeof *s);
+  char *text = NULL;
+  size_t len = 0;
+  tern_status st = read_file(path, &text, &len, err);
+  if (st == TERN_OK) st = plan_scenario_parse(path, text, len, s, err);
+  free(text);
+  return st;
+}
+
+/* A links-only file (aws-10-regions.json): "regions" as names, and "links". */
+static tern_status read_links_root(ctx *x, const json_t *root) {
+  const json_t *regions, *links;
+  tern_status st;
+  if (!json_is_object(root)) return fail_at(x, "", "expected an object at the top");
+  if ((st = get_array(x, root, "regions", PLAN_MAX_REGIONS, &regions)) != TERN_OK ||
+      (st = get_array(x, root, "links", 1000000, &links)) != TERN_OK ||
+      (st = plan_cluster_alloc(&x->s->c, (int)json_array_size(regions), x->err)) != TERN_OK)
+    return st;
+  for (size_t i = 0; i < json_array_size(regions); i++) {
+    const json_t *v = json_array_get(regions, i);
+    char path[32];
+    snprintf(path, sizeof path, "regions[%zu]", i);
+    size_t n = json_is_string(v) ? strlen(json_string_value(v)) : 0;
+    if (n == 0 || n >= PLAN_NAME_LEN)
+      return fail_at(x, path, "expected a region name of 1 to %d characters", PLAN_NAME_LEN - 1);
+    if (plan_region_find(&x->s->c, json_string_value(v)) >= 0)
+      return fail_at(x, path, "a second region named \"%s\"", json_string_value(v));
+    strcpy(x->s->c.regions[i].name, json_string_value(v));
+  }
+  return read_each(x, links, read_link);
+}
+
+tern_status plan_links_load(const char *path, plan_cluster *c, core_err *err) {
+  plan_scenario s = {0};
+  char *text = NULL;
+  size_t len = 0;
+  tern_status st = read_file(path, &text, &len, err);
+  if (st != TERN_OK) return st;
+  json_error_t jerr;
+  json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+  if (root == NULL) {
+    st = core_err_set(err, TERN_ERR_INVALID_ARG, "%s:%d:%d: not valid JSON: %s", path, jerr.line,
+                      jerr.column, jerr.text);
     goto fail;
   }
-  st = plan_scenario_parse(path, text, (size_t)size, s, err);
+  ctx x = {path, text, len, err, &s};
+  st = read_links_root(&x, root);
+  json_decref(root);
+  if (st == TERN_OK)
+    *c = s.c;
+  else
+    plan_cluster_free(&s.c);
 fail:
   free(text);
-  fclose(f);
   return st;
 }
 

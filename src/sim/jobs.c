@@ -307,3 +307,38 @@ double sim_jobs_ideal_jct(const plan_scenario *sc) {
   }
   return sc->njobs ? sum / sc->njobs : 0;
 }
+
+static bool type_seen_before(const plan_cluster *c, int r) {
+  for (int k = 0; k < r; k++)
+    if (c->regions[k].type == c->regions[r].type) return true;
+  return false;
+}
+
+/* The least kWh of one job alone: K x T(K) x power x PUE over the GPU types and K from the
+ * type's memory floor to K*. */
+static double least_kwh(const plan_cluster *c, const plan_job *j, const plan_demand *d) {
+  static _Thread_local plan_placement p;
+  double best = INFINITY, iters = plan_job_iterations(j);
+  for (int r = 0; r < c->nregions; r++) {
+    int lo = d->smin[c->regions[r].type];
+    if (type_seen_before(c, r) || lo > j->layers) continue;
+    for (int k = lo; k <= CORE_MAX(d->kstar, lo); k++)
+      if (plan_build(c, j, &r, &k, 1, &p))
+        best = CORE_MIN(best, plan_energy_kwh(c, r, k, iters * plan_iter_time(c, j, &p, NULL, 0)));
+  }
+  return best;
+}
+
+double sim_jobs_ideal_cost(const plan_scenario *sc) {
+  const plan_cluster *c = &sc->c;
+  double price = INFINITY, kwh = 0;
+  for (int r = 0; r < c->nregions; r++)
+    for (int h = 0; h < 24; h++)
+      price = CORE_MIN(price, c->regions[r].price[h]);
+  for (int i = 0; i < sc->njobs; i++) {
+    plan_demand d;
+    if (!plan_job_demand(c, &sc->jobs[i], &d, NULL)) return 0;
+    kwh += least_kwh(c, &sc->jobs[i], &d);
+  }
+  return kwh * price;
+}

@@ -49,6 +49,10 @@ void sim_jobs_result_free(sim_jobs_result *r);
 /* The average JCT of every job alone from its arrival at K* GPUs of the reference region: on a
  * cluster of one GPU type no policy can beat it (a bound, not a schedule). */
 double sim_jobs_ideal_jct(const plan_scenario *sc);
+/* The electricity cost no policy can beat: every job on the GPU count and type (within its
+ * memory floor and K*) that needs the least energy, paid at the lowest price of any region
+ * and hour (a bound, not a schedule). */
+double sim_jobs_ideal_cost(const plan_scenario *sc);
 
 /* The Gantt chart of a run as SVG: one band per region, one row per GPU, a box per job. */
 tern_status sim_jobs_gantt_svg(const plan_scenario *sc, const sim_jobs_result *r, FILE *out,

@@ -18,12 +18,12 @@ tern_status sim_jobs_write_json(const plan_scenario *sc, const sim_jobs_result *
   json_t *jobs = json_array();
   for (int i = 0; i < r->njobs; i++)
     json_array_append_new(jobs, job_json(sc, r, i));
-  json_t *root =
-      json_pack("{s:s, s:s, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:f}, s:o}", "scenario",
-                sc->source, "policy", r->policy->name, "summary", "avg_jct_s", r->avg_jct,
-                "ideal_avg_jct_s", sim_jobs_ideal_jct(sc), "makespan_s", r->makespan, "energy_kwh",
-                r->kwh, "cost_usd", r->usd, "gpu_utilisation", r->gpu_util, "planning_rounds",
-                r->rounds, "planning_s", r->decide_s, "jobs", jobs);
+  json_t *root = json_pack("{s:s, s:s, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:i, s:f}, s:o}",
+                           "scenario", sc->source, "policy", r->policy->name, "summary",
+                           "avg_jct_s", r->avg_jct, "ideal_avg_jct_s", sim_jobs_ideal_jct(sc),
+                           "ideal_cost_usd", sim_jobs_ideal_cost(sc), "makespan_s", r->makespan,
+                           "energy_kwh", r->kwh, "cost_usd", r->usd, "gpu_utilisation", r->gpu_util,
+                           "planning_rounds", r->rounds, "planning_s", r->decide_s, "jobs", jobs);
   if (root == NULL) return core_err_set(err, TERN_ERR_NOMEM, "building the run's JSON");
   int rc = json_dumpf(root, out, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
   json_decref(root);

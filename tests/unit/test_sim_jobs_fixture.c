@@ -78,6 +78,17 @@ static void fixture(void **state) {
   assert_true(ours.usd < bace.usd && ours.jct <= bace.jct);
 }
 
+static void bounds(void **state) {
+  (void)state;
+  /* one GPU type: the bounds hold for every policy, and they are close enough to bite */
+  double jct = sim_jobs_ideal_jct(&base), usd = sim_jobs_ideal_cost(&base);
+  for (const plan_policy *const *p = plan_policies(); *p; p++) {
+    outcome o = run(&base, (*p)->name);
+    assert_true(o.jct >= jct && o.usd >= usd);
+    assert_true(o.jct < 1.3 * jct);
+  }
+}
+
 static void crowded(void **state) {
   (void)state;
   static const struct {
@@ -102,6 +113,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(fixture),
       cmocka_unit_test(crowded),
+      cmocka_unit_test(bounds),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -6,7 +6,9 @@
  *       printed, and written as JSON (default: SCENARIO.plan.json in the current directory);
  *   tern plan gen BASE.json [--bandwidth X] [--gpus X] [--jobs N] [--seed S] [-o OUT.json]
  *   tern plan gen --random [--regions R] [--jobs N] [--seed S] [-o OUT.json]
- *       the paper's variants of a scenario, or a random one (src/plan/gen.c);
+ *   tern plan gen --links LINKS.json [--jobs N] [--seed S] [-o OUT.json]
+ *       the paper's variants of a scenario, or a random one, on random links or on the regions
+ *       and links of a links-only file such as data/scenarios/aws-10-regions.json (gen.c);
  *   tern plan bench [--regions R] [--jobs N] [--seed S] [--policy P] [--repeat K]
  *       one planning round over N jobs queued at once on R regions, timed.
  */
@@ -129,40 +131,68 @@ static int write_scenario(const plan_scenario *sc, const char *out) {
   return st == TERN_OK ? 0 : 1;
 }
 
-static int gen_cmd(int argc, char **argv) {
-  const char *base_path = NULL, *out = "-";
-  plan_variant v = {1, 1, 0, 1};
-  long regions = 6, jobs = 8;
-  bool random = false;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *val = NULL;
-    if (strcmp(a, "--random") == 0)
-      random = true;
-    else if (strcmp(a, "-o") == 0 && (val = value(argc, argv, &i)))
-      out = val;
-    else if (strcmp(a, "--bandwidth") == 0 && (val = value(argc, argv, &i)))
-      v.bw_scale = atof(val);
-    else if (strcmp(a, "--gpus") == 0 && (val = value(argc, argv, &i)))
-      v.gpu_scale = atof(val);
-    else if (strcmp(a, "--jobs") == 0 && (val = value(argc, argv, &i)) &&
-             core_parse_int(val, 1, 1000000, &jobs))
-      v.njobs = (int)jobs;
-    else if (strcmp(a, "--regions") == 0 && (val = value(argc, argv, &i)) &&
-             core_parse_int(val, 1, PLAN_MAX_REGIONS, &regions)) {
-    } else if (strcmp(a, "--seed") == 0 && (val = value(argc, argv, &i)))
-      v.seed = strtoull(val, NULL, 10);
-    else if (a[0] != '-' && base_path == NULL)
-      base_path = a;
-    else
-      return cmd_usage_error("plan gen", "bad argument '%s'", a);
+typedef struct gen_args {
+  const char *base, *out, *links;
+  plan_variant v;
+  long regions, jobs;
+  bool random;
+} gen_args;
+
+static bool positive(const char *s, double *out) {
+  char *end;
+  *out = strtod(s, &end);
+  return *end == '\0' && *out > 0;
+}
+
+/* One "--name value" of `tern plan gen`; false when either is bad. */
+static bool gen_option(gen_args *g, const char *name, const char *val) {
+  if (strcmp(name, "-o") == 0) return (g->out = val), true;
+  if (strcmp(name, "--links") == 0) return (g->links = val), true;
+  if (strcmp(name, "--bandwidth") == 0) return positive(val, &g->v.bw_scale);
+  if (strcmp(name, "--gpus") == 0) return positive(val, &g->v.gpu_scale);
+  if (strcmp(name, "--jobs") == 0) return core_parse_int(val, 1, 1000000, &g->jobs);
+  if (strcmp(name, "--regions") == 0) return core_parse_int(val, 1, PLAN_MAX_REGIONS, &g->regions);
+  if (strcmp(name, "--seed") == 0) {
+    char *end;
+    g->v.seed = strtoull(val, &end, 10);
+    return *end == '\0';
   }
-  if (random == (base_path != NULL))
-    return cmd_usage_error("plan gen", "give either a base scenario or --random");
+  return false;
+}
+
+static int gen_cmd(int argc, char **argv) {
+  gen_args g = {.out = "-", .v = {1, 1, 0, 1}, .regions = 6, .jobs = 0};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *val;
+    if (strcmp(a, "--random") == 0) {
+      g.random = true;
+    } else if (a[0] != '-' && g.base == NULL) {
+      g.base = a;
+    } else if ((val = value(argc, argv, &i)) == NULL || !gen_option(&g, a, val)) {
+      return cmd_usage_error("plan gen", "bad argument '%s'", a);
+    }
+  }
+  if (g.random + (g.base != NULL) + (g.links != NULL) != 1)
+    return cmd_usage_error("plan gen", "give one of: a base scenario, --random, --links FILE");
+  const char *base_path = g.base, *links = g.links, *out = g.out;
+  plan_variant v = g.v;
+  int jobs = g.jobs ? (int)g.jobs : 8;
+  v.njobs = (int)g.jobs;
   plan_scenario base, sc;
+  plan_cluster mesh;
   core_err err = {0};
   tern_status st;
-  if (random) {
-    st = plan_gen_random((int)regions, (int)jobs, v.seed, &sc, &err);
+  if (g.random) {
+    st = plan_gen_random((int)g.regions, jobs, v.seed, &sc, &err);
+  } else if (links) {
+    if (plan_links_load(links, &mesh, &err) != TERN_OK) return fail("", &err);
+    st = plan_gen_on_links(&mesh, jobs, v.seed, &sc, &err);
+    if (st == TERN_OK)
+      snprintf(sc.source, sizeof sc.source,
+               "random pools and %d jobs on the links of %.180s, "
+               "seed %llu",
+               sc.njobs, links, (unsigned long long)v.seed);
+    plan_cluster_free(&mesh);
   } else {
     if (plan_scenario_load(base_path, &base, &err) != TERN_OK) return fail("", &err);
     if (v.njobs == 0) v.njobs = base.njobs;

@@ -3,8 +3,9 @@
  *   tern sim plan SCENARIO.json [--policy P] [--json FILE] [--gantt FILE.svg]
  *       one policy: every job's wait, JCT, GPUs, regions, iteration time and cost, then the
  *       average JCT, makespan, energy, cost and GPU utilisation;
- *   tern sim plan SCENARIO.json --compare [--markdown] [--gantt-dir DIR] [--json FILE]
- *       every policy on the same scenario, one table (and a Gantt chart per policy);
+ *   tern sim plan SCENARIO.json --compare [--markdown | --csv] [--gantt-dir DIR] [--json FILE]
+ *       every policy on the same scenario, one table (and a Gantt chart per policy); --csv
+ *       prints only the rows, for scripts (bench/plan/run.sh);
  *   tern sim plan --list
  *       the policies.
  */
@@ -19,7 +20,7 @@
 
 typedef struct opts {
   const char *scenario, *policy, *json, *gantt, *gantt_dir;
-  bool compare, markdown;
+  bool compare, markdown, csv;
 } opts;
 
 static int write_file(const char *path, const plan_scenario *sc, const sim_jobs_result *r,
@@ -50,7 +51,7 @@ static void print_jobs(const plan_scenario *sc, const sim_jobs_result *r) {
              o->pl.seg[s].gpus);
     printf("\n");
   }
-  printf("\naverage JCT %.2f h (ideal %.2f h), makespan %.2f h, energy %.1f MWh, electricity "
+  printf("\naverage JCT %.2f h (bound %.2f h), makespan %.2f h, energy %.1f MWh, electricity "
          "USD %.0f, GPU utilisation %.1f%%, %d planning rounds in %.1f ms\n",
          r->avg_jct / 3600, sim_jobs_ideal_jct(sc) / 3600, r->makespan / 3600, r->kwh / 1e3, r->usd,
          100 * r->gpu_util, r->rounds, 1e3 * r->decide_s);
@@ -80,6 +81,11 @@ static double pct(double x, double ref) {
 
 static void row(const opts *o, const char *name, const sim_jobs_result *r,
                 const sim_jobs_result *ref) {
+  if (o->csv) {
+    printf("%s,%.4f,%.4f,%.2f,%.4f,%.4f,%.3f\n", name, r->avg_jct / 3600, r->makespan / 3600,
+           r->usd, r->kwh / 1e3, r->gpu_util, 1e3 * r->decide_s);
+    return;
+  }
   const char *fmt = o->markdown
                         ? "| %s | %.1f | %+.1f%% | %.1f | %.0f | %+.1f%% | %.1f | %.0f%% | %.1f |\n"
                         : "%-12s %9.1f %8.1f%% %10.1f %10.0f %8.1f%% %9.1f %6.0f%% %8.1f\n";
@@ -116,6 +122,29 @@ static int gantt_each(const opts *o, const plan_scenario *sc, const sim_jobs_res
   return rc;
 }
 
+static void print_table(const opts *o, const plan_scenario *sc, const sim_jobs_result *all, int n,
+                        int ref) {
+  if (o->csv)
+    printf("policy,avg_jct_h,makespan_h,cost_usd,energy_mwh,gpu_util,planning_ms\n");
+  else
+    printf("%s: %d jobs, %d regions, %d GPUs; bounds: average JCT %.1f h, cost USD %.0f\n\n",
+           o->scenario, sc->njobs, sc->c.nregions, plan_cluster_total_gpus(&sc->c),
+           sim_jobs_ideal_jct(sc) / 3600, sim_jobs_ideal_cost(sc));
+  if (o->markdown)
+    printf("| policy | avg JCT (h) | vs bace | makespan (h) | cost (USD) | vs bace | energy (MWh) "
+           "| GPU util | planning (ms) |\n|---|---|---|---|---|---|---|---|---|\n");
+  else if (!o->csv)
+    printf("%-12s %9s %9s %10s %10s %9s %9s %7s %8s\n", "policy", "avgJCT_h", "vs_bace",
+           "makespan_h", "cost_USD", "vs_bace", "MWh", "GPUuse", "plan_ms");
+  for (int i = 0; i < n; i++)
+    row(o, all[i].policy->name, &all[i], &all[ref]);
+  if (o->csv) return;
+  printf("\n");
+  versus(&all[ref], all, n);
+  for (int i = 0; i < n; i++)
+    if (strcmp(all[i].policy->name, "ours") == 0) versus(&all[i], all, n);
+}
+
 static int compare(const opts *o, const plan_scenario *sc) {
   const plan_policy *const *pols = plan_policies();
   sim_jobs_result all[32];
@@ -130,20 +159,7 @@ static int compare(const opts *o, const plan_scenario *sc) {
     }
     if (strcmp(pols[n]->name, "bace") == 0) ref = n;
   }
-  printf("%s: %d jobs, %d regions, %d GPUs; ideal average JCT %.1f h\n\n", o->scenario, sc->njobs,
-         sc->c.nregions, plan_cluster_total_gpus(&sc->c), sim_jobs_ideal_jct(sc) / 3600);
-  if (o->markdown)
-    printf("| policy | avg JCT (h) | vs bace | makespan (h) | cost (USD) | vs bace | energy (MWh) "
-           "| GPU util | planning (ms) |\n|---|---|---|---|---|---|---|---|---|\n");
-  else
-    printf("%-12s %9s %9s %10s %10s %9s %9s %7s %8s\n", "policy", "avgJCT_h", "vs_bace",
-           "makespan_h", "cost_USD", "vs_bace", "MWh", "GPUuse", "plan_ms");
-  for (int i = 0; i < n; i++)
-    row(o, all[i].policy->name, &all[i], &all[ref]);
-  printf("\n");
-  versus(&all[ref], all, n);
-  for (int i = 0; i < n; i++)
-    if (strcmp(all[i].policy->name, "ours") == 0) versus(&all[i], all, n);
+  print_table(o, sc, all, n, ref);
   if (o->gantt_dir) rc |= gantt_each(o, sc, all, n);
   if (o->json) rc |= write_file(o->json, sc, &all[ref], sim_jobs_write_json);
   for (int i = 0; i < n; i++)
@@ -172,6 +188,8 @@ static int parse(int argc, char **argv, opts *o) {
       o->compare = true;
     } else if (strcmp(a, "--markdown") == 0) {
       o->markdown = true;
+    } else if (strcmp(a, "--csv") == 0) {
+      o->csv = true;
     } else if (a[0] != '-' && o->scenario == NULL) {
       o->scenario = a;
     } else {
@@ -188,7 +206,7 @@ int cmd_sim_plan(int argc, char **argv) {
   if (argc < 2 || strcmp(argv[1], "--help") == 0) {
     fprintf(argc < 2 ? stderr : stdout,
             "usage: tern sim plan SCENARIO.json [--policy P] [--json FILE] [--gantt FILE.svg]\n"
-            "       tern sim plan SCENARIO.json --compare [--markdown] [--gantt-dir DIR] "
+            "       tern sim plan SCENARIO.json --compare [--markdown | --csv] [--gantt-dir DIR] "
             "[--json FILE]\n       tern sim plan --list\n");
     return argc < 2 ? 2 : 0;
   }
