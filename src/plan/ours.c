@@ -1,16 +1,23 @@
-/* ours.c: BACE-Pipe with two ideas of ours, each measured against it in docs/PLANNING.md.
+/* ours.c: BACE-Pipe with three ideas of ours, each measured against it in docs/PLANNING.md
+ * (the policies ours-trim and ours-nowait switch the later ones off).
  *
  *  1. Trim: when a job cannot have its K* GPUs, it takes only as many as its slowest stage
  *     needs. The iteration time of a pipeline of k GPUs is set by its slowest stage, ceil(L / k)
  *     layers on homogeneous GPUs, so k = ceil(L / ceil(L / k)) GPUs run as fast and the rest
  *     would only burn energy in the bubble (PLAN_BACE_TRIM in bace.c).
- *  2. Start or wait: a job that cannot have its K* GPUs now looks ahead before settling for
- *     fewer. It replays the releases of the running jobs (their predicted finishes) one by one,
- *     up to LOOKAHEAD of them, asks BACE-Pipe where it would run after each, and starts now only
- *     if no later start is predicted to finish it sooner. Otherwise it stays queued and is
- *     planned again at the next event (GPUs and links freeing up re-plan every queued job). The
- *     lookahead is optimistic: jobs queued behind it might take the released GPUs first; the
- *     re-planning at each event is what corrects that.
+ *  2. Energy-delay sizing under contention: when the queue asks for more GPUs than are free,
+ *     a job is sized at the GPU count that minimises energy x delay (K T^2, the metric of
+ *     Gonzalez and Horowitz, IEEE JSSC 1996) instead of K*. With m micro-batches a pipeline of
+ *     K stages idles (K - 1) / (m + K - 1) of the time, so past about m stages GPUs mostly buy
+ *     bubble: a crowded cluster then runs more jobs at once for less energy. An idle cluster
+ *     still gives K*.
+ *  3. Start or wait: a job that cannot have its (target) GPUs now looks ahead before settling
+ *     for fewer. It replays the releases of the running jobs (their predicted finishes) one by
+ *     one, up to LOOKAHEAD of them, asks BACE-Pipe where it would run after each, and stays
+ *     queued only if a later start is predicted to finish it sooner at no higher cost; it is
+ *     then planned again at the next event (GPUs and links freeing up re-plan every queued job).
+ *     The lookahead is optimistic (jobs queued behind it might take the released GPUs first);
+ *     re-planning at each event corrects that.
  */
 #include "plan/plan.h"
 
@@ -57,6 +64,11 @@ static bool ours_place(const plan_policy *pol, const plan_state *s, const plan_q
   return !later_is_better(s, q, pol->flags, finish, cost);
 }
 
+const plan_policy plan_policy_ours_trim = {"ours-trim", "ours with the trim alone", plan_bace_order,
+                                           ours_place, PLAN_BACE_TRIM};
+const plan_policy plan_policy_ours_nowait = {
+    "ours-nowait", "ours without start-or-wait (trim + EDP sizing)", plan_bace_order, ours_place,
+    PLAN_BACE_TRIM | OURS_EDP};
 const plan_policy plan_policy_ours = {
     "ours", "BACE-Pipe + trimmed partial allocations + start-or-wait lookahead", plan_bace_order,
     ours_place, OURS_FLAGS};
