@@ -14,7 +14,8 @@
 bool plan_build(const plan_cluster *c, const plan_job *j, const int *regions, const int *gpus,
                 int n, plan_placement *out) {
   out->nseg = 0;
-  for (int i = 0; i < n && out->nseg < PLAN_MAX_PATH; i++) {
+  if (n > PLAN_MAX_PATH) return false;
+  for (int i = 0; i < n; i++) {
     if (gpus[i] <= 0) continue;
     out->seg[out->nseg].region = regions[i];
     out->seg[out->nseg].gpus = gpus[i];

@@ -16,8 +16,8 @@
  * stage time stays model FLOPs / (peak x MFU).
  *
  * K*, the GPU count that minimises iteration time, is searched over every stage count on the
- * reference region (the largest pool) with the full pipeline model of pipeline.c, so it accounts
- * for the bubble, the stage boundaries and memory.
+ * reference region (the largest pool of a GPU type that can hold the job) with the full
+ * pipeline model of pipeline.c, so it accounts for the bubble, the stage boundaries and memory.
  */
 #include "plan/plan.h"
 
@@ -57,11 +57,14 @@ double plan_job_stage_work_bytes(const plan_job *j) {
   return WORK_BYTES_PER_SBH * j->seq_len * j->mb_seqs * j->hidden * (j->dtype_bytes / 2.0);
 }
 
-/* The region whose pool is the largest: the reference K* is searched on. */
-static int reference_region(const plan_cluster *c) {
-  int best = 0;
-  for (int r = 1; r < c->nregions; r++)
-    if (c->regions[r].gpus > c->regions[best].gpus) best = r;
+/* The largest pool among the regions whose GPU type holds the job on at most `total` GPUs (one
+ * exists when the job fits at all): K* is searched there. */
+static int reference_region(const plan_cluster *c, const plan_demand *d, int total) {
+  int best = -1;
+  for (int r = 0; r < c->nregions; r++) {
+    bool holds = d->smin[c->regions[r].type] <= total;
+    if (holds && (best < 0 || c->regions[r].gpus > c->regions[best].gpus)) best = r;
+  }
   return best;
 }
 
@@ -81,40 +84,28 @@ static int memory_floor(const plan_cluster *c, const plan_job *j, int r, plan_pl
   return INT_MAX;
 }
 
-bool plan_job_demand(const plan_cluster *c, const plan_job *j, plan_demand *d, core_err *err) {
-  static _Thread_local plan_placement p; /* 2 KB: kept off the stack of deep callers */
-  memset(d, 0, sizeof *d);
+/* Every type's memory floor into d->smin; returns the least of them. */
+static int floors(const plan_cluster *c, const plan_job *j, plan_demand *d, plan_placement *p) {
   int seen[PLAN_MAX_TYPES] = {0}, fewest = INT_MAX;
   for (int t = 0; t < c->ntypes; t++)
     d->smin[t] = INT_MAX;
   for (int r = 0; r < c->nregions; r++) {
     int t = c->regions[r].type;
     if (seen[t]++) continue;
-    d->smin[t] = memory_floor(c, j, r, &p);
+    d->smin[t] = memory_floor(c, j, r, p);
     fewest = CORE_MIN(fewest, d->smin[t]);
   }
-  int total = plan_cluster_total_gpus(c), ref = reference_region(c);
-  if (fewest == INT_MAX || fewest > total) {
-    if (fewest == INT_MAX)
-      core_err_set(err, TERN_ERR_INVALID_ARG,
-                   "job '%s' fits nowhere: even one layer per stage overflows every GPU type's "
-                   "memory",
-                   j->name);
-    else
-      core_err_set(err, TERN_ERR_INVALID_ARG,
-                   "job '%s' fits nowhere: it needs at least %d GPUs to hold its weights, "
-                   "optimizer state and activations, the cluster has %d",
-                   j->name, fewest, total);
-    return false;
-  }
-  int lo = d->smin[c->regions[ref].type];
-  if (lo == INT_MAX) lo = fewest;
-  int hi = CORE_MIN(CORE_MIN(j->layers, PLAN_MAX_STAGES), total);
-  d->iter_kstar = INFINITY;
+  return fewest;
+}
+
+/* K* (least iteration time) and the energy-delay count (least K T^2) over k in [lo, hi]. */
+static void search_counts(const plan_cluster *c, const plan_job *j, int ref, int lo, int hi,
+                          plan_demand *d, plan_placement *p) {
   double edp = INFINITY;
+  d->iter_kstar = INFINITY;
   for (int k = lo; k <= hi; k++) {
-    if (!single_region(c, j, ref, k, &p)) continue;
-    double t = plan_iter_time(c, j, &p, NULL, 0);
+    if (!single_region(c, j, ref, k, p)) continue;
+    double t = plan_iter_time(c, j, p, NULL, 0);
     if (k * t * t < edp) {
       edp = k * t * t;
       d->kedp = k;
@@ -122,11 +113,34 @@ bool plan_job_demand(const plan_cluster *c, const plan_job *j, plan_demand *d, c
     if (t < d->iter_kstar) {
       d->iter_kstar = t;
       d->kstar = k;
-      d->stage_fb_s = plan_stage_fb_max(c, j, &p);
+      d->stage_fb_s = plan_stage_fb_max(c, j, p);
     }
   }
-  if (d->kstar == 0) d->kstar = d->kedp = lo; /* the reference type cannot hold it */
-  d->demand_Bps = d->stage_fb_s > 0 ? plan_job_boundary_bytes(j) / d->stage_fb_s : 0;
+}
+
+bool plan_job_demand(const plan_cluster *c, const plan_job *j, plan_demand *d, core_err *err) {
+  static _Thread_local plan_placement p; /* 2 KB: kept off the stack of deep callers */
+  memset(d, 0, sizeof *d);
+  int fewest = floors(c, j, d, &p), total = plan_cluster_total_gpus(c);
+  if (fewest == INT_MAX) {
+    core_err_set(err, TERN_ERR_INVALID_ARG,
+                 "job '%s' fits nowhere: even one layer per stage overflows every GPU type's "
+                 "memory",
+                 j->name);
+    return false;
+  }
+  if (fewest > total) {
+    core_err_set(err, TERN_ERR_INVALID_ARG,
+                 "job '%s' fits nowhere: it needs at least %d GPUs to hold its weights, "
+                 "optimizer state and activations, the cluster has %d",
+                 j->name, fewest, total);
+    return false;
+  }
+  int ref = reference_region(c, d, total), lo = d->smin[c->regions[ref].type], usable = 0;
+  for (int r = 0; r < c->nregions; r++)
+    if (d->smin[c->regions[r].type] != INT_MAX) usable += c->regions[r].gpus;
+  search_counts(c, j, ref, lo, CORE_MIN(CORE_MIN(j->layers, PLAN_MAX_STAGES), usable), d, &p);
+  d->demand_Bps = plan_job_boundary_bytes(j) / d->stage_fb_s;
   d->work_flops =
       3.0 * plan_job_layer_fwd_flops(j) * j->layers * j->microbatches * plan_job_iterations(j);
   return true;

@@ -70,6 +70,13 @@ static bool skip_value(cursor *c) {
   return false;
 }
 
+/* Skips white space, a comma between members or elements, and the white space after it. */
+static void skip_comma(cursor *c) {
+  skip_ws(c);
+  if (c->i < c->len && c->s[c->i] == ',') c->i++;
+  skip_ws(c);
+}
+
 /* Moves the cursor onto the member `key` of the object it is on. */
 static bool enter_key(cursor *c, const char *key) {
   skip_ws(c);
@@ -77,14 +84,16 @@ static bool enter_key(cursor *c, const char *key) {
   c->i++;
   for (;;) {
     char name[128];
-    skip_ws(c);
-    if (c->i < c->len && c->s[c->i] == ',') c->i++, skip_ws(c);
+    skip_comma(c);
     if (c->i >= c->len || c->s[c->i] == '}') return false;
     if (!skip_string(c, name, sizeof name)) return false;
     skip_ws(c);
     if (c->i >= c->len || c->s[c->i] != ':') return false;
     c->i++;
-    if (strcmp(name, key) == 0) return skip_ws(c), true;
+    if (strcmp(name, key) == 0) {
+      skip_ws(c);
+      return true;
+    }
     if (!skip_value(c)) return false;
   }
 }
@@ -95,8 +104,7 @@ static bool enter_index(cursor *c, long index) {
   if (c->i >= c->len || c->s[c->i] != '[') return false;
   c->i++;
   for (long k = 0;; k++) {
-    skip_ws(c);
-    if (c->i < c->len && c->s[c->i] == ',') c->i++, skip_ws(c);
+    skip_comma(c);
     if (c->i >= c->len || c->s[c->i] == ']') return false;
     if (k == index) return true;
     if (!skip_value(c)) return false;

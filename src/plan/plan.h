@@ -329,8 +329,4 @@ tern_status plan_gen_random(int nregions, int njobs, uint64_t seed, plan_scenari
 tern_status plan_gen_on_links(const plan_cluster *links, int njobs, uint64_t seed,
                               plan_scenario *out, core_err *err);
 
-/* A small seeded generator (splitmix64), shared by gen.c and the tests. */
-uint64_t plan_rand_next(uint64_t *state);
-double plan_rand_uniform(uint64_t *state); /* [0, 1) */
-
 #endif /* TERN_PLAN_H */

@@ -103,7 +103,10 @@ static void legend(const chart *c, const plan_scenario *sc, double y) {
   double x = LEFT;
   for (int j = 0; j < sc->njobs; j++) {
     double w = 24 + 7.0 * (double)strlen(sc->jobs[j].name);
-    if (x + w > LEFT + PLOT_W) x = LEFT, y += 18;
+    if (x + w > LEFT + PLOT_W) {
+      x = LEFT;
+      y += 18;
+    }
     fprintf(c->out, "<rect x='%.1f' y='%.1f' width='12' height='12' fill='hsl(%.0f,65%%,55%%)'/>",
             x, y, hue(j));
     fprintf(c->out, "<text x='%.1f' y='%.1f' class='l'>", x + 16, y + 10);
@@ -124,7 +127,10 @@ tern_status sim_jobs_gantt_svg(const plan_scenario *sc, const sim_jobs_result *r
     c.t0 = CORE_MIN(c.t0, r->spans[i].t0);
     c.t1 = CORE_MAX(c.t1, r->spans[i].t1);
   }
-  if (!(c.t1 > c.t0)) c.t0 = 0, c.t1 = 1;
+  if (!(c.t1 > c.t0)) { /* no spans: an empty chart of one second */
+    c.t0 = 0;
+    c.t1 = 1;
+  }
   double y = TOP;
   for (int k = 0; k < cl->nregions; k++) {
     c.band_top[k] = y;

@@ -7,6 +7,7 @@
 
 #include "plan_testing.h"
 
+#include <limits.h>
 #include <math.h>
 
 static plan_scenario sc;
@@ -78,11 +79,37 @@ static void fits_nowhere(void **state) {
   sc.c.regions[0].gpus = 16;
 }
 
+static void reference_holds_the_job(void **state) {
+  (void)state;
+  plan_scenario mixed;
+  char text[4096];
+  /* 100 slow 8 GiB GPUs cannot hold a layer of 1.6e10 bytes; 5 fast 80 GiB ones hold 5 layers
+   * each: the floor is 3 fast GPUs, and K* is searched on them, among at most the 5 there are */
+  snprintf(
+      text, sizeof text,
+      "{" PT_TYPES ", \"regions\": [{\"name\": \"S\", \"gpu\": \"slow\", \"gpus\": 100, "
+      "\"price_usd_per_kwh\": 0.2, \"intra_bandwidth_gbps\": 25}, {\"name\": \"F\", "
+      "\"gpu\": \"fast\", \"gpus\": 5, \"price_usd_per_kwh\": 0.2, "
+      "\"intra_bandwidth_gbps\": 25}], \"jobs\": [{\"name\": \"j\", \"params_b\": 12, "
+      "\"layers\": 12, \"hidden\": 1024, \"seq_len\": 1024, \"microbatch_sequences\": 2, "
+      "\"microbatches\": 8, \"tokens\": 1e9, \"arrival_s\": 0, \"dtype_bytes\": 2}], " PT_ASSUME
+      "}");
+  pt_load(text, &mixed);
+  plan_demand d;
+  assert_true(plan_job_demand(&mixed.c, &mixed.jobs[0], &d, NULL));
+  assert_int_equal(d.smin[0], INT_MAX);
+  assert_int_equal(d.smin[1], 3);
+  assert_int_equal(d.kstar, 4); /* 5 would still make 3-layer stages, with one hop more */
+  assert_true(isfinite(d.iter_kstar) && d.demand_Bps > 0);
+  plan_scenario_free(&mixed);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(flops_bytes_memory),
       cmocka_unit_test(demand),
       cmocka_unit_test(fits_nowhere),
+      cmocka_unit_test(reference_holds_the_job),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

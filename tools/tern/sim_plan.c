@@ -102,7 +102,10 @@ static void versus(const sim_jobs_result *x, const sim_jobs_result *all, int n) 
         strcmp(name, "cr-ldf"))
       continue;
     double j = pct(x->avg_jct, all[i].avg_jct), c = pct(x->usd, all[i].usd);
-    jlo = CORE_MIN(jlo, j), jhi = CORE_MAX(jhi, j), clo = CORE_MIN(clo, c), chi = CORE_MAX(chi, c);
+    jlo = CORE_MIN(jlo, j);
+    jhi = CORE_MAX(jhi, j);
+    clo = CORE_MIN(clo, c);
+    chi = CORE_MAX(chi, c);
   }
   printf("%s against the four baselines: average JCT %+.1f%% to %+.1f%%, cost %+.1f%% to %+.1f%%\n",
          x->policy->name, jlo, jhi, clo, chi);
