@@ -29,8 +29,9 @@
 #define PLAN_NAME_LEN 48
 #define PLAN_MAX_TYPES 16
 #define PLAN_MAX_REGIONS 1024
-#define PLAN_MAX_STAGES 1024 /* one GPU per stage and at least one layer each */
-#define PLAN_MAX_PATH 16     /* regions one pipeline may cross: our bound, see PLANNING.md */
+#define PLAN_MAX_GPUS 1000000 /* in a whole cluster */
+#define PLAN_MAX_STAGES 1024  /* one GPU per stage and at least one layer each */
+#define PLAN_MAX_PATH 16      /* regions one pipeline may cross: our bound, see PLANNING.md */
 
 /* ---- cluster model (cluster.c) ----------------------------------------------------------- */
 

@@ -272,6 +272,14 @@ static tern_status read_assumptions(ctx *x, const json_t *root) {
   return st;
 }
 
+/* The simulator keeps one slot per GPU: a million is far past any real cluster. */
+static tern_status check_total(ctx *x) {
+  int total = plan_cluster_total_gpus(&x->s->c); /* at most 1024 regions x 1e6: fits an int */
+  return total <= PLAN_MAX_GPUS ? TERN_OK
+                                : fail_at(x, "regions", "%d GPUs in all: at most %d are supported",
+                                          total, PLAN_MAX_GPUS);
+}
+
 /* Each array's elements through fn. */
 static tern_status read_each(ctx *x, const json_t *arr,
                              tern_status (*fn)(ctx *, const json_t *, int)) {
@@ -303,7 +311,7 @@ static tern_status read_root(ctx *x, const json_t *root) {
   x->s->njobs = (int)json_array_size(jobs);
   x->s->jobs = calloc((size_t)x->s->njobs, sizeof *x->s->jobs);
   if (x->s->jobs == NULL) return core_err_set(x->err, TERN_ERR_NOMEM, "%s: jobs", x->file);
-  if ((st = read_each(x, regions, read_region)) != TERN_OK ||
+  if ((st = read_each(x, regions, read_region)) != TERN_OK || (st = check_total(x)) != TERN_OK ||
       (links && (st = read_each(x, links, read_link)) != TERN_OK) ||
       (st = read_each(x, jobs, read_job)) != TERN_OK)
     return st;
@@ -418,6 +426,9 @@ void plan_scenario_free(plan_scenario *s) {
 }
 
 tern_status plan_scenario_check(const plan_scenario *s, int *bad, core_err *err) {
+  if (plan_cluster_total_gpus(&s->c) > PLAN_MAX_GPUS)
+    return core_err_set(err, TERN_ERR_INVALID_ARG, "%d GPUs in all: at most %d are supported",
+                        plan_cluster_total_gpus(&s->c), PLAN_MAX_GPUS);
   for (int i = 0; i < s->njobs; i++) {
     plan_demand d;
     if (!plan_job_demand(&s->c, &s->jobs[i], &d, err)) {

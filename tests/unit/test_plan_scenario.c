@@ -100,6 +100,8 @@ static void bad_values(void **state) {
           "jobs[0].layers: 0 is out of range");
   refused(16, "   \"arrival_s\": 0, \"dtype_bytes\": 2}", 14, "jobs[0]: missing \"tokens\"");
   refused(3, " \"regions\": 7, \"x\": [", 3, "regions: expected an array, got a number");
+  refused(4, "  {\"name\": \"A\", \"gpu\": \"g\", \"gpus\": 999999,", 3,
+          "1000015 GPUs in all: at most 1000000 are supported");
   refused(2, " \"gpu\": {},", 1, "test.json:1: missing \"gpu_types\"");
   refused(4, "  \"A\", {\"name\": \"A\", \"gpu\": \"g\", \"gpus\": 32,", 3, "a links-only file");
 }
