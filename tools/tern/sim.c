@@ -9,6 +9,7 @@ static const struct {
   int (*run)(int, char **);
   const char *summary;
 } simulators[] = {
+    {"plan", cmd_sim_plan, "SCENARIO.json: the job queue of the geo planner, per policy"},
     {NULL, NULL, NULL}, /* the simulators register here as they land */
 };
 
