@@ -71,14 +71,15 @@ tern_status coll_build(coll_sched *s, const coll_args *a, coll_algo algo) {
   if (!args_valid(a) || algo == COLL_ALGO_AUTO || (unsigned)algo >= COLL_NUM_ALGOS)
     return TERN_ERR_INVALID_ARG;
   if (!builders[a->kind][algo]) return TERN_ERR_UNSUPPORTED;
-  /* hier needs at least two hosts of at least two ranks, all hosts alike */
-  if (algo == COLL_ALGO_HIER && !(a->ppn > 1 && a->ppn < a->size && a->size % a->ppn == 0))
-    return TERN_ERR_UNSUPPORTED;
   s->algo = algo;
-  if (a->size == 1)
+  if (a->size == 1) {
     build_alone(s, a);
-  else if (a->count > 0 || a->kind == COLL_BARRIER)
+  } else if (a->count > 0 || a->kind == COLL_BARRIER) {
+    /* hier needs at least two hosts of at least two ranks, all hosts alike */
+    if (algo == COLL_ALGO_HIER && !(a->ppn > 1 && a->ppn < a->size && a->size % a->ppn == 0))
+      return TERN_ERR_UNSUPPORTED;
     builders[a->kind][algo](s, a);
+  }
   coll_sched_end_phase(s);
   return coll_sched_status(s);
 }
