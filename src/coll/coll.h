@@ -62,7 +62,8 @@ tern_status coll_engine_submit(tern_comm *c, const tern_request *proto, tern_req
  * training loop repeat the same (count, dtype), and the answer depends on nothing else. */
 typedef struct coll_choice {
   size_t count, elem_size;
-  coll_algo algo; /* COLL_ALGO_AUTO: nothing remembered yet */
+  coll_algo algo;  /* COLL_ALGO_AUTO: nothing remembered yet */
+  coll_algo inner; /* hier's inter-host algorithm */
 } coll_choice;
 coll_choice *coll_engine_choice(tern_comm *c, coll_kind kind);
 

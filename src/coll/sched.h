@@ -201,6 +201,17 @@ double coll_algo_cost(coll_kind kind, coll_algo algo, int n, size_t count, size_
 coll_algo coll_select(coll_kind kind, int n, size_t count, size_t elem_size,
                       const coll_net_model *m);
 
+/* Ranks on several hosts (ppn ranks on each, contiguous): coll_sched_cost with each phase
+ * priced on intra's constants when its messages stay on rank's host, on inter's otherwise. */
+double coll_sched_cost_hosts(const coll_sched *s, size_t elem_size, int ppn, int rank,
+                             const coll_net_model *intra, const coll_net_model *inter);
+/* The choice across hosts: coll_select's flat answer priced on inter, or hier (with *inner its
+ * inter-host algorithm) when its schedule is cheaper. scratch is any schedule storage (it is
+ * overwritten). The same answer on every rank. */
+coll_algo coll_select_hosts(coll_kind kind, int n, int ppn, size_t count, size_t elem_size,
+                            const coll_net_model *intra, const coll_net_model *inter,
+                            coll_sched *scratch, coll_algo *inner);
+
 /* This machine's fitted constants for shared memory and for TCP (see select.c for the
  * measurements they come from). */
 extern const coll_net_model coll_model_shm, coll_model_tcp;

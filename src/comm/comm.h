@@ -59,6 +59,7 @@ struct tern_comm {
   tern_status broken; /* the first failure that left the channels in an unknown state */
   bool oversubscribed; /* more ranks on this host than CPUs we may run on */
   bool any_tcp;        /* some peer is reached over TCP */
+  int ppn;             /* ranks per host when hosts hold equal contiguous blocks, else 0 */
   uint64_t alive_checked_ns; /* when comm_check_alive last looked */
 
   coll_engine *engine;
