@@ -32,12 +32,16 @@ static const char *transport_of(const tern_comm *c) {
 static coll_algo select_algo(tern_comm *c, tern_request *r, size_t esize) {
   coll_choice *memo = coll_engine_choice(c, r->args.kind);
   if (memo->algo == COLL_ALGO_AUTO || memo->count != r->args.count || memo->elem_size != esize) {
-    coll_algo inner = COLL_ALGO_RING;
-    coll_algo algo =
-        across_hosts(c)
-            ? coll_select_hosts(r->args.kind, c->size, c->ppn, r->args.count, esize,
-                                &coll_model_shm, &coll_model_tcp, &r->sched, &inner)
-            : coll_select(r->args.kind, c->size, r->args.count, esize, model_of(c));
+    coll_algo inner = COLL_ALGO_RING, algo = COLL_ALGO_AUTO;
+    const coll_tuning *tuned = coll_engine_tuning(c);
+    if (across_hosts(c))
+      algo = coll_select_hosts(r->args.kind, c->size, c->ppn, r->args.count, esize,
+                               &coll_model_shm, &coll_model_tcp, &r->sched, &inner);
+    else if (tuned)
+      algo = coll_tuning_select(tuned, c->any_tcp ? COLL_TR_TCP : COLL_TR_SHM, r->args.kind,
+                                c->size, r->args.count, esize);
+    if (algo == COLL_ALGO_AUTO || !coll_algo_supported(r->args.kind, algo))
+      algo = coll_select(r->args.kind, c->size, r->args.count, esize, model_of(c));
     *memo = (coll_choice){r->args.count, esize, algo, inner};
   }
   r->args.inner = memo->inner;
@@ -46,9 +50,9 @@ static coll_algo select_algo(tern_comm *c, tern_request *r, size_t esize) {
 
 static tern_status build(tern_comm *c, tern_request *r) {
   size_t esize = tern_dtype_size(r->dt);
-  coll_algo algo = COLL_ALGO_AUTO;
+  coll_algo algo = coll_engine_forced(c);
   const char *forced = core_config_get()->algo;
-  if (forced[0] && !coll_algo_parse(forced, &algo))
+  if (algo == COLL_ALGO_AUTO && forced[0] && !coll_algo_parse(forced, &algo))
     return core_err_set(&c->err, TERN_ERR_INVALID_ARG, "TERN_ALGO='%s' names no algorithm", forced);
   tern_status rc = TERN_ERR_UNSUPPORTED;
   r->args.ppn = c->ppn;
@@ -61,6 +65,10 @@ static tern_status build(tern_comm *c, tern_request *r) {
   }
   if (rc == TERN_ERR_UNSUPPORTED) {
     algo = select_algo(c, r, esize);
+    rc = coll_build(&r->sched, &r->args, algo);
+  }
+  if (rc == TERN_ERR_UNSUPPORTED) { /* a tuned choice this layout cannot build */
+    algo = coll_select(r->args.kind, c->size, r->args.count, esize, model_of(c));
     rc = coll_build(&r->sched, &r->args, algo);
   }
   if (rc != TERN_OK)

@@ -48,6 +48,7 @@ struct tern_comm {
   store_client *store;
   store_server *server; /* when this rank serves the store */
   uint8_t run_id[16];
+  char gen[32];      /* this communicator's prefix of store keys */
 
   comm_peer *peers;  /* size entries, peers[rank] is this rank (COMM_LINK_SELF) */
   int *active;       /* ranks with queued transfers, the ones progress looks at */

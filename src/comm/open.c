@@ -216,6 +216,7 @@ tern_status comm_open(tern_comm *c, int rank, int size, const char *store_addr, 
   }
   for (int r = 0; r < size; r++) c->peers[r].pidfd = -1;
   if ((rc = start_store(c, store_addr, serve_store, deadline, gen, sizeof gen)) != TERN_OK) goto fail;
+  snprintf(c->gen, sizeof c->gen, "%s", gen);
   if ((rc = publish_and_gather(c, gen, deadline)) != TERN_OK) goto fail;
   if ((rc = comm_connect_tcp(c, deadline)) != TERN_OK) goto fail;
   if ((rc = comm_setup_shm(c, gen, deadline)) != TERN_OK) goto fail;

@@ -6,6 +6,7 @@
 int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_sim_plan(int argc, char **argv); /* `tern sim plan`, in sim_plan.c */
 
