@@ -19,6 +19,10 @@ static tern_status open_comm(tern_comm **out, int rank, int size, const char *st
   }
   tern_status rc = comm_open(c, rank, size, store, serve);
   if (rc == TERN_OK && (rc = coll_engine_start(c)) != TERN_OK) comm_close(c);
+  if (rc == TERN_OK && (rc = coll_engine_share_tuning(c)) != TERN_OK) {
+    coll_engine_stop(c);
+    comm_close(c);
+  }
   if (rc != TERN_OK) {
     snprintf(init_error, sizeof init_error, "%s", c->err.msg);
     CORE_WARN("joining as rank %d of %d at %s failed: %s", rank, size, store ? store : "?",

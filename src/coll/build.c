@@ -12,16 +12,19 @@ static coll_builder *const builders[COLL_NUM_KINDS][COLL_NUM_ALGOS] = {
                         [COLL_ALGO_RHD] = coll_rhd_allreduce,
                         [COLL_ALGO_TREE] = coll_tree_allreduce,
                         [COLL_ALGO_DIRECT] = coll_direct_allreduce,
-                        [COLL_ALGO_RD] = coll_rd_allreduce},
+                        [COLL_ALGO_RD] = coll_rd_allreduce,
+                        [COLL_ALGO_HIER] = coll_hier_allreduce},
     [COLL_REDUCE_SCATTER] = {[COLL_ALGO_RING] = coll_ring_reduce_scatter,
                              [COLL_ALGO_RHD] = coll_rhd_reduce_scatter,
                              [COLL_ALGO_TREE] = coll_tree_reduce_scatter,
-                             [COLL_ALGO_DIRECT] = coll_direct_reduce_scatter},
+                             [COLL_ALGO_DIRECT] = coll_direct_reduce_scatter,
+                             [COLL_ALGO_HIER] = coll_hier_reduce_scatter},
     [COLL_ALLGATHER] = {[COLL_ALGO_RING] = coll_ring_allgather,
                         [COLL_ALGO_RHD] = coll_rhd_allgather,
                         [COLL_ALGO_TREE] = coll_tree_allgather,
                         [COLL_ALGO_DIRECT] = coll_direct_allgather,
-                        [COLL_ALGO_BRUCK] = coll_bruck_allgather},
+                        [COLL_ALGO_BRUCK] = coll_bruck_allgather,
+                        [COLL_ALGO_HIER] = coll_hier_allgather},
     [COLL_BROADCAST] = {[COLL_ALGO_RING] = coll_ring_broadcast,
                         [COLL_ALGO_RHD] = coll_rhd_broadcast,
                         [COLL_ALGO_TREE] = coll_tree_broadcast,
@@ -69,10 +72,14 @@ tern_status coll_build(coll_sched *s, const coll_args *a, coll_algo algo) {
     return TERN_ERR_INVALID_ARG;
   if (!builders[a->kind][algo]) return TERN_ERR_UNSUPPORTED;
   s->algo = algo;
-  if (a->size == 1)
+  if (a->size == 1) {
     build_alone(s, a);
-  else if (a->count > 0 || a->kind == COLL_BARRIER)
+  } else if (a->count > 0 || a->kind == COLL_BARRIER) {
+    /* hier needs at least two hosts of at least two ranks, all hosts alike */
+    if (algo == COLL_ALGO_HIER && !(a->ppn > 1 && a->ppn < a->size && a->size % a->ppn == 0))
+      return TERN_ERR_UNSUPPORTED;
     builders[a->kind][algo](s, a);
+  }
   coll_sched_end_phase(s);
   return coll_sched_status(s);
 }

@@ -154,6 +154,9 @@ static tern_status read_recv(coll_checker *c, int r, coll_symlist *out) {
                           k->extent[COLL_BUF_RECV], out);
 }
 
+/* Every run of rank r's RECV against every expected piece it overlaps: a run may span several
+ * pieces (two blocks of one sender that happen to lie side by side), and each part must be
+ * checked against its own piece. */
 static tern_status verify_rank(coll_checker *c, int r) {
   char who[64];
   want w;
@@ -161,20 +164,24 @@ static tern_status verify_rank(coll_checker *c, int r) {
   for (size_t p = 0; p < c->l1.len; p++) {
     const coll_sym *u = &c->l1.v[p];
     if (u->set == 0) return coll_chk_fail(c, "rank %d: RECV[%zu] is never written", r, u->off);
-    int q = 0;
-    while (expect(c, r, q, &w) && w.off + w.len <= u->off)
-      q++;
-    if (!expect(c, r, q, &w)) continue;
-    if (u->idx != w.idx + (u->off - w.off))
-      return coll_chk_fail(c, "rank %d: RECV[%zu] holds element %zu of its senders, not %zu", r,
-                           u->off, u->idx, w.idx + (u->off - w.off));
-    if (w.set & ~u->set)
-      return coll_chk_fail(c, "rank %d: RECV[%zu] misses the contribution of rank %s", r, u->off,
-                           coll_chk_ranks(w.set & ~u->set, who, sizeof who));
-    if (u->set & ~w.set)
-      return coll_chk_fail(
-          c, "rank %d: RECV[%zu] holds the contribution of rank %s, which does not belong there", r,
-          u->off, coll_chk_ranks(u->set & ~w.set, who, sizeof who));
+    size_t pos = u->off, end = u->off + u->len;
+    for (int q = 0; pos < end && expect(c, r, q, &w); q++) {
+      if (w.off + w.len <= pos) continue;
+      if (w.off >= end) break;
+      pos = CORE_MAX(pos, w.off);
+      size_t got = u->idx + (pos - u->off), want_idx = w.idx + (pos - w.off);
+      if (got != want_idx)
+        return coll_chk_fail(c, "rank %d: RECV[%zu] holds element %zu of its senders, not %zu",
+                             r, pos, got, want_idx);
+      if (w.set & ~u->set)
+        return coll_chk_fail(c, "rank %d: RECV[%zu] misses the contribution of rank %s", r, pos,
+                             coll_chk_ranks(w.set & ~u->set, who, sizeof who));
+      if (u->set & ~w.set)
+        return coll_chk_fail(
+            c, "rank %d: RECV[%zu] holds the contribution of rank %s, which does not belong there",
+            r, pos, coll_chk_ranks(u->set & ~w.set, who, sizeof who));
+      pos = CORE_MIN(end, w.off + w.len);
+    }
   }
   return TERN_OK;
 }

@@ -10,6 +10,7 @@
 #define TERN_COLL_COLL_H
 
 #include "coll/sched.h"
+#include "coll/tuning.h"
 #include "comm/comm.h"
 
 typedef enum coll_req_type { COLL_REQ_COLL, COLL_REQ_SEND, COLL_REQ_RECV } coll_req_type;
@@ -62,9 +63,24 @@ tern_status coll_engine_submit(tern_comm *c, const tern_request *proto, tern_req
  * training loop repeat the same (count, dtype), and the answer depends on nothing else. */
 typedef struct coll_choice {
   size_t count, elem_size;
-  coll_algo algo; /* COLL_ALGO_AUTO: nothing remembered yet */
+  coll_algo algo;  /* COLL_ALGO_AUTO: nothing remembered yet */
+  coll_algo inner; /* hier's inter-host algorithm */
 } coll_choice;
 coll_choice *coll_engine_choice(tern_comm *c, coll_kind kind);
+
+/* An algorithm forced for the calls that follow (`tern tune` measures each one this way);
+ * AUTO gives the choice back to TERN_ALGO and the selector. */
+void coll_engine_force(tern_comm *c, coll_algo algo);
+coll_algo coll_engine_forced(tern_comm *c);
+
+/* The tuning in use (NULL: none; the built-in model chooses). */
+const coll_tuning *coll_engine_tuning(tern_comm *c);
+/* Rank 0 reads TERN_TUNING (or the default path) and hands the text to every rank through the
+ * store, so that all choose alike. A TERN_TUNING that cannot be used fails start-up with the
+ * reason; a bad file at the default path is only warned about. */
+tern_status coll_engine_share_tuning(tern_comm *c);
+/* Takes t (its arrays are the engine's from now on). */
+void coll_engine_set_tuning(tern_comm *c, coll_tuning *t);
 
 /* The scratch buffer (TMP) for the running collective: at least bytes, kept between calls. */
 tern_status coll_engine_tmp(tern_comm *c, size_t bytes, char **out);

@@ -37,7 +37,27 @@ struct coll_engine {
   char *tmp;
   size_t tmp_cap;
   coll_choice choices[COLL_NUM_KINDS];
+  coll_tuning tuning;
+  bool tuned;
+  coll_algo forced;
 };
+
+void coll_engine_force(tern_comm *c, coll_algo algo) {
+  c->engine->forced = algo;
+}
+
+coll_algo coll_engine_forced(tern_comm *c) {
+  return c->engine->forced;
+}
+
+const coll_tuning *coll_engine_tuning(tern_comm *c) {
+  return c->engine->tuned ? &c->engine->tuning : NULL;
+}
+
+void coll_engine_set_tuning(tern_comm *c, coll_tuning *t) {
+  c->engine->tuning = *t;
+  c->engine->tuned = true;
+}
 
 coll_choice *coll_engine_choice(tern_comm *c, coll_kind kind) {
   return &c->engine->choices[kind];
@@ -284,6 +304,7 @@ void coll_engine_stop(tern_comm *c) {
   coll_sched_free(&e->inline_req.sched);
   free(e->inline_req.xfers);
   free(e->tmp);
+  coll_tuning_free(&e->tuning);
   if (e->wake_fd >= 0) close(e->wake_fd);
   pthread_mutex_destroy(&e->lock);
   pthread_mutex_destroy(&e->run_lock);

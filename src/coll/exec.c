@@ -19,24 +19,44 @@ static const coll_net_model *model_of(const tern_comm *c) {
   return c->any_tcp ? &coll_model_tcp : &coll_model_shm;
 }
 
-static coll_algo select_algo(tern_comm *c, const coll_args *a, size_t esize) {
-  coll_choice *memo = coll_engine_choice(c, a->kind);
-  if (memo->algo == COLL_ALGO_AUTO || memo->count != a->count || memo->elem_size != esize)
-    *memo = (coll_choice){a->count, esize, coll_select(a->kind, c->size, a->count, esize, model_of(c))};
-  return memo->algo;
+/* Several hosts (some peers over TCP, hosts holding equal blocks of ranks): hier competes. */
+static bool across_hosts(const tern_comm *c) {
+  return c->any_tcp && c->ppn > 1 && c->ppn < c->size;
 }
 
 static const char *transport_of(const tern_comm *c) {
+  if (across_hosts(c)) return "shm+tcp";
   return model_of(c) == &coll_model_tcp ? "tcp" : (c->size > 1 ? "shm" : "self");
+}
+
+static coll_algo select_algo(tern_comm *c, tern_request *r, size_t esize) {
+  coll_choice *memo = coll_engine_choice(c, r->args.kind);
+  if (memo->algo == COLL_ALGO_AUTO || memo->count != r->args.count || memo->elem_size != esize) {
+    coll_algo inner = COLL_ALGO_RING, algo = COLL_ALGO_AUTO;
+    const coll_tuning *tuned = coll_engine_tuning(c);
+    if (across_hosts(c))
+      algo = coll_select_hosts(r->args.kind, c->size, c->ppn, r->args.count, esize,
+                               &coll_model_shm, &coll_model_tcp, &r->sched, &inner);
+    else if (tuned)
+      algo = coll_tuning_select(tuned, c->any_tcp ? COLL_TR_TCP : COLL_TR_SHM, r->args.kind,
+                                c->size, r->args.count, esize);
+    if (algo == COLL_ALGO_AUTO || !coll_algo_supported(r->args.kind, algo))
+      algo = coll_select(r->args.kind, c->size, r->args.count, esize, model_of(c));
+    *memo = (coll_choice){r->args.count, esize, algo, inner};
+  }
+  r->args.inner = memo->inner;
+  return memo->algo;
 }
 
 static tern_status build(tern_comm *c, tern_request *r) {
   size_t esize = tern_dtype_size(r->dt);
-  coll_algo algo = COLL_ALGO_AUTO;
+  coll_algo algo = coll_engine_forced(c);
   const char *forced = core_config_get()->algo;
-  if (forced[0] && !coll_algo_parse(forced, &algo))
+  if (algo == COLL_ALGO_AUTO && forced[0] && !coll_algo_parse(forced, &algo))
     return core_err_set(&c->err, TERN_ERR_INVALID_ARG, "TERN_ALGO='%s' names no algorithm", forced);
   tern_status rc = TERN_ERR_UNSUPPORTED;
+  r->args.ppn = c->ppn;
+  r->args.inner = COLL_ALGO_RING;
   if (algo != COLL_ALGO_AUTO) {
     rc = coll_build(&r->sched, &r->args, algo);
     if (rc == TERN_ERR_UNSUPPORTED)
@@ -44,7 +64,11 @@ static tern_status build(tern_comm *c, tern_request *r) {
                  coll_kind_name(r->args.kind));
   }
   if (rc == TERN_ERR_UNSUPPORTED) {
-    algo = select_algo(c, &r->args, esize);
+    algo = select_algo(c, r, esize);
+    rc = coll_build(&r->sched, &r->args, algo);
+  }
+  if (rc == TERN_ERR_UNSUPPORTED) { /* a tuned choice this layout cannot build */
+    algo = coll_select(r->args.kind, c->size, r->args.count, esize, model_of(c));
     rc = coll_build(&r->sched, &r->args, algo);
   }
   if (rc != TERN_OK)

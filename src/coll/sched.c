@@ -31,10 +31,22 @@ void coll_sched_reset(coll_sched *s) {
   s->nphases = 0;
   s->algo = COLL_ALGO_AUTO;
   s->status = TERN_OK;
+  s->view.on = false;
 }
 
 tern_status coll_sched_status(const coll_sched *s) {
   return s->status;
+}
+
+/* Re-addresses a buffer through the view (see coll_view in sched.h). */
+static void map_buf(const coll_sched *s, coll_buf *buf, size_t *off) {
+  if (!s->view.on) return;
+  *off += s->view.off[*buf];
+  *buf = (coll_buf)s->view.buf[*buf];
+}
+
+static int map_peer(const coll_sched *s, int peer) {
+  return s->view.on ? s->view.first + peer * s->view.stride : peer;
 }
 
 static tern_status append(coll_sched *s, const coll_step *st) {
@@ -52,17 +64,24 @@ static tern_status append(coll_sched *s, const coll_step *st) {
 }
 
 tern_status coll_sched_send(coll_sched *s, int peer, coll_buf buf, size_t off, size_t count) {
+  map_buf(s, &buf, &off);
+  peer = map_peer(s, peer);
   coll_step st = {.kind = COLL_STEP_SEND, .buf = buf, .peer = peer, .off = off, .count = count};
   return append(s, &st);
 }
 
 tern_status coll_sched_recv(coll_sched *s, int peer, coll_buf buf, size_t off, size_t count) {
+  map_buf(s, &buf, &off);
+  peer = map_peer(s, peer);
   coll_step st = {.kind = COLL_STEP_RECV, .buf = buf, .peer = peer, .off = off, .count = count};
   return append(s, &st);
 }
 
 tern_status coll_sched_recv_reduce(coll_sched *s, int peer, coll_buf buf, size_t off, coll_buf src,
                                    size_t src_off, size_t count) {
+  map_buf(s, &buf, &off);
+  map_buf(s, &src, &src_off);
+  peer = map_peer(s, peer);
   coll_step st = {.kind = COLL_STEP_RECV_REDUCE,
                   .buf = buf,
                   .src_buf = src,
@@ -75,6 +94,8 @@ tern_status coll_sched_recv_reduce(coll_sched *s, int peer, coll_buf buf, size_t
 
 tern_status coll_sched_copy(coll_sched *s, coll_buf buf, size_t off, coll_buf src, size_t src_off,
                             size_t count) {
+  map_buf(s, &buf, &off);
+  map_buf(s, &src, &src_off);
   if (count == 0 || (buf == src && off == src_off)) return s->status;
   coll_step st = {.kind = COLL_STEP_COPY,
                   .buf = buf,
@@ -88,6 +109,8 @@ tern_status coll_sched_copy(coll_sched *s, coll_buf buf, size_t off, coll_buf sr
 
 tern_status coll_sched_reduce(coll_sched *s, coll_buf buf, size_t off, coll_buf src, size_t src_off,
                               size_t count) {
+  map_buf(s, &buf, &off);
+  map_buf(s, &src, &src_off);
   if (count == 0) return s->status;
   coll_step st = {.kind = COLL_STEP_REDUCE,
                   .buf = buf,

@@ -81,6 +81,17 @@ typedef struct coll_step {
   size_t off, src_off, count;
 } coll_step;
 
+/* While on, appends are re-addressed: a builder written for ranks 0..m-1 and the buffers of its
+ * own call writes into a sub-group and sub-regions of a larger schedule. hier.c builds its
+ * intra-host and inter-host phases with the flat builders this way. Virtual rank v is real
+ * rank first + v * stride; virtual buffer b is buf[b] starting at off[b]. */
+typedef struct coll_view {
+  bool on;
+  int first, stride;
+  uint8_t buf[COLL_NUM_BUFS];
+  size_t off[COLL_NUM_BUFS];
+} coll_view;
+
 typedef struct coll_sched {
   coll_step *steps;
   size_t len, cap;
@@ -88,6 +99,7 @@ typedef struct coll_sched {
   int nphases;
   coll_algo algo;
   tern_status status; /* the first failed append since the last reset (coll_sched_status) */
+  coll_view view;     /* off except while hier.c builds a sub-group's phase */
 } coll_sched;
 
 typedef struct coll_args {
@@ -98,6 +110,9 @@ typedef struct coll_args {
   bool inplace;     /* the in-place form of the call (see the table above) */
   size_t seg_count; /* pipelining segment in elements, for algorithms that pipeline; 0 lets the
                        algorithm choose */
+  int ppn;          /* ranks per host when hosts hold equal, contiguous blocks of ranks (rank r
+                       on host r / ppn); 0 when not (hier needs 1 < ppn < size) */
+  coll_algo inner;  /* hier: the algorithm of the inter-host phase (ring or rhd; AUTO: ring) */
 } coll_args;
 
 /* ---- building (sched.c) ------------------------------------------------------------------ */
@@ -185,6 +200,17 @@ double coll_algo_cost(coll_kind kind, coll_algo algo, int n, size_t count, size_
  * or HIER. */
 coll_algo coll_select(coll_kind kind, int n, size_t count, size_t elem_size,
                       const coll_net_model *m);
+
+/* Ranks on several hosts (ppn ranks on each, contiguous): coll_sched_cost with each phase
+ * priced on intra's constants when its messages stay on rank's host, on inter's otherwise. */
+double coll_sched_cost_hosts(const coll_sched *s, size_t elem_size, int ppn, int rank,
+                             const coll_net_model *intra, const coll_net_model *inter);
+/* The choice across hosts: coll_select's flat answer priced on inter, or hier (with *inner its
+ * inter-host algorithm) when its schedule is cheaper. scratch is any schedule storage (it is
+ * overwritten). The same answer on every rank. */
+coll_algo coll_select_hosts(coll_kind kind, int n, int ppn, size_t count, size_t elem_size,
+                            const coll_net_model *intra, const coll_net_model *inter,
+                            coll_sched *scratch, coll_algo *inner);
 
 /* This machine's fitted constants for shared memory and for TCP (see select.c for the
  * measurements they come from). */

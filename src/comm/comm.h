@@ -48,6 +48,7 @@ struct tern_comm {
   store_client *store;
   store_server *server; /* when this rank serves the store */
   uint8_t run_id[16];
+  char gen[32];      /* this communicator's prefix of store keys */
 
   comm_peer *peers;  /* size entries, peers[rank] is this rank (COMM_LINK_SELF) */
   int *active;       /* ranks with queued transfers, the ones progress looks at */
@@ -59,6 +60,7 @@ struct tern_comm {
   tern_status broken; /* the first failure that left the channels in an unknown state */
   bool oversubscribed; /* more ranks on this host than CPUs we may run on */
   bool any_tcp;        /* some peer is reached over TCP */
+  int ppn;             /* ranks per host when hosts hold equal contiguous blocks, else 0 */
   uint64_t alive_checked_ns; /* when comm_check_alive last looked */
 
   coll_engine *engine;

@@ -63,6 +63,8 @@ static tern_status parse_record(tern_comm *c, int r, const char *rec, size_t len
   return TERN_OK;
 }
 
+static tern_status choose_links(tern_comm *c);
+
 static tern_status publish_and_gather(tern_comm *c, const char *gen, uint64_t deadline) {
   char ip[64];
   net_local_addr(store_fd(c->store), ip, sizeof ip);
@@ -78,7 +80,6 @@ static tern_status publish_and_gather(tern_comm *c, const char *gen, uint64_t de
   snprintf(key, sizeof key, "%s/rank/%d", gen, c->rank);
   if ((rc = store_set(c->store, key, rec, (size_t)n, &c->err)) != TERN_OK) return rc;
 
-  bool want_shm = core_config_get()->transport != CORE_TRANSPORT_TCP;
   for (int r = 0; r < c->size; r++) {
     void *val = NULL;
     size_t len = 0;
@@ -87,21 +88,59 @@ static tern_status publish_and_gather(tern_comm *c, const char *gen, uint64_t de
     rc = parse_record(c, r, val, len);
     free(val);
     if (rc != TERN_OK) return rc;
+    c->peers[r].rank = r;
+    c->peers[r].pidfd = -1;
+  }
+  return choose_links(c);
+}
+
+/* TERN_HOSTS=H cuts the ranks into H pretend hosts of contiguous ranks, so that tests on one
+ * machine exercise shared memory within a host and TCP across. */
+static int pretend_host(const tern_comm *c, int r) {
+  int h = core_config_get()->pretend_hosts;
+  return h > 0 ? (int)((long)r * h / c->size) : 0;
+}
+
+static bool same_host(const tern_comm *c, int a, int b) {
+  return strcmp(c->peers[a].host, c->peers[b].host) == 0 && pretend_host(c, a) == pretend_host(c, b);
+}
+
+/* Ranks per host when every host holds the same number of contiguous ranks (what hier needs),
+ * else 0. */
+static int hosts_layout(const tern_comm *c) {
+  int ppn = 1;
+  while (ppn < c->size && same_host(c, 0, ppn)) ppn++;
+  if (c->size % ppn != 0) return 0;
+  for (int r = 1; r < c->size; r++)
+    if (same_host(c, r, r - 1) != (r % ppn != 0)) return 0;
+  return ppn;
+}
+
+/* Shared memory to the peers on this (pretend) host unless TERN_TRANSPORT=tcp, TCP to the rest. */
+static tern_status choose_links(tern_comm *c) {
+  const core_config *cfg = core_config_get();
+  if (cfg->pretend_hosts > c->size)
+    return core_err_set(&c->err, TERN_ERR_INVALID_ARG, "TERN_HOSTS=%d, but the job has %d ranks",
+                        cfg->pretend_hosts, c->size);
+  int cpu_local = 0;
+  for (int r = 0; r < c->size; r++) {
     comm_peer *p = &c->peers[r];
-    p->rank = r;
-    p->pidfd = -1;
-    bool same_host = strcmp(p->host, me) == 0;
+    bool local = same_host(c, r, c->rank);
+    cpu_local += strcmp(p->host, c->peers[c->rank].host) == 0;
     if (r == c->rank) p->link = COMM_LINK_SELF;
-    else if (same_host && want_shm) p->link = COMM_LINK_SHM;
+    else if (local && cfg->transport != CORE_TRANSPORT_TCP) p->link = COMM_LINK_SHM;
     else p->link = COMM_LINK_TCP;
-    if (p->link == COMM_LINK_TCP && core_config_get()->transport == CORE_TRANSPORT_SHM)
+    if (p->link == COMM_LINK_TCP && cfg->transport == CORE_TRANSPORT_SHM)
       return core_err_set(&c->err, TERN_ERR_INVALID_ARG,
-                          "TERN_TRANSPORT=shm, but %s is on another host (%s)", p->what, p->host);
-    if (same_host) {
+                          "TERN_TRANSPORT=shm, but %s is on another host (%s%s)", p->what, p->host,
+                          cfg->pretend_hosts ? ", or another TERN_HOSTS host" : "");
+    if (local) {
       if (r < c->rank) c->local_rank++;
       c->local_size++;
     }
   }
+  c->ppn = hosts_layout(c);
+  c->oversubscribed = cpu_local > online_cpus();
   return TERN_OK;
 }
 
@@ -177,8 +216,8 @@ tern_status comm_open(tern_comm *c, int rank, int size, const char *store_addr, 
   }
   for (int r = 0; r < size; r++) c->peers[r].pidfd = -1;
   if ((rc = start_store(c, store_addr, serve_store, deadline, gen, sizeof gen)) != TERN_OK) goto fail;
+  snprintf(c->gen, sizeof c->gen, "%s", gen);
   if ((rc = publish_and_gather(c, gen, deadline)) != TERN_OK) goto fail;
-  c->oversubscribed = c->local_size > online_cpus();
   if ((rc = comm_connect_tcp(c, deadline)) != TERN_OK) goto fail;
   if ((rc = comm_setup_shm(c, gen, deadline)) != TERN_OK) goto fail;
   if ((rc = barrier(c, gen, deadline)) != TERN_OK) goto fail;

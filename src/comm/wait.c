@@ -55,6 +55,15 @@ static void describe(const tern_comm *c, const net_xfer *w, char *out, size_t le
            net_kind_name(w->hdr.kind), w->hdr.seq);
 }
 
+/* A peer that exited may have left all it owed us in our own segment before it went (a peer
+ * that finished its part and left is normal): take it, and only what is still missing after
+ * that is a loss. */
+static bool drained(tern_comm *c, comm_peer *p) {
+  bool moved = false;
+  net_shm_progress(&p->shm, &moved, &c->err);
+  return !net_shm_busy(&p->shm);
+}
+
 /* What could end the wait for good, checked every slice. */
 static tern_status check_world(tern_comm *c, const net_xfer *waiting) {
   tern_status rc = comm_check_usable(c);
@@ -72,7 +81,7 @@ static tern_status check_world(tern_comm *c, const net_xfer *waiting) {
       return comm_break(c, TERN_ERR_PEER_LOST);
     }
     struct pollfd pf = {.fd = p->pidfd, .events = POLLIN};
-    if (p->pidfd >= 0 && poll(&pf, 1, 0) == 1) {
+    if (p->pidfd >= 0 && poll(&pf, 1, 0) == 1 && !drained(c, p)) {
       char what[256];
       describe(c, waiting, what, sizeof what);
       core_err_set(&c->err, TERN_ERR_PEER_LOST, "%s (pid %d) exited while waiting for %s",

@@ -117,6 +117,11 @@ static void load(void) {
     if (core_parse_int(v, 1, 16, &streams)) config.tcp_streams = (int)streams;
     else complain("%s='%s' is not a count from 1 to 16", "TERN_TCP_STREAMS", v);
   }
+  long hosts;
+  if ((v = getenv("TERN_HOSTS")) && *v) {
+    if (core_parse_int(v, 1, 1 << 20, &hosts)) config.pretend_hosts = (int)hosts;
+    else complain("%s='%s' is not a number of hosts", "TERN_HOSTS", v);
+  }
   if ((v = getenv("TERN_KEY")) && *v) derive_key(v, strlen(v));
   else if ((v = getenv("TERN_KEY_FILE")) && *v) read_key_file(v);
   if ((v = getenv("TERN_TUNING")) && *v) {

@@ -86,6 +86,7 @@ typedef struct core_config {
   uint8_t key[32];          /* a 32-byte key derived from it (see auth in net/) */
   char tuning[4096];        /* TERN_TUNING, "" for the default path */
   int tcp_streams;          /* TERN_TCP_STREAMS, sockets per peer, default 4 */
+  int pretend_hosts;        /* TERN_HOSTS: cut the ranks into this many pretend hosts (0: off) */
   char config_error[256];   /* a variable that could not be parsed, "" when all were fine */
 } core_config;
 

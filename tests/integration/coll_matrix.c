@@ -272,7 +272,11 @@ static void bad_arguments(void) {
 }
 
 int main(int argc, char **argv) {
-  bool large = argc > 1 && strcmp(argv[1], "--large") == 0;
+  bool large = argc == 2 && strcmp(argv[1], "--large") == 0;
+  if (argc > 2 || (argc == 2 && !large)) {
+    fprintf(stderr, "usage: coll_matrix [--large]\n");
+    return 2;
+  }
   tern_status rc = tern_comm_init_env(&comm);
   if (rc != TERN_OK) {
     fprintf(stderr, "coll_matrix: init: %s: %s\n", tern_status_str(rc), tern_comm_last_error(NULL));

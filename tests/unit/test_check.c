@@ -36,7 +36,8 @@ static void every_schedule_is_correct(void **state) {
   double t0 = now_s();
   for (int kind = 0; kind < COLL_NUM_KINDS; kind++)
     for (int algo = 1; algo < COLL_NUM_ALGOS; algo++) {
-      if (!coll_algo_supported(kind, algo)) continue;
+      /* hier needs hosts: hier_schedules_are_correct covers it */
+      if (!coll_algo_supported(kind, algo) || algo == COLL_ALGO_HIER) continue;
       for (int n = 1; n <= 64; n++) {
         size_t un = (size_t)n;
         const size_t counts[] = {0, 1, un - 1, un, 3 * un + 5, 1000003, (1ull << 40) + 7};
@@ -58,6 +59,61 @@ static void every_schedule_is_correct(void **state) {
     }
   printf("checked %ld (collective, algorithm, n, count, in place, root) in %.1f s\n", runs,
          now_s() - t0);
+}
+
+/* A run of RECV that spans two expected blocks (two of one sender's elements side by side)
+ * must be checked block by block: Bruck's alltoall at n = 2 with its last TMP copy dropped
+ * leaves rank 0's own element where rank 1's belongs, and the two sit in one run. */
+static void catches_wrong_block_inside_one_run(void **state) {
+  (void)state;
+  char why[1024];
+  coll_sched s[2];
+  coll_args a = {.kind = COLL_ALLTOALL, .size = 2, .count = 1};
+  for (int r = 0; r < 2; r++) {
+    coll_sched_init(&s[r]);
+    coll_args ar = a;
+    ar.rank = r;
+    assert_int_equal(coll_build(&s[r], &ar, COLL_ALGO_BRUCK), TERN_OK);
+  }
+  assert_int_equal(coll_check_scheds(&a, s, why, sizeof why), TERN_OK);
+  size_t last_tmp_copy = 0;
+  for (size_t i = 0; i < s[0].len; i++)
+    if (s[0].steps[i].kind == COLL_STEP_COPY && s[0].steps[i].buf == COLL_BUF_TMP) last_tmp_copy = i;
+  s[0].steps[last_tmp_copy].count = 0;
+  assert_int_equal(coll_check_scheds(&a, s, why, sizeof why), TERN_ERR_INVALID_ARG);
+  assert_non_null(strstr(why, "rank 0: RECV[1]"));
+  for (int r = 0; r < 2; r++) coll_sched_free(&s[r]);
+}
+
+/* hier, for every n from 4 to 64 and every way of cutting n ranks into equal hosts of two or
+ * more, with either algorithm across hosts. */
+static void hier_schedules_are_correct(void **state) {
+  (void)state;
+  char why[1024];
+  long runs = 0;
+  const coll_kind kinds[] = {COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_ALLGATHER};
+  for (int n = 4; n <= 64; n++)
+    for (int ppn = 2; ppn < n; ppn++) {
+      if (n % ppn) continue;
+      size_t un = (size_t)n, up = (size_t)ppn;
+      const size_t counts[] = {1, up - 1, un, 3 * un + 5, 1000003};
+      for (size_t k = 0; k < CORE_ARRAY_LEN(kinds); k++)
+        for (size_t ci = 0; ci < CORE_ARRAY_LEN(counts); ci++)
+          for (int ip = 0; ip <= 1; ip++)
+            for (int inner = 0; inner <= 1; inner++) {
+              coll_args a = {.kind = kinds[k], .size = n, .count = counts[ci], .inplace = ip,
+                             .ppn = ppn, .inner = inner ? COLL_ALGO_RHD : COLL_ALGO_RING};
+              runs++;
+              if (coll_check(&a, COLL_ALGO_HIER, why, sizeof why) == TERN_OK) continue;
+              fail_msg("hier %s n=%d ppn=%d count=%zu inplace=%d inner=%s: %s",
+                       coll_kind_name(kinds[k]), n, ppn, a.count, ip,
+                       coll_algo_name(a.inner), why);
+            }
+    }
+  /* without hosts there is no hier schedule */
+  coll_args flat = {.kind = COLL_ALLREDUCE, .size = 8, .count = 10};
+  assert_int_equal(coll_check(&flat, COLL_ALGO_HIER, why, sizeof why), TERN_ERR_UNSUPPORTED);
+  printf("checked %ld hier configurations\n", runs);
 }
 
 /* The chains of broadcast and reduce take the caller's segment too. */
@@ -441,7 +497,9 @@ static void catches_random_breakage(void **state) {
                                .count = ci == 0   ? 1
                                         : ci == 1 ? (size_t)n + 1
                                                   : 1000,
-                               .inplace = ip};
+                               .inplace = ip,
+                               .ppn = n % 2 == 0 && n > 2 ? 2 : 0};
+                if (algo == COLL_ALGO_HIER && a.ppn == 0) continue;
                 for (int r = 0; r < n; r++) {
                   coll_args ar = a;
                   ar.rank = r;
@@ -469,6 +527,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_schedule_is_correct),
       cmocka_unit_test(pipelines_take_any_segment),
+      cmocka_unit_test(hier_schedules_are_correct),
+      cmocka_unit_test(catches_wrong_block_inside_one_run),
       cmocka_unit_test_setup_teardown(hand_built_good_one_passes, setup, teardown),
       cmocka_unit_test_setup_teardown(catches_double_count, setup, teardown),
       cmocka_unit_test_setup_teardown(catches_missing_contribution, setup, teardown),

@@ -58,14 +58,15 @@ static void good_values(void **state) {
 
 static void bad_values_are_reported(void **state) {
   (void)state;
-  const char *cases[][2] = {{"TERN_TIMEOUT", "soon"}, {"TERN_TIMEOUT", "-1"},
-                            {"TERN_DEBUG", "LOUD"},   {"TERN_TRANSPORT", "ib"},
+  const char *cases[][2] = {{"TERN_TIMEOUT", "soon"},  {"TERN_TIMEOUT", "-1"},
+                            {"TERN_DEBUG", "LOUD"},    {"TERN_TRANSPORT", "ib"},
                             {"TERN_TCP_STREAMS", "0"}, {"TERN_KEY_FILE", "/nonexistent/key"}};
   for (size_t i = 0; i < CORE_ARRAY_LEN(cases); i++) {
     setenv(cases[i][0], cases[i][1], 1);
     core_config_reload();
     const char *err = core_config_get()->config_error;
-    if (strstr(err, cases[i][0]) == NULL) fail_msg("%s=%s not reported: '%s'", cases[i][0], cases[i][1], err);
+    if (strstr(err, cases[i][0]) == NULL)
+      fail_msg("%s=%s not reported: '%s'", cases[i][0], cases[i][1], err);
     unsetenv(cases[i][0]);
   }
 }

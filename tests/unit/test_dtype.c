@@ -35,8 +35,10 @@ static void f16_round_trip_all(void **state) {
   for (uint32_t h = 0; h < 65536; h++) {
     float f = core_f16_to_f32((uint16_t)h);
     uint16_t back = core_f32_to_f16(f);
-    if (isnan(f)) assert_true((back & 0x7c00) == 0x7c00 && (back & 0x3ff) != 0);
-    else assert_int_equal(back, h);
+    if (isnan(f))
+      assert_true((back & 0x7c00) == 0x7c00 && (back & 0x3ff) != 0);
+    else
+      assert_int_equal(back, h);
   }
 }
 
@@ -47,8 +49,8 @@ static void f16_known_values(void **state) {
   assert_int_equal(core_f32_to_f16(65504.0f), 0x7bff);
   assert_int_equal(core_f32_to_f16(65520.0f), 0x7c00); /* the tie above max rounds to inf */
   assert_int_equal(core_f32_to_f16(65519.0f), 0x7bff);
-  assert_int_equal(core_f32_to_f16(0x1p-24f), 0x0001);  /* smallest subnormal */
-  assert_int_equal(core_f32_to_f16(0x1p-25f), 0x0000);  /* tie to even: 0 */
+  assert_int_equal(core_f32_to_f16(0x1p-24f), 0x0001);   /* smallest subnormal */
+  assert_int_equal(core_f32_to_f16(0x1p-25f), 0x0000);   /* tie to even: 0 */
   assert_int_equal(core_f32_to_f16(0x1.8p-24f), 0x0002); /* 1.5 ulp: tie to even: 2 */
   /* 1 + 2^-11 is halfway between 1 and the next half: ties to even gives 1 */
   assert_int_equal(core_f32_to_f16(1.0f + 0x1p-11f), 0x3c00);

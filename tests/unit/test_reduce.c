@@ -14,14 +14,22 @@
 /* One element as a double, and back, through the scalar reference conversions. */
 static double get(tern_dtype dt, const void *p, size_t i) {
   switch (dt) {
-  case TERN_F32: return ((const float *)p)[i];
-  case TERN_F64: return ((const double *)p)[i];
-  case TERN_F16: return core_f16_to_f32(((const uint16_t *)p)[i]);
-  case TERN_BF16: return core_bf16_to_f32(((const uint16_t *)p)[i]);
-  case TERN_I8: return ((const int8_t *)p)[i];
-  case TERN_U8: return ((const uint8_t *)p)[i];
-  case TERN_I32: return ((const int32_t *)p)[i];
-  case TERN_I64: return (double)((const int64_t *)p)[i];
+  case TERN_F32:
+    return ((const float *)p)[i];
+  case TERN_F64:
+    return ((const double *)p)[i];
+  case TERN_F16:
+    return core_f16_to_f32(((const uint16_t *)p)[i]);
+  case TERN_BF16:
+    return core_bf16_to_f32(((const uint16_t *)p)[i]);
+  case TERN_I8:
+    return ((const int8_t *)p)[i];
+  case TERN_U8:
+    return ((const uint8_t *)p)[i];
+  case TERN_I32:
+    return ((const int32_t *)p)[i];
+  case TERN_I64:
+    return (double)((const int64_t *)p)[i];
   }
   return 0;
 }
@@ -29,14 +37,30 @@ static double get(tern_dtype dt, const void *p, size_t i) {
 static void put_random(tern_dtype dt, void *p, size_t i, unsigned *seed) {
   int r = rand_r(seed) % 200 - 100;
   switch (dt) {
-  case TERN_F32: ((float *)p)[i] = (float)r / 8; break;
-  case TERN_F64: ((double *)p)[i] = (double)r / 8; break;
-  case TERN_F16: ((uint16_t *)p)[i] = core_f32_to_f16((float)r / 7); break;
-  case TERN_BF16: ((uint16_t *)p)[i] = core_f32_to_bf16((float)r / 7); break;
-  case TERN_I8: ((int8_t *)p)[i] = (int8_t)r; break;
-  case TERN_U8: ((uint8_t *)p)[i] = (uint8_t)(r + 100); break;
-  case TERN_I32: ((int32_t *)p)[i] = r * 1000003; break;
-  case TERN_I64: ((int64_t *)p)[i] = (int64_t)r * 1000000007ll; break;
+  case TERN_F32:
+    ((float *)p)[i] = (float)r / 8;
+    break;
+  case TERN_F64:
+    ((double *)p)[i] = (double)r / 8;
+    break;
+  case TERN_F16:
+    ((uint16_t *)p)[i] = core_f32_to_f16((float)r / 7);
+    break;
+  case TERN_BF16:
+    ((uint16_t *)p)[i] = core_f32_to_bf16((float)r / 7);
+    break;
+  case TERN_I8:
+    ((int8_t *)p)[i] = (int8_t)r;
+    break;
+  case TERN_U8:
+    ((uint8_t *)p)[i] = (uint8_t)(r + 100);
+    break;
+  case TERN_I32:
+    ((int32_t *)p)[i] = r * 1000003;
+    break;
+  case TERN_I64:
+    ((int64_t *)p)[i] = (int64_t)r * 1000000007ll;
+    break;
   }
 }
 
@@ -45,26 +69,38 @@ static void put_random(tern_dtype dt, void *p, size_t i, unsigned *seed) {
 static void check_element(tern_dtype dt, tern_op op, const void *a, const void *b, const void *d,
                           size_t i) {
   double x = get(dt, a, i), y = get(dt, b, i), got = get(dt, d, i), want = 0;
-  if (op == TERN_MIN) want = y < x ? y : x;
-  else if (op == TERN_MAX) want = y > x ? y : x;
+  if (op == TERN_MIN)
+    want = y < x ? y : x;
+  else if (op == TERN_MAX)
+    want = y > x ? y : x;
   else if (dt == TERN_F16 || dt == TERN_BF16 || dt == TERN_F32) {
     float f = op == TERN_PROD ? (float)x * (float)y : (float)x + (float)y;
-    want = dt == TERN_F16 ? core_f16_to_f32(core_f32_to_f16(f))
-           : dt == TERN_BF16 ? core_bf16_to_f32(core_f32_to_bf16(f)) : f;
+    want = dt == TERN_F16    ? core_f16_to_f32(core_f32_to_f16(f))
+           : dt == TERN_BF16 ? core_bf16_to_f32(core_f32_to_bf16(f))
+                             : f;
   } else if (dt == TERN_F64) {
     want = op == TERN_PROD ? x * y : x + y;
   } else {
     uint64_t ux = (uint64_t)(int64_t)x, uy = (uint64_t)(int64_t)y;
     uint64_t w = op == TERN_PROD ? ux * uy : ux + uy;
     switch (dt) {
-    case TERN_I8: want = (int8_t)w; break;
-    case TERN_U8: want = (uint8_t)w; break;
-    case TERN_I32: want = (int32_t)w; break;
-    default: want = (double)(int64_t)w; break;
+    case TERN_I8:
+      want = (int8_t)w;
+      break;
+    case TERN_U8:
+      want = (uint8_t)w;
+      break;
+    case TERN_I32:
+      want = (int32_t)w;
+      break;
+    default:
+      want = (double)(int64_t)w;
+      break;
     }
   }
-  if (got != want) fail_msg("%s %s element %zu: %g op %g gave %g, want %g", tern_dtype_name(dt),
-                            tern_op_name(op), i, x, y, got, want);
+  if (got != want)
+    fail_msg("%s %s element %zu: %g op %g gave %g, want %g", tern_dtype_name(dt), tern_op_name(op),
+             i, x, y, got, want);
 }
 
 static void every_kernel(void **state) {
@@ -82,7 +118,8 @@ static void every_kernel(void **state) {
           put_random((tern_dtype)dt, b, i, &seed);
         }
         core_reduce((tern_dtype)dt, (tern_op)op, d, a, b, n);
-        for (size_t i = 0; i < n; i++) check_element((tern_dtype)dt, (tern_op)op, a, b, d, i);
+        for (size_t i = 0; i < n; i++)
+          check_element((tern_dtype)dt, (tern_op)op, a, b, d, i);
         /* in place: a = a op b gives the same bytes */
         memcpy(a2, a, n * tern_dtype_size((tern_dtype)dt));
         core_reduce((tern_dtype)dt, (tern_op)op, a2, a2, b, n);

@@ -20,7 +20,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#define FIXTURE TERN_SOURCE_DIR "/bench/scale/aws-10-regions.json"
+#define FIXTURE TERN_SOURCE_DIR "/data/scenarios/aws-10-regions.json"
 
 /* A platform whose only costs are the network's. */
 static void bare(sim_platform *p, int hosts, int rph) {

@@ -13,7 +13,9 @@ static const struct {
 } commands[] = {
     {"run", cmd_run, "run -n N -- PROG ARGS: start N ranks of PROG on this host"},
     {"bench", cmd_bench, "bench COLL [-b -e -f -n -w -c -d -o -a -r]: time a collective"},
+    {"tune", cmd_tune, "tune [--budget S] [--ns 2,4] [-o FILE]: measure, fit, write the tuning file"},
     {"sim", cmd_sim, "sim WHAT ...: the simulators"},
+    {"plan", cmd_plan, "plan SCENARIO.json: place training jobs across regions (geo planner)"},
 };
 
 int cmd_usage_error(const char *sub, const char *fmt, ...) {

@@ -10,6 +10,7 @@ static const struct {
   const char *summary;
 } simulators[] = {
     {"coll", cmd_sim_coll, "COLL ...: tern's schedules on a simulated cluster (SimGrid)"},
+    {"plan", cmd_sim_plan, "SCENARIO.json: the job queue of the geo planner, per policy"},
     {NULL, NULL, NULL}, /* the simulators register here as they land */
 };
 

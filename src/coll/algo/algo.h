@@ -26,6 +26,15 @@ coll_builder coll_direct_allreduce, coll_direct_reduce_scatter, coll_direct_allg
     coll_direct_broadcast, coll_direct_reduce, coll_direct_alltoall, coll_direct_barrier;
 coll_builder coll_bruck_allgather, coll_bruck_alltoall, coll_bruck_barrier;
 coll_builder coll_pairwise_alltoall;
+coll_builder coll_hier_allreduce, coll_hier_reduce_scatter, coll_hier_allgather;
+
+/* The ring's two halves over a vector of total elements in n uneven blocks (coll_block_*), for
+ * hier's intra-host phases: reduce-scatter leaves block rank, reduced, at out[out_off];
+ * allgather starts from rank's block at first[first_off] and fills buf. */
+void coll_ring_rs(coll_sched *s, const coll_args *a, coll_buf in, size_t total, coll_buf out,
+                  size_t out_off);
+void coll_ring_ag(coll_sched *s, const coll_args *a, coll_buf buf, size_t total, coll_buf first,
+                  size_t first_off);
 
 /* Every rank sends SEND[q stride, +count) to each rank q and receives rank q's into RECV block
  * q, its own block copied (not in place): all in one phase (one_phase), or peer r+k in phase k.
@@ -47,6 +56,11 @@ static inline void coll_data_recv_reduce(coll_sched *s, int peer, coll_buf b, si
   if (count) coll_sched_recv_reduce(s, peer, b, off, src, src_off, count);
 }
 static inline void coll_need_tmp(coll_sched *s, size_t count) {
+  /* through a view, the builder's TMP is a region further on in the real one */
+  if (s->view.on) {
+    if (s->view.buf[COLL_BUF_TMP] != COLL_BUF_TMP) return;
+    count += s->view.off[COLL_BUF_TMP];
+  }
   if (count > s->tmp_count) s->tmp_count = count;
 }
 

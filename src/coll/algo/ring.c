@@ -17,8 +17,8 @@
 
 /* Ring reduce-scatter of the total elements at in, in n blocks: block r, reduced, lands at
  * out[out_off]. */
-static void ring_rs(coll_sched *s, const coll_args *a, coll_buf in, size_t total, coll_buf out,
-                    size_t out_off) {
+void coll_ring_rs(coll_sched *s, const coll_args *a, coll_buf in, size_t total, coll_buf out,
+                  size_t out_off) {
   int n = a->size, r = a->rank, next = (r + 1) % n, prev = (r + n - 1) % n;
   size_t slot = coll_block_len(total, n, 0);
   if (n > 2) coll_need_tmp(s, 2 * slot);
@@ -38,8 +38,8 @@ static void ring_rs(coll_sched *s, const coll_args *a, coll_buf in, size_t total
 
 /* Ring allgather of the total elements of buf in n blocks, rank r's own block being read at
  * first[first_off] in the first step. */
-static void ring_ag(coll_sched *s, const coll_args *a, coll_buf buf, size_t total, coll_buf first,
-                    size_t first_off) {
+void coll_ring_ag(coll_sched *s, const coll_args *a, coll_buf buf, size_t total, coll_buf first,
+                  size_t first_off) {
   int n = a->size, r = a->rank, next = (r + 1) % n, prev = (r + n - 1) % n;
   for (int k = 0; k < n - 1; k++) {
     int bs = coll_mod(r - k, n), br = coll_mod(r - k - 1, n);
@@ -54,18 +54,18 @@ static void ring_ag(coll_sched *s, const coll_args *a, coll_buf buf, size_t tota
 
 void coll_ring_allreduce(coll_sched *s, const coll_args *a) {
   size_t mine = coll_block_off(a->count, a->size, a->rank);
-  ring_rs(s, a, COLL_BUF_SEND, a->count, COLL_BUF_RECV, mine);
-  ring_ag(s, a, COLL_BUF_RECV, a->count, COLL_BUF_RECV, mine);
+  coll_ring_rs(s, a, COLL_BUF_SEND, a->count, COLL_BUF_RECV, mine);
+  coll_ring_ag(s, a, COLL_BUF_RECV, a->count, COLL_BUF_RECV, mine);
 }
 
 void coll_ring_reduce_scatter(coll_sched *s, const coll_args *a) {
-  ring_rs(s, a, COLL_BUF_SEND, (size_t)a->size * a->count, COLL_BUF_RECV, 0);
+  coll_ring_rs(s, a, COLL_BUF_SEND, (size_t)a->size * a->count, COLL_BUF_RECV, 0);
 }
 
 void coll_ring_allgather(coll_sched *s, const coll_args *a) {
   size_t c = a->count, mine = (size_t)a->rank * c;
   if (!a->inplace) coll_sched_copy(s, COLL_BUF_RECV, mine, COLL_BUF_SEND, 0, c);
-  ring_ag(s, a, COLL_BUF_RECV, (size_t)a->size * c, a->inplace ? COLL_BUF_RECV : COLL_BUF_SEND,
+  coll_ring_ag(s, a, COLL_BUF_RECV, (size_t)a->size * c, a->inplace ? COLL_BUF_RECV : COLL_BUF_SEND,
           a->inplace ? mine : 0);
 }
 

@@ -1,0 +1,163 @@
+/* tuning.c: the tuning file: parsing, loading, and the tuned choice (see tuning.h). */
+#include "coll/tuning.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *tr_names[COLL_NUM_TR] = {"shm", "tcp"};
+
+static bool parse_tr(const char *s, coll_transport_kind *out) {
+  for (int i = 0; i < COLL_NUM_TR; i++)
+    if (strcmp(s, tr_names[i]) == 0) return *out = (coll_transport_kind)i, true;
+  return false;
+}
+
+static bool grow(void **arr, size_t len, size_t elem) {
+  if (len & (len - 1)) return true; /* capacity doubles at powers of two */
+  void *p = realloc(*arr, (len ? 2 * len : 16) * elem);
+  if (p == NULL) return false;
+  *arr = p;
+  return true;
+}
+
+/* One line (NUL-terminated, no newline); lineno for messages. */
+static tern_status parse_line(coll_tuning *t, char *line, int lineno, bool *saw_use,
+                              const char *what, core_err *err) {
+  char tr[8], kind[32], algo[16], word[16], extra[2];
+  int n;
+  double alpha, beta, gamma, o, bytes;
+  coll_transport_kind trk;
+  coll_kind k;
+  coll_algo a;
+  char *p = line + strspn(line, " \t");
+  if (*p == '\0' || *p == '#') return TERN_OK;
+  if (sscanf(p, "use %15s %1s", word, extra) == 1 && (!strcmp(word, "model") || !strcmp(word, "table"))) {
+    t->use_table = !strcmp(word, "table");
+    *saw_use = true;
+    return TERN_OK;
+  }
+  if (sscanf(p, "model %7s %d %lf %lf %lf %lf %1s", tr, &n, &alpha, &beta, &gamma, &o, extra) == 6 &&
+      parse_tr(tr, &trk) && n >= 1 && alpha >= 0 && beta >= 0 && gamma >= 0 && o >= 0 &&
+      isfinite(alpha + beta + gamma + o)) {
+    if (!grow((void **)&t->models, t->nmodels, sizeof *t->models))
+      return core_err_set(err, TERN_ERR_NOMEM, "no memory for %s", what);
+    t->models[t->nmodels++] = (coll_tuned_model){trk, n, {alpha, beta, gamma, o}};
+    return TERN_OK;
+  }
+  if (sscanf(p, "best %7s %d %31s %lf %15s %1s", tr, &n, kind, &bytes, algo, extra) == 5 &&
+      parse_tr(tr, &trk) && n >= 1 && coll_kind_parse(kind, &k) && bytes >= 0 && isfinite(bytes) &&
+      coll_algo_parse(algo, &a) && a != COLL_ALGO_AUTO && coll_algo_supported(k, a)) {
+    if (!grow((void **)&t->best, t->nbest, sizeof *t->best))
+      return core_err_set(err, TERN_ERR_NOMEM, "no memory for %s", what);
+    t->best[t->nbest++] = (coll_tuned_best){trk, n, k, bytes, a};
+    return TERN_OK;
+  }
+  return core_err_set(err, TERN_ERR_INVALID_ARG,
+                      "%s, line %d: '%.60s' is not a 'use', 'model' or 'best' line of version %d "
+                      "(run tern tune again to rewrite it)",
+                      what, lineno, p, COLL_TUNING_VERSION);
+}
+
+tern_status coll_tuning_parse(coll_tuning *t, const char *text, size_t len, const char *what,
+                              core_err *err) {
+  memset(t, 0, sizeof *t);
+  char *copy = malloc(len + 1);
+  if (copy == NULL) return core_err_set(err, TERN_ERR_NOMEM, "no memory for %s", what);
+  memcpy(copy, text, len);
+  copy[len] = '\0';
+  tern_status rc = TERN_OK;
+  int version = -1;
+  if (memchr(text, '\0', len) != NULL || sscanf(copy, "tern-tuning %d", &version) != 1) {
+    rc = core_err_set(err, TERN_ERR_INVALID_ARG,
+                      "%s is not a tern tuning file (its first line must be 'tern-tuning %d')",
+                      what, COLL_TUNING_VERSION);
+    goto out;
+  }
+  if (version != COLL_TUNING_VERSION) {
+    rc = core_err_set(err, TERN_ERR_INVALID_ARG,
+                      "%s is of version %d; this tern reads version %d: run tern tune again", what,
+                      version, COLL_TUNING_VERSION);
+    goto out;
+  }
+  bool saw_use = false;
+  int lineno = 1;
+  char *save = NULL, *line = strtok_r(copy, "\n", &save);
+  for (line = strtok_r(NULL, "\n", &save); line && rc == TERN_OK; line = strtok_r(NULL, "\n", &save))
+    rc = parse_line(t, line, ++lineno, &saw_use, what, err);
+  if (rc == TERN_OK && !saw_use)
+    rc = core_err_set(err, TERN_ERR_INVALID_ARG, "%s has no 'use model' or 'use table' line", what);
+  if (rc == TERN_OK && (t->use_table ? t->nbest : t->nmodels) == 0)
+    rc = core_err_set(err, TERN_ERR_INVALID_ARG, "%s says 'use %s' but has no such lines", what,
+                      t->use_table ? "table" : "model");
+out:
+  free(copy);
+  if (rc != TERN_OK) coll_tuning_free(t);
+  return rc;
+}
+
+void coll_tuning_free(coll_tuning *t) {
+  free(t->models);
+  free(t->best);
+  memset(t, 0, sizeof *t);
+}
+
+tern_status coll_tuning_load(coll_tuning *t, const char *path, char **text, size_t *len,
+                             core_err *err) {
+  *text = NULL;
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return core_err_errno(err, errno, "opening the tuning file %s", path);
+  char *buf = malloc(COLL_TUNING_MAX_BYTES + 1);
+  size_t n = buf ? fread(buf, 1, COLL_TUNING_MAX_BYTES + 1, f) : 0;
+  fclose(f);
+  char what[300];
+  snprintf(what, sizeof what, "tuning file %s", path);
+  tern_status rc;
+  if (buf == NULL) rc = core_err_set(err, TERN_ERR_NOMEM, "no memory to read %s", what);
+  else if (n > COLL_TUNING_MAX_BYTES)
+    rc = core_err_set(err, TERN_ERR_INVALID_ARG, "%s is larger than %u bytes: not a tuning file",
+                      what, COLL_TUNING_MAX_BYTES);
+  else rc = coll_tuning_parse(t, buf, n, what, err);
+  if (rc != TERN_OK) {
+    free(buf);
+    return rc;
+  }
+  *text = buf;
+  *len = n;
+  return TERN_OK;
+}
+
+void coll_tuning_default_path(char *out, size_t len) {
+  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  if (xdg && *xdg) snprintf(out, len, "%s/tern/tuning", xdg);
+  else snprintf(out, len, "%s/.cache/tern/tuning", home && *home ? home : ".");
+}
+
+/* Distance between rank counts and sizes on log scales, rank count first. */
+static double distance(int n, int m, double b, double c) {
+  return 1e3 * fabs(log2((double)n) - log2((double)m)) + fabs(log2(b + 1) - log2(c + 1));
+}
+
+coll_algo coll_tuning_select(const coll_tuning *t, coll_transport_kind tr, coll_kind kind, int n,
+                             size_t count, size_t elem_size) {
+  double bytes = (double)count * (double)elem_size, best_d = HUGE_VAL;
+  coll_algo best = COLL_ALGO_AUTO;
+  if (t->use_table) {
+    for (size_t i = 0; i < t->nbest; i++) {
+      const coll_tuned_best *b = &t->best[i];
+      if (b->tr != tr || b->kind != kind) continue;
+      double d = distance(n, b->n, bytes, b->bytes);
+      if (d < best_d) best_d = d, best = b->algo;
+    }
+    return best;
+  }
+  const coll_tuned_model *m = NULL;
+  for (size_t i = 0; i < t->nmodels; i++) {
+    if (t->models[i].tr != tr) continue;
+    double d = distance(n, t->models[i].n, 0, 0);
+    if (d < best_d) best_d = d, m = &t->models[i];
+  }
+  return m ? coll_select(kind, n, count, elem_size, &m->m) : COLL_ALGO_AUTO;
+}

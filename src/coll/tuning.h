@@ -1,0 +1,87 @@
+/* tuning.h: what `tern tune` learns about this machine, and how the selector uses it.
+ *
+ * The tuner measures every algorithm of every collective at a grid of sizes, rank counts and
+ * transports, then fits two predictors and keeps the one that picks better on points it did not
+ * train on:
+ *  - "model": alpha, beta, gamma and o refitted per (transport, rank count) by least squares,
+ *    with the features of each algorithm's own schedule (coll_sched_cost's terms), so that the
+ *    closed forms of select.c predict with this machine's constants;
+ *  - "table": the measured winner per (transport, rank count, collective, size), looked up at
+ *    the nearest measured size (in log scale) and rank count.
+ *
+ * The file is text, line-oriented, versioned:
+ *   tern-tuning 1
+ *   use model|table
+ *   model TRANSPORT N ALPHA BETA GAMMA O
+ *   best TRANSPORT N KIND BYTES ALGO
+ *   # comments
+ * A file of another version, or with a line that does not parse, is refused with the line and
+ * what is wrong, never half-used. Every rank uses rank 0's copy (sent through the store at
+ * start-up), so ranks whose files differ still agree.
+ */
+#ifndef TERN_COLL_TUNING_H
+#define TERN_COLL_TUNING_H
+
+#include "coll/sched.h"
+
+#define COLL_TUNING_VERSION 1
+#define COLL_TUNING_MAX_BYTES (512u << 10) /* larger is not ours (and must fit a store value) */
+
+typedef enum coll_transport_kind { COLL_TR_SHM, COLL_TR_TCP, COLL_NUM_TR } coll_transport_kind;
+
+typedef struct coll_tuned_model {
+  coll_transport_kind tr;
+  int n;
+  coll_net_model m;
+} coll_tuned_model;
+
+typedef struct coll_tuned_best {
+  coll_transport_kind tr;
+  int n;
+  coll_kind kind;
+  double bytes;
+  coll_algo algo;
+} coll_tuned_best;
+
+typedef struct coll_tuning {
+  bool use_table;
+  coll_tuned_model *models;
+  size_t nmodels;
+  coll_tuned_best *best;
+  size_t nbest;
+} coll_tuning;
+
+/* Parses text (len bytes) into t; `what` names the source in messages ("tuning file X"). */
+tern_status coll_tuning_parse(coll_tuning *t, const char *text, size_t len, const char *what,
+                              core_err *err);
+void coll_tuning_free(coll_tuning *t);
+/* Reads and parses a file (at most COLL_TUNING_MAX_BYTES). *text gets the bytes (malloc'd,
+ * caller frees), to hand to the other ranks. */
+tern_status coll_tuning_load(coll_tuning *t, const char *path, char **text, size_t *len,
+                             core_err *err);
+/* The default path: $XDG_CACHE_HOME/tern/tuning, else $HOME/.cache/tern/tuning. */
+void coll_tuning_default_path(char *out, size_t len);
+
+/* The tuned choice for (transport, n, kind, bytes): the table's winner at the nearest measured
+ * point, or coll_select with the fitted constants of the nearest rank count; AUTO when the file
+ * has nothing for this transport or collective. Deterministic. */
+coll_algo coll_tuning_select(const coll_tuning *t, coll_transport_kind tr, coll_kind kind, int n,
+                             size_t count, size_t elem_size);
+
+/* ---- fitting (fit.c) --------------------------------------------------------------------- */
+
+/* The terms of coll_sched_cost for one schedule: time = alpha a + o b + beta c + gamma d. */
+typedef struct coll_cost_terms {
+  double a, b, c, d;
+} coll_cost_terms;
+
+/* The terms of the rank whose schedule of (kind, algo, n, count) costs most under ref: the
+ * critical path. scratch is any schedule storage. */
+tern_status coll_cost_terms_of(coll_kind kind, coll_algo algo, int n, size_t count,
+                               size_t elem_size, const coll_net_model *ref, coll_sched *scratch,
+                               coll_cost_terms *out);
+/* Least squares with non-negative constants: the model minimising the squared relative error of
+ * predicted against measured times (relative, so that 8 B and 64 MiB weigh alike). */
+coll_net_model coll_fit_model(const coll_cost_terms *terms, const double *secs, size_t n);
+
+#endif /* TERN_COLL_TUNING_H */

@@ -1,0 +1,117 @@
+/* bace.c: BACE-Pipe (Zhang, Liu, Xu, 2026) and its three ablations behind the policy interface.
+ *
+ * Order: the dynamic priority of priority.c (ablation: FCFS). Placement: the pathfinder grows
+ * one chain from every region with free GPUs; each chain that can hold the job (at least its
+ * memory floor) is a candidate, its GPUs allocated by the cost-min allocator and priced over the
+ * predicted run from now. Among the candidates that give the job all of its K* GPUs the cheapest
+ * wins (ties: the faster). When none can, the job still starts, on the fastest candidate (ties:
+ * the cheaper), rather than idle the cluster: every policy here is work-conserving alike. (The
+ * paper is silent on this case; "the most GPUs" would be worse, since GPUs past the ceil(L/k)
+ * layers of the slowest stage do not shorten the iteration.)
+ *
+ * Ablations: without the pathfinder the chain grows through the cheapest regions with no link
+ * check; without the cost-min allocator the chain's GPUs are taken in chain order and the
+ * fastest candidate wins instead of the cheapest, ties going to the chain with the most GPUs
+ * left over: no price is looked at. PLAN_BACE_TRIM is ours (ours.c).
+ */
+#include "plan/plan.h"
+
+#include <math.h>
+
+typedef struct candidate {
+  plan_placement p;
+  int k, spare; /* GPUs taken; GPUs the chain had left over */
+  double iter_s, cost;
+} candidate;
+
+void plan_bace_order(const plan_policy *pol, const plan_state *s, plan_queued *q, int n) {
+  if (pol->flags & PLAN_BACE_NO_PRIORITY)
+    plan_order_fcfs(q, n);
+  else
+    plan_order_priority(s, q, n);
+}
+
+/* The faster; on ties the cheaper, or without cost-min (blind to prices) the chain with the
+ * most GPUs left over. */
+static bool faster(unsigned flags, const candidate *a, const candidate *b) {
+  if (a->iter_s != b->iter_s) return a->iter_s < b->iter_s;
+  return (flags & PLAN_BACE_NO_COSTMIN) ? a->spare > b->spare : a->cost < b->cost;
+}
+
+/* Whether a beats b: all K* GPUs first; then the cheaper (the faster without cost-min, or when
+ * short of K*). */
+static bool better(unsigned flags, int kstar, const candidate *a, const candidate *b) {
+  bool afull = a->k >= kstar, bfull = b->k >= kstar;
+  if (afull != bfull) return afull;
+  if (!afull || (flags & PLAN_BACE_NO_COSTMIN)) return faster(flags, a, b);
+  return a->cost < b->cost || (a->cost == b->cost && a->iter_s < b->iter_s);
+}
+
+/* Allocates k GPUs over the path and builds the placement; false when it does not fit. */
+static bool allocate(const plan_state *s, const plan_queued *q, unsigned flags,
+                     const plan_path *path, int k, candidate *out) {
+  int gpus[PLAN_MAX_PATH];
+  if (flags & PLAN_BACE_NO_COSTMIN)
+    plan_alloc_inorder(s, path->region, path->n, k, gpus);
+  else
+    plan_alloc_costmin(s, path->region, path->n, k, gpus);
+  if (!plan_build(s->c, q->job, path->region, gpus, path->n, &out->p)) return false;
+  out->k = out->p.stages;
+  out->spare = path->free_gpus - out->k;
+  out->iter_s = plan_predict_iter(s, q->job, &out->p);
+  out->cost = plan_predict_cost(s, q->job, &out->p, out->iter_s);
+  return isfinite(out->iter_s);
+}
+
+/* Ours: short of K*, the fewest GPUs whose slowest stage has as few layers, if no slower. */
+static void trim(const plan_state *s, const plan_queued *q, unsigned flags, const plan_path *path,
+                 candidate *c) {
+  static _Thread_local candidate t;
+  int layers = q->job->layers, k = (int)ceil(layers / ceil((double)layers / c->k));
+  if (c->k >= q->d->kstar || k >= c->k || k < path->n) return;
+  if (allocate(s, q, flags, path, k, &t) && t.iter_s <= c->iter_s * (1 + 1e-3)) *c = t;
+}
+
+/* The candidate the chain from `start` gives, false when the job does not fit on it. */
+static bool from_start(const plan_state *s, const plan_queued *q, unsigned flags, int start,
+                       candidate *out) {
+  plan_path path;
+  plan_pathfind(s, q, start, q->d->kstar, !(flags & PLAN_BACE_NO_PATHFINDER), &path);
+  if (path.k < plan_smin_path(s->c, q->d, path.region, path.n)) return false;
+  if (!allocate(s, q, flags, &path, path.k, out)) return false;
+  if (flags & PLAN_BACE_TRIM) trim(s, q, flags, &path, out);
+  return true;
+}
+
+bool plan_bace_choose(const plan_state *s, const plan_queued *q, unsigned flags,
+                      plan_placement *out, double *iter_s, double *cost) {
+  static _Thread_local candidate best, cand;
+  bool found = false;
+  for (int r = 0; r < s->c->nregions; r++) {
+    if (s->free[r] <= 0 || !from_start(s, q, flags, r, &cand)) continue;
+    if (!found || better(flags, q->d->kstar, &cand, &best)) best = cand;
+    found = true;
+  }
+  if (!found) return false;
+  *out = best.p;
+  if (iter_s) *iter_s = best.iter_s;
+  if (cost) *cost = best.cost;
+  return true;
+}
+
+static bool bace_place(const plan_policy *pol, const plan_state *s, const plan_queued *q,
+                       plan_placement *out) {
+  return plan_bace_choose(s, q, pol->flags, out, NULL, NULL);
+}
+
+const plan_policy plan_policy_bace = {
+    "bace", "BACE-Pipe: priority, bandwidth-aware pathfinder, cost-min allocator", plan_bace_order,
+    bace_place, 0};
+const plan_policy plan_policy_bace_noprio = {"bace-noprio", "BACE-Pipe without the priority (FCFS)",
+                                             plan_bace_order, bace_place, PLAN_BACE_NO_PRIORITY};
+const plan_policy plan_policy_bace_nopath = {
+    "bace-nopath", "BACE-Pipe without the pathfinder (cheapest regions, no link check)",
+    plan_bace_order, bace_place, PLAN_BACE_NO_PATHFINDER};
+const plan_policy plan_policy_bace_nocost = {
+    "bace-nocost", "BACE-Pipe without the cost-min allocator (chain order, fastest path)",
+    plan_bace_order, bace_place, PLAN_BACE_NO_COSTMIN};

@@ -1,0 +1,333 @@
+/* plan.h: the geo planner, after BACE-Pipe (Zhang, Liu, Xu, 2026). Pure computation: it knows no
+ * sockets and links nothing of net, comm or coll.
+ *
+ *  - the cluster model: GPU types, regions (a pool of one GPU type, an electricity price per
+ *    UTC hour, an intra-region bandwidth), inter-region links (latency, bandwidth) that the jobs
+ *    crossing them share (cluster.c);
+ *  - the job model: a transformer trained with pipeline parallelism, one GPU per stage; its
+ *    FLOPs, activation bytes and memory per layer, and its GPU demand K* (job.c);
+ *  - the pipeline time model: layers split over uneven stages within memory, and the 1F1B
+ *    iteration time over uneven stages and links (pipeline.c); the energy model (energy.c);
+ *  - the policies behind one interface: BACE-Pipe and its ablations (bace.c with priority.c,
+ *    pathfind.c, alloc.c), the four baselines (single.c, cross.c) and ours (ours.c);
+ *  - scenarios: JSON in and out through jansson with file:line errors (scenario.c, jsonpos.c,
+ *    scenario_write.c) and a seeded generator of the paper's variants (gen.c).
+ *
+ * Units everywhere: seconds, bytes, FLOP/s, watts, USD. docs/PLANNING.md states every model and
+ * every constant with its source.
+ */
+#ifndef TERN_PLAN_H
+#define TERN_PLAN_H
+
+#include "core/core.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define PLAN_NAME_LEN 48
+#define PLAN_MAX_TYPES 16
+#define PLAN_MAX_REGIONS 1024
+#define PLAN_MAX_GPUS 1000000 /* in a whole cluster */
+#define PLAN_MAX_STAGES 1024  /* one GPU per stage and at least one layer each */
+#define PLAN_MAX_PATH 16      /* regions one pipeline may cross: our bound, see PLANNING.md */
+
+/* ---- cluster model (cluster.c) ----------------------------------------------------------- */
+
+typedef struct plan_gpu_type {
+  char name[PLAN_NAME_LEN];
+  double peak_flops;   /* dense 16-bit tensor FLOP/s */
+  double power_w;      /* board power while the job holds the GPU */
+  double memory_bytes; /* device memory */
+} plan_gpu_type;
+
+typedef struct plan_region {
+  char name[PLAN_NAME_LEN];
+  int type; /* index into plan_cluster.types */
+  int gpus;
+  double price[24]; /* USD per kWh in each UTC hour; 24 equal values for a flat price */
+  double intra_Bps; /* bytes/s between two GPUs of the region (one stage boundary) */
+} plan_region;
+
+typedef struct plan_link {
+  double latency_s;
+  double Bps; /* bytes/s of the whole link, shared by the jobs crossing it; 0: no link */
+} plan_link;
+
+typedef struct plan_cluster {
+  int ntypes, nregions;
+  plan_gpu_type types[PLAN_MAX_TYPES];
+  plan_region *regions;
+  plan_link *links;    /* nregions x nregions, symmetric, diagonal unused */
+  double mfu;          /* model FLOPs utilisation of a stage's GPU */
+  double pue;          /* power usage effectiveness of every region's data centre */
+  double mem_fraction; /* share of device memory a stage may fill */
+} plan_cluster;
+
+static inline const plan_link *plan_link_at(const plan_cluster *c, int a, int b) {
+  return &c->links[(size_t)a * (size_t)c->nregions + (size_t)b];
+}
+/* The region's price at simulated time t (seconds from hour 0 UTC of day 0). */
+double plan_price_at(const plan_region *r, double t);
+/* The index of a region by name, -1 if none. */
+int plan_region_find(const plan_cluster *c, const char *name);
+int plan_cluster_total_gpus(const plan_cluster *c);
+/* Allocates regions and links for n regions (links zeroed). */
+tern_status plan_cluster_alloc(plan_cluster *c, int nregions, core_err *err);
+void plan_cluster_free(plan_cluster *c);
+/* A deep copy. */
+tern_status plan_cluster_copy(plan_cluster *dst, const plan_cluster *src, core_err *err);
+
+/* ---- job model (job.c) ------------------------------------------------------------------- */
+
+typedef struct plan_job {
+  char name[PLAN_NAME_LEN];
+  double params;    /* parameters */
+  int layers;       /* transformer blocks */
+  int hidden;       /* model width */
+  int seq_len;      /* tokens per sequence */
+  int mb_seqs;      /* sequences per micro-batch */
+  int microbatches; /* micro-batches per iteration (one optimizer step) */
+  double tokens;    /* tokens to train */
+  double arrival_s;
+  int dtype_bytes; /* bytes per activation element (2 for bf16) */
+} plan_job;
+
+/* What a job asks of the cluster, computed once from the job and the cluster. */
+typedef struct plan_demand {
+  int kstar;                /* K*: the GPU count that minimises iteration time */
+  int kedp;                 /* the count that minimises energy x delay, K T^2 (ours.c) */
+  int smin[PLAN_MAX_TYPES]; /* fewest GPUs of each type that hold the job in memory */
+  double iter_kstar;        /* iteration time at K* on the reference region, s */
+  double stage_fb_s;        /* forward+backward time of one stage at K*, s */
+  double demand_Bps;        /* bandwidth one stage boundary needs not to stall, bytes/s */
+  double work_flops;        /* FLOPs of the whole training run */
+} plan_demand;
+
+double plan_job_iterations(const plan_job *j);
+/* Forward FLOPs of one layer for one micro-batch. */
+double plan_job_layer_fwd_flops(const plan_job *j);
+/* Bytes crossing one stage boundary per micro-batch, each way. */
+double plan_job_boundary_bytes(const plan_job *j);
+/* Bytes one layer keeps resident: weights, gradients, optimizer state. */
+double plan_job_layer_static_bytes(const plan_job *j);
+/* Bytes of activations one layer keeps per micro-batch in flight (its input: full
+ * recomputation). */
+double plan_job_layer_act_bytes(const plan_job *j);
+/* Bytes a stage needs once, for the layer it is recomputing. */
+double plan_job_stage_work_bytes(const plan_job *j);
+/* Fills d; false (with err) when the job fits nowhere in c. */
+bool plan_job_demand(const plan_cluster *c, const plan_job *j, plan_demand *d, core_err *err);
+
+/* ---- placements and the pipeline time model (pipeline.c) -------------------------------- */
+
+typedef struct plan_seg {
+  int region;
+  int gpus; /* stages in this region, contiguous in the pipeline */
+} plan_seg;
+
+/* Where a job runs: a chain of regions in pipeline order and the layers of every stage. */
+typedef struct plan_placement {
+  int nseg;
+  plan_seg seg[PLAN_MAX_PATH];
+  int stages;
+  uint16_t layers[PLAN_MAX_STAGES];
+} plan_placement;
+
+/* Splits the job's layers over the placement's stages so that the slowest stage is as fast as
+ * possible and every stage fits in memory. False when no split fits. */
+bool plan_split_layers(const plan_cluster *c, const plan_job *j, plan_placement *p);
+/* 1F1B iteration time of a placement with split layers. share, when not NULL, is an
+ * nregions x nregions count of the jobs crossing each link; extra is added to it (1 for a job
+ * not yet counted there). NULL and 0: the job alone. */
+double plan_iter_time(const plan_cluster *c, const plan_job *j, const plan_placement *p,
+                      const int *share, int extra);
+/* Per-micro-batch time of one inter-region hop: latency + bytes / (bandwidth / sharers). */
+double plan_hop_time(const plan_cluster *c, const plan_job *j, int a, int b, int sharers);
+/* The placement's slowest stage, forward+backward, per micro-batch. */
+double plan_stage_fb_max(const plan_cluster *c, const plan_job *j, const plan_placement *p);
+
+/* ---- energy model (energy.c) ------------------------------------------------------------- */
+
+/* kWh of n GPUs of region r held for seconds s: power x PUE x hours. */
+double plan_energy_kwh(const plan_cluster *c, int r, int n, double s);
+/* USD of n GPUs of region r held over [t0, t1], at the region's price hour by hour. */
+double plan_cost_usd(const plan_cluster *c, int r, int n, double t0, double t1);
+/* Both over a whole placement. */
+double plan_placement_kwh(const plan_cluster *c, const plan_placement *p, double s);
+double plan_placement_cost(const plan_cluster *c, const plan_placement *p, double t0, double t1);
+
+/* ---- planner state and the policy interface (policy.c) ----------------------------------- */
+
+/* A running job's GPUs and links as they will be given back: its predicted finish. */
+typedef struct plan_release {
+  double t;
+  const plan_job *job;
+  const plan_demand *d;
+  const plan_placement *p;
+} plan_release;
+
+/* What a policy sees when it decides: free GPUs, the load on every link, and when the running
+ * jobs are expected to give theirs back (sorted by t; the simulator fills it). */
+typedef struct plan_state {
+  const plan_cluster *c;
+  double now;
+  int *free;        /* per region */
+  int *share;       /* nregions x nregions: running jobs crossing each link */
+  double *load_Bps; /* nregions x nregions: bandwidth those jobs need */
+  const plan_release *releases;
+  int nreleases;
+  bool contended; /* the queue asks for more than K* x jobs GPUs than are free (plan_decide) */
+} plan_state;
+
+/* One queued job as a policy sees it. */
+typedef struct plan_queued {
+  const plan_job *job;
+  const plan_demand *d;
+  int id; /* the caller's index */
+} plan_queued;
+
+typedef struct plan_policy plan_policy;
+struct plan_policy {
+  const char *name;
+  const char *summary;
+  /* Orders the queue in place: the order the policy considers jobs in. */
+  void (*order)(const plan_policy *pol, const plan_state *s, plan_queued *q, int n);
+  /* A placement for one job on what is free now, or false to keep it queued. */
+  bool (*place)(const plan_policy *pol, const plan_state *s, const plan_queued *q,
+                plan_placement *out);
+  unsigned flags; /* policy-specific switches (BACE's ablations) */
+};
+
+/* The policies by name: bace, lcf, ldf, cr-lcf, cr-ldf, the ablations and ours; NULL if none. */
+const plan_policy *plan_policy_find(const char *name);
+/* All of them, NULL-terminated, in the order --compare prints them. */
+const plan_policy *const *plan_policies(void);
+
+tern_status plan_state_init(plan_state *s, const plan_cluster *c, core_err *err);
+/* Copies src's free GPUs and link loads into dst (both from plan_state_init on one cluster). */
+void plan_state_copy(plan_state *dst, const plan_state *src);
+void plan_state_free(plan_state *s);
+/* Takes a placement's GPUs and links (sign +1) or gives them back (sign -1). */
+void plan_state_apply(plan_state *s, const plan_job *j, const plan_demand *d,
+                      const plan_placement *p, int sign);
+
+/* One planning round: orders the queue (q is sorted in place) and places every job the policy
+ * can place now, applying each to s. For q's new order, placed[i] is 1 and out[i] filled for
+ * the jobs placed, 0 for the others. Returns how many were placed. */
+int plan_decide(const plan_policy *pol, plan_state *s, plan_queued *q, int n, plan_placement *out,
+                unsigned char *placed);
+
+/* ---- policy helpers shared by the policies (alloc.c) ------------------------------------- */
+
+/* Builds a placement over a chain of regions taking gpus[i] from each, and splits layers.
+ * False when the split does not fit memory. */
+bool plan_build(const plan_cluster *c, const plan_job *j, const int *regions, const int *gpus,
+                int n, plan_placement *out);
+/* The cost-min allocator: every region of the chain gets one stage, the rest of k goes to the
+ * cheapest regions first (price at now), up to their free GPUs. Fills gpus[]. */
+void plan_alloc_costmin(const plan_state *s, const int *regions, int n, int k, int *gpus);
+/* Fills in chain order instead (the allocator's ablation and the cross-region baselines). */
+void plan_alloc_inorder(const plan_state *s, const int *regions, int n, int k, int *gpus);
+/* Smallest memory floor over a chain's GPU types: a lower bound of the GPUs the job needs. */
+int plan_smin_path(const plan_cluster *c, const plan_demand *d, const int *regions, int n);
+/* Predicted iteration time of p if it started now (its links' sharers + 1). */
+double plan_predict_iter(const plan_state *s, const plan_job *j, const plan_placement *p);
+/* Predicted electricity cost of the whole run of p started now. */
+double plan_predict_cost(const plan_state *s, const plan_job *j, const plan_placement *p,
+                         double iter_s);
+
+/* ---- BACE-Pipe's parts (priority.c, pathfind.c) ------------------------------------------ */
+
+/* The network's congestion now: mean over links of min(1, load / bandwidth). */
+double plan_congestion(const plan_state *s);
+/* P_j = (1 - a)(1 - I_j) + a(1 - D_j) for each queued job, a = plan_congestion(). */
+void plan_priorities(const plan_state *s, const plan_queued *q, int n, double *prio);
+/* Sorts q by descending priority (ties: arrival order). */
+void plan_order_priority(const plan_state *s, plan_queued *q, int n);
+/* Sorts q by arrival (FCFS), ties by id. */
+void plan_order_fcfs(plan_queued *q, int n);
+/* The same as a policy's order callback, for the baselines. */
+void plan_policy_fcfs(const plan_policy *pol, const plan_state *s, plan_queued *q, int n);
+
+/* BACE-Pipe's choice for one job on what is free now (bace.c), with flags PLAN_BACE_*; fills
+ * out and its predicted iteration time and cost. False when nothing fits. */
+enum {
+  PLAN_BACE_NO_PRIORITY = 1u,
+  PLAN_BACE_NO_PATHFINDER = 2u,
+  PLAN_BACE_NO_COSTMIN = 4u,
+  PLAN_BACE_TRIM = 8u, /* ours: no GPUs past those the slowest stage needs */
+};
+bool plan_bace_choose(const plan_state *s, const plan_queued *q, unsigned flags,
+                      plan_placement *out, double *iter_s, double *cost);
+void plan_bace_order(const plan_policy *pol, const plan_state *s, plan_queued *q, int n);
+
+/* A chain of regions found by the pathfinder and the GPUs it may use. */
+typedef struct plan_path {
+  int n;
+  int region[PLAN_MAX_PATH];
+  int free_gpus; /* free GPUs over the chain */
+  int k;         /* GPUs the job would take on it */
+} plan_path;
+
+/* Grows a chain from start, fastest link first, accepting a link only if its per-micro-batch
+ * transfer time does not exceed the stage compute time at the GPUs the job would then hold.
+ * Stops once the chain holds kmax GPUs or no link qualifies. When check_links is false every
+ * link qualifies (the pathfinder's ablation). */
+void plan_pathfind(const plan_state *s, const plan_queued *q, int start, int kmax, bool check_links,
+                   plan_path *out);
+
+/* ---- scenarios (scenario.c, scenario_write.c, gen.c) ------------------------------------- */
+
+typedef struct plan_scenario {
+  plan_cluster c;
+  int njobs;
+  plan_job *jobs;
+  char source[256]; /* the file it came from, or what generated it */
+} plan_scenario;
+
+/* Reads a scenario file. Errors name the file, the line and what is wrong. */
+tern_status plan_scenario_load(const char *path, plan_scenario *s, core_err *err);
+/* Same from a buffer; name is used in messages. */
+tern_status plan_scenario_parse(const char *name, const char *text, size_t len, plan_scenario *s,
+                                core_err *err);
+void plan_scenario_free(plan_scenario *s);
+/* Reads a links-only file (data/scenarios/aws-10-regions.json: region names and links) into c:
+ * names and links set, nothing else. */
+tern_status plan_links_load(const char *path, plan_cluster *c, core_err *err);
+/* Checks what makes a scenario impossible (a job that fits nowhere); *bad, when given, is set
+ * to the index of the first such job. */
+tern_status plan_scenario_check(const plan_scenario *s, int *bad, core_err *err);
+/* Writes the scenario as JSON in the format plan_scenario_load reads. */
+tern_status plan_scenario_write(const plan_scenario *s, FILE *out, core_err *err);
+
+/* A placement as JSON: per region its GPUs, its stages and the layers of each (plan_json.c). */
+json_t *plan_placement_json(const plan_cluster *c, const plan_placement *p);
+/* "2x32 1x16": the layers per stage of segment seg, as counts of equal stages. */
+void plan_layers_text(const plan_placement *p, int seg, char *out, size_t cap);
+
+/* The 1-based line where the value at path ("regions[2].gpus") starts in a JSON text; 0 if the
+ * path is not there. The text must be valid JSON. */
+int plan_json_line(const char *text, size_t len, const char *path);
+
+/* The paper's variants of a base scenario: inter-region bandwidth x bw, GPUs per region x gpus
+ * (at least 1), and njobs jobs: the base's first ones, then more drawn (seeded) from its models,
+ * token counts and arrival gaps. */
+typedef struct plan_variant {
+  double bw_scale;
+  double gpu_scale;
+  int njobs;
+  uint64_t seed;
+} plan_variant;
+tern_status plan_gen_variant(const plan_scenario *base, const plan_variant *v, plan_scenario *out,
+                             core_err *err);
+/* A random scenario: nregions regions (GPU pools, prices and links in the fixtures' ranges),
+ * njobs jobs of the fixture's model shapes, all drawn from seed. */
+tern_status plan_gen_random(int nregions, int njobs, uint64_t seed, plan_scenario *out,
+                            core_err *err);
+/* The same on given regions and links (names and links kept; pools, prices and jobs drawn). */
+tern_status plan_gen_on_links(const plan_cluster *links, int njobs, uint64_t seed,
+                              plan_scenario *out, core_err *err);
+
+#endif /* TERN_PLAN_H */

@@ -1,0 +1,103 @@
+/* policy.c: the planner interface: the state a policy sees, one planning round, the table of
+ * policies.
+ *
+ * Every policy is an order over the queue and a placement rule for one job on what is free now.
+ * A planning round walks the queue in the policy's order and places every job the rule accepts,
+ * taking its GPUs and links before the next job is considered; jobs it cannot place stay queued
+ * for the next round (work-conserving, for every policy alike: a job behind one that waits may
+ * still start). The simulator runs a round at every arrival and every completion.
+ */
+#include "plan/plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+extern const plan_policy plan_policy_bace, plan_policy_bace_noprio, plan_policy_bace_nopath,
+    plan_policy_bace_nocost, plan_policy_lcf, plan_policy_ldf, plan_policy_crlcf, plan_policy_crldf,
+    plan_policy_ours, plan_policy_ours_trim, plan_policy_ours_nowait;
+
+static const plan_policy *const table[] = {
+    &plan_policy_ours,        &plan_policy_bace,        &plan_policy_lcf,
+    &plan_policy_ldf,         &plan_policy_crlcf,       &plan_policy_crldf,
+    &plan_policy_bace_noprio, &plan_policy_bace_nopath, &plan_policy_bace_nocost,
+    &plan_policy_ours_trim,   &plan_policy_ours_nowait, NULL,
+};
+
+const plan_policy *const *plan_policies(void) {
+  return table;
+}
+
+const plan_policy *plan_policy_find(const char *name) {
+  for (int i = 0; table[i]; i++)
+    if (strcmp(table[i]->name, name) == 0) return table[i];
+  return NULL;
+}
+
+tern_status plan_state_init(plan_state *s, const plan_cluster *c, core_err *err) {
+  size_t r = (size_t)c->nregions;
+  memset(s, 0, sizeof *s);
+  s->c = c;
+  s->free = calloc(r, sizeof *s->free);
+  s->share = calloc(r * r, sizeof *s->share);
+  s->load_Bps = calloc(r * r, sizeof *s->load_Bps);
+  if (s->free == NULL || s->share == NULL || s->load_Bps == NULL) {
+    plan_state_free(s);
+    return core_err_set(err, TERN_ERR_NOMEM, "planner state for %zu regions", r);
+  }
+  for (size_t i = 0; i < r; i++)
+    s->free[i] = c->regions[i].gpus;
+  return TERN_OK;
+}
+
+void plan_state_copy(plan_state *dst, const plan_state *src) {
+  size_t r = (size_t)src->c->nregions;
+  memcpy(dst->free, src->free, r * sizeof *dst->free);
+  memcpy(dst->share, src->share, r * r * sizeof *dst->share);
+  memcpy(dst->load_Bps, src->load_Bps, r * r * sizeof *dst->load_Bps);
+  dst->now = src->now;
+  dst->releases = src->releases;
+  dst->nreleases = src->nreleases;
+}
+
+void plan_state_free(plan_state *s) {
+  free(s->free);
+  free(s->share);
+  free(s->load_Bps);
+  s->free = s->share = NULL;
+  s->load_Bps = NULL;
+}
+
+void plan_state_apply(plan_state *s, const plan_job *j, const plan_demand *d,
+                      const plan_placement *p, int sign) {
+  (void)j;
+  size_t n = (size_t)s->c->nregions;
+  for (int i = 0; i < p->nseg; i++) {
+    s->free[p->seg[i].region] -= sign * p->seg[i].gpus;
+    if (i == 0) continue;
+    size_t a = (size_t)p->seg[i - 1].region, b = (size_t)p->seg[i].region;
+    s->share[a * n + b] += sign;
+    s->share[b * n + a] += sign;
+    s->load_Bps[a * n + b] += sign * d->demand_Bps;
+    s->load_Bps[b * n + a] += sign * d->demand_Bps;
+  }
+}
+
+int plan_decide(const plan_policy *pol, plan_state *s, plan_queued *q, int n, plan_placement *out,
+                unsigned char *placed) {
+  int count = 0, free = 0;
+  long want = 0;
+  for (int r = 0; r < s->c->nregions; r++)
+    free += s->free[r];
+  for (int i = 0; i < n; i++)
+    want += q[i].d->kstar;
+  s->contended = want > free;
+  pol->order(pol, s, q, n);
+  for (int i = 0; i < n; i++) {
+    placed[i] = 0;
+    if (!pol->place(pol, s, &q[i], &out[i])) continue;
+    plan_state_apply(s, q[i].job, q[i].d, &out[i], +1);
+    placed[i] = 1;
+    count++;
+  }
+  return count;
+}

@@ -1,0 +1,58 @@
+/* single.c: the single-region baselines, LCF and LDF: the whole job in one region.
+ *
+ * LCF (lowest cost first) puts the job in the cheapest region (price of the hour now) that has
+ * all of its K* GPUs free; LDF (least delay first) in the region with the most free GPUs. Both
+ * take up to K* GPUs, and when no region has K* free they still start the job on fewer, down to
+ * its memory floor, in the region their rule picks among those that can hold it: every policy
+ * here is work-conserving alike, so a baseline never idles GPUs the job could use. Jobs are
+ * considered in arrival order (FCFS).
+ */
+#include "plan/plan.h"
+
+#include <math.h>
+
+static int floor_of(const plan_state *s, const plan_queued *q, int r) {
+  return q->d->smin[s->c->regions[r].type];
+}
+
+static bool place_in(const plan_state *s, const plan_queued *q, int r, plan_placement *out) {
+  int k = CORE_MIN(q->d->kstar, s->free[r]);
+  return plan_build(s->c, q->job, &r, &k, 1, out);
+}
+
+/* The cheapest region with `need` GPUs free (need 0: its memory floor), -1 if none. */
+static int cheapest(const plan_state *s, const plan_queued *q, int need) {
+  int best = -1;
+  double best_price = INFINITY;
+  for (int r = 0; r < s->c->nregions; r++) {
+    int want = need > 0 ? need : floor_of(s, q, r);
+    double price = plan_price_at(&s->c->regions[r], s->now);
+    if (s->free[r] >= want && price < best_price) {
+      best = r;
+      best_price = price;
+    }
+  }
+  return best;
+}
+
+static bool lcf_place(const plan_policy *pol, const plan_state *s, const plan_queued *q,
+                      plan_placement *out) {
+  (void)pol;
+  int r = cheapest(s, q, q->d->kstar);
+  if (r < 0) r = cheapest(s, q, 0);
+  return r >= 0 && place_in(s, q, r, out);
+}
+
+static bool ldf_place(const plan_policy *pol, const plan_state *s, const plan_queued *q,
+                      plan_placement *out) {
+  (void)pol;
+  int best = -1;
+  for (int r = 0; r < s->c->nregions; r++)
+    if (s->free[r] >= floor_of(s, q, r) && (best < 0 || s->free[r] > s->free[best])) best = r;
+  return best >= 0 && place_in(s, q, best, out);
+}
+
+const plan_policy plan_policy_lcf = {"lcf", "LCF: whole job in the cheapest region",
+                                     plan_policy_fcfs, lcf_place, 0};
+const plan_policy plan_policy_ldf = {"ldf", "LDF: whole job in the region with most free GPUs",
+                                     plan_policy_fcfs, ldf_place, 0};

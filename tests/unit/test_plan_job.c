@@ -1,0 +1,115 @@
+/* test_plan_job.c: the job model against figures computed by hand, and K* and the memory floor
+ * found where the arithmetic says they are. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "plan_testing.h"
+
+#include <limits.h>
+#include <math.h>
+
+static plan_scenario sc;
+
+static int setup(void **state) {
+  (void)state;
+  char text[2048];
+  snprintf(text, sizeof text,
+           "{" PT_TYPES ", \"regions\": [{\"name\": \"A\", \"gpu\": \"slow\", \"gpus\": 16, "
+           "\"price_usd_per_kwh\": 0.2, \"intra_bandwidth_gbps\": 25}], \"jobs\": [" PT_JOB
+           "], " PT_ASSUME "}",
+           "j", 1638500.0, 0.0);
+  pt_load(text, &sc);
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  plan_scenario_free(&sc);
+  return 0;
+}
+
+static void flops_bytes_memory(void **state) {
+  (void)state;
+  const plan_job *j = &sc.jobs[0];
+  /* 2048 tokens x (2 x 1e8 parameters per layer + 2 x 1024 x 1024 for attention) */
+  assert_true(plan_job_layer_fwd_flops(j) == 2048.0 * (2e8 + 2.0 * 1024 * 1024));
+  assert_true(plan_job_boundary_bytes(j) == 4194304.0);    /* 2 x 1024 x 1024 x 2 bytes */
+  assert_true(plan_job_layer_static_bytes(j) == 1.6e9);    /* 16 bytes x 1e8 */
+  assert_true(plan_job_layer_act_bytes(j) == 4194304.0);   /* the layer's input, s b h x 2 */
+  assert_true(plan_job_stage_work_bytes(j) == 71303168.0); /* 34 x 1024 x 2 x 1024 */
+  /* 1,638,500 tokens at 8 x 2 x 1024 = 16,384 per iteration: 100.006 -> 101 iterations */
+  assert_true(plan_job_iterations(j) == 101);
+}
+
+static void demand(void **state) {
+  (void)state;
+  plan_demand d;
+  core_err err = {0};
+  assert_true(plan_job_demand(&sc.c, &sc.jobs[0], &d, &err));
+  /* 8 GiB - 71.3 MB of working set = 8,518,631,424 bytes per stage; a layer with 8 micro-batches
+   * in flight takes 1.6e9 + 8 x 4,194,304 = 1,633,554,432: 5 layers. Two stages hold 5 + 5 < 12,
+   * three hold 15: the floor is 3. */
+  assert_int_equal(d.smin[0], 3);
+  /* T(S) = 12 f + 2 (S-1) x + 7 ceil(12/S) f with f = 3 x 4.139e11 / 5e13 = 24.83 ms and the
+   * intra hop x = 4,194,304 / 3.125e9 = 1.34 ms falls with S down to one layer a stage. */
+  assert_int_equal(d.kstar, 12);
+  double f = 3 * plan_job_layer_fwd_flops(&sc.jobs[0]) / 5e13, x = 4194304.0 / 3.125e9;
+  assert_true(fabs(d.iter_kstar - (12 * f + 22 * x + 7 * f)) < 1e-12);
+  assert_true(fabs(d.stage_fb_s - f) < 1e-15);
+  assert_true(fabs(d.demand_Bps - 4194304.0 / f) < 1e-3);
+  assert_true(d.work_flops == 3 * plan_job_layer_fwd_flops(&sc.jobs[0]) * 12 * 8 * 101);
+  /* K T^2 is least where the bubble stops paying: S = 6 (2 layers) beats 12 and 4 */
+  assert_int_equal(d.kedp, 6);
+}
+
+static void fits_nowhere(void **state) {
+  (void)state;
+  plan_job big = sc.jobs[0];
+  big.params = 1.2e11; /* 16 bytes x 1e10 parameters a layer: no 8 GiB GPU holds one layer */
+  plan_demand d;
+  core_err err = {0};
+  assert_false(plan_job_demand(&sc.c, &big, &d, &err));
+  assert_non_null(strstr(err.msg, "fits nowhere"));
+  core_err_clear(&err);
+  sc.c.regions[0].gpus = 2; /* the floor is 3 GPUs and the cluster has 2 */
+  assert_false(plan_job_demand(&sc.c, &sc.jobs[0], &d, &err));
+  assert_non_null(strstr(err.msg, "needs at least 3 GPUs"));
+  sc.c.regions[0].gpus = 16;
+}
+
+static void reference_holds_the_job(void **state) {
+  (void)state;
+  plan_scenario mixed;
+  char text[4096];
+  /* 100 slow 8 GiB GPUs cannot hold a layer of 1.6e10 bytes; 5 fast 80 GiB ones hold 5 layers
+   * each: the floor is 3 fast GPUs, and K* is searched on them, among at most the 5 there are */
+  snprintf(
+      text, sizeof text,
+      "{" PT_TYPES ", \"regions\": [{\"name\": \"S\", \"gpu\": \"slow\", \"gpus\": 100, "
+      "\"price_usd_per_kwh\": 0.2, \"intra_bandwidth_gbps\": 25}, {\"name\": \"F\", "
+      "\"gpu\": \"fast\", \"gpus\": 5, \"price_usd_per_kwh\": 0.2, "
+      "\"intra_bandwidth_gbps\": 25}], \"jobs\": [{\"name\": \"j\", \"params_b\": 12, "
+      "\"layers\": 12, \"hidden\": 1024, \"seq_len\": 1024, \"microbatch_sequences\": 2, "
+      "\"microbatches\": 8, \"tokens\": 1e9, \"arrival_s\": 0, \"dtype_bytes\": 2}], " PT_ASSUME
+      "}");
+  pt_load(text, &mixed);
+  plan_demand d;
+  assert_true(plan_job_demand(&mixed.c, &mixed.jobs[0], &d, NULL));
+  assert_int_equal(d.smin[0], INT_MAX);
+  assert_int_equal(d.smin[1], 3);
+  assert_int_equal(d.kstar, 4); /* 5 would still make 3-layer stages, with one hop more */
+  assert_true(isfinite(d.iter_kstar) && d.demand_Bps > 0);
+  plan_scenario_free(&mixed);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(flops_bytes_memory),
+      cmocka_unit_test(demand),
+      cmocka_unit_test(fits_nowhere),
+      cmocka_unit_test(reference_holds_the_job),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,115 @@
+/* test_tuning.c: the tuning file (good ones parse, every kind of bad one is refused with its
+ * line), the tuned choice, and the fit (it recovers known constants from exact times). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "coll/tuning.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char good[] = "tern-tuning 1\n"
+                           "# a comment\n"
+                           "use table\n"
+                           "model shm 2 3e-07 1e-10 5e-11 1e-07\n"
+                           "model tcp 4 5e-06 3e-10 1e-10 2e-06\n"
+                           "best shm 2 allreduce 8 rd\n"
+                           "best shm 2 allreduce 1048576 ring\n"
+                           "best shm 4 allreduce 8 direct\n"
+                           "best tcp 4 allgather 65536 bruck\n";
+
+static void parses_and_selects(void **state) {
+  (void)state;
+  coll_tuning t;
+  core_err err = {0};
+  assert_int_equal(coll_tuning_parse(&t, good, strlen(good), "test", &err), TERN_OK);
+  assert_true(t.use_table);
+  assert_int_equal(t.nmodels, 2);
+  assert_int_equal(t.nbest, 4);
+  /* nearest measured size, then nearest rank count */
+  assert_int_equal(coll_tuning_select(&t, COLL_TR_SHM, COLL_ALLREDUCE, 2, 4, 4), COLL_ALGO_RD);
+  assert_int_equal(coll_tuning_select(&t, COLL_TR_SHM, COLL_ALLREDUCE, 2, 1 << 19, 4), COLL_ALGO_RING);
+  assert_int_equal(coll_tuning_select(&t, COLL_TR_SHM, COLL_ALLREDUCE, 5, 2, 4), COLL_ALGO_DIRECT);
+  assert_int_equal(coll_tuning_select(&t, COLL_TR_TCP, COLL_ALLGATHER, 3, 100, 4), COLL_ALGO_BRUCK);
+  /* nothing for this collective or transport: the caller falls back */
+  assert_int_equal(coll_tuning_select(&t, COLL_TR_TCP, COLL_BROADCAST, 4, 100, 4), COLL_ALGO_AUTO);
+  t.use_table = false; /* the fitted constants drive the closed forms */
+  coll_net_model m = {3e-07, 1e-10, 5e-11, 1e-07};
+  assert_int_equal(coll_tuning_select(&t, COLL_TR_SHM, COLL_ALLREDUCE, 2, 1 << 20, 4),
+                   coll_select(COLL_ALLREDUCE, 2, 1 << 20, 4, &m));
+  coll_tuning_free(&t);
+}
+
+static void refuses_bad_files(void **state) {
+  (void)state;
+  const struct {
+    const char *text, *needle;
+  } bad[] = {
+      {"", "not a tern tuning file"},
+      {"hello\n", "not a tern tuning file"},
+      {"tern-tuning 2\nuse model\n", "version 2"},
+      {"tern-tuning 1\nmodel shm 2 1 1 1 1\n", "no 'use model'"},
+      {"tern-tuning 1\nuse table\nmodel shm 2 1 1 1 1\n", "no such lines"},
+      {"tern-tuning 1\nuse model\nmodel ib 2 1 1 1 1\n", "line 3"},
+      {"tern-tuning 1\nuse model\nmodel shm 2 -1 1 1 1\n", "line 3"},
+      {"tern-tuning 1\nuse model\nmodel shm 2 nan 1 1 1\n", "line 3"},
+      {"tern-tuning 1\nuse table\nbest shm 2 allreduce 8 pairwise\n", "line 3"},
+      {"tern-tuning 1\nuse table\nbest shm 2 allreduce 8 rd extra\n", "line 3"},
+      {"tern-tuning 1\nuse table\nbest shm 0 allreduce 8 rd\n", "line 3"},
+      {"tern-tuning 1\nuse sometimes\n", "line 2"},
+  };
+  for (size_t i = 0; i < CORE_ARRAY_LEN(bad); i++) {
+    coll_tuning t;
+    core_err err = {0};
+    assert_int_equal(coll_tuning_parse(&t, bad[i].text, strlen(bad[i].text), "f", &err),
+                     TERN_ERR_INVALID_ARG);
+    if (strstr(err.msg, bad[i].needle) == NULL)
+      fail_msg("case %zu: '%s' does not say '%s'", i, err.msg, bad[i].needle);
+    assert_null(t.models);
+  }
+  /* a NUL inside is not text */
+  coll_tuning t;
+  const char nul[] = "tern-tuning 1\nuse model\0model shm 2 1 1 1 1\n";
+  assert_int_equal(coll_tuning_parse(&t, nul, sizeof nul - 1, "f", NULL), TERN_ERR_INVALID_ARG);
+}
+
+/* Times made exactly by a known model come back as that model. */
+static void fit_recovers_constants(void **state) {
+  (void)state;
+  coll_net_model truth = {.alpha = 2e-6, .beta = 4e-10, .gamma = 1e-10, .o = 5e-7};
+  coll_sched scratch;
+  coll_sched_init(&scratch);
+  coll_cost_terms terms[64];
+  double secs[64];
+  size_t k = 0;
+  const coll_algo algos[] = {COLL_ALGO_RING, COLL_ALGO_RHD, COLL_ALGO_DIRECT, COLL_ALGO_TREE};
+  for (size_t a = 0; a < CORE_ARRAY_LEN(algos); a++)
+    for (size_t count = 2; count <= (1u << 20) && k < 64; count *= 16) {
+      assert_int_equal(coll_cost_terms_of(COLL_ALLREDUCE, algos[a], 6, count, 4, &truth, &scratch,
+                                          &terms[k]), TERN_OK);
+      secs[k] = truth.alpha * terms[k].a + truth.o * terms[k].b + truth.beta * terms[k].c +
+                truth.gamma * terms[k].d;
+      k++;
+    }
+  coll_net_model got = coll_fit_model(terms, secs, k);
+  assert_true(fabs(got.alpha / truth.alpha - 1) < 1e-6);
+  assert_true(fabs(got.beta / truth.beta - 1) < 1e-6);
+  assert_true(fabs(got.gamma / truth.gamma - 1) < 1e-6);
+  assert_true(fabs(got.o / truth.o - 1) < 1e-6);
+  /* noisy times still give non-negative constants */
+  for (size_t i = 0; i < k; i++) secs[i] *= i % 2 ? 1.3 : 0.7;
+  got = coll_fit_model(terms, secs, k);
+  assert_true(got.alpha >= 0 && got.beta >= 0 && got.gamma >= 0 && got.o >= 0);
+  coll_sched_free(&scratch);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(parses_and_selects),
+      cmocka_unit_test(refuses_bad_files),
+      cmocka_unit_test(fit_recovers_constants),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

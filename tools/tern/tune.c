@@ -1,0 +1,161 @@
+/* tune.c: `tern tune`: measures this machine and writes the tuning file the selector uses.
+ *
+ *   tern tune [--budget SECONDS] [--ns 2,4] [--transports shm,tcp] [--max-bytes 16M] [-o FILE]
+ *
+ * For each (transport, rank count) it runs one worker job under `tern run` (tune_worker.c) with
+ * an equal share of the budget, then fits and scores the predictors (tune_fit.c) and writes the
+ * file (default: TERN_TUNING, else ~/.cache/tern/tuning). The budget covers the measurements;
+ * start-up and fitting add a few seconds.
+ */
+#include "cmd.h"
+#include "tune.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct plan {
+  double budget;
+  int ns[16], nn;
+  coll_transport_kind trs[COLL_NUM_TR];
+  int ntr;
+  char max_bytes[32];
+  char out[4096];
+} plan;
+
+static int usage(void) {
+  fprintf(stderr, "usage: tern tune [--budget SECONDS] [--ns 2,4] [--transports shm,tcp]\n"
+                  "                 [--max-bytes 16M] [-o FILE]\n");
+  return 2;
+}
+
+static bool parse_list(const char *s, plan *p, bool ns) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", s);
+  for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    long v;
+    if (ns) {
+      if (!core_parse_int(t, 1, 1024, &v) || p->nn == 16) return false;
+      p->ns[p->nn++] = (int)v;
+    } else if (!strcmp(t, "shm") || !strcmp(t, "tcp")) {
+      if (p->ntr == COLL_NUM_TR) return false;
+      p->trs[p->ntr++] = !strcmp(t, "tcp") ? COLL_TR_TCP : COLL_TR_SHM;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+static int parse(int argc, char **argv, plan *p) {
+  *p = (plan){.budget = 120, .ns = {2, 4}, .nn = 2, .trs = {COLL_TR_SHM, COLL_TR_TCP}, .ntr = 2};
+  snprintf(p->max_bytes, sizeof p->max_bytes, "16M");
+  bool ns_given = false, tr_given = false;
+  for (int i = 1; i < argc; i++) {
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    size_t bytes;
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return usage(), 1;
+    if (v == NULL) return usage();
+    if (!strcmp(argv[i], "--budget")) {
+      if (!core_parse_seconds(v, &p->budget) || p->budget < 1)
+        return cmd_usage_error("tune", "--budget '%s' is not a number of seconds >= 1", v);
+    } else if (!strcmp(argv[i], "--ns")) {
+      if (!ns_given) p->nn = 0, ns_given = true;
+      if (!parse_list(v, p, true)) return cmd_usage_error("tune", "--ns '%s': want 2,4,...", v);
+    } else if (!strcmp(argv[i], "--transports")) {
+      if (!tr_given) p->ntr = 0, tr_given = true;
+      if (!parse_list(v, p, false)) return cmd_usage_error("tune", "--transports '%s': want shm,tcp", v);
+    } else if (!strcmp(argv[i], "--max-bytes")) {
+      if (!core_parse_size(v, &bytes) || bytes < 8) return cmd_usage_error("tune", "--max-bytes '%s'", v);
+      snprintf(p->max_bytes, sizeof p->max_bytes, "%s", v);
+    } else if (!strcmp(argv[i], "-o")) {
+      snprintf(p->out, sizeof p->out, "%s", v);
+    } else {
+      return usage();
+    }
+    i++;
+  }
+  if (!p->out[0]) {
+    const char *given = getenv("TERN_TUNING");
+    if (given && *given) snprintf(p->out, sizeof p->out, "%s", given);
+    else coll_tuning_default_path(p->out, sizeof p->out);
+  }
+  return 0;
+}
+
+/* mkdir -p of path's directory. */
+static void make_parent(const char *path) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", path);
+  for (char *s = dir + 1; *s; s++) {
+    if (*s != '/') continue;
+    *s = '\0';
+    mkdir(dir, 0755);
+    *s = '/';
+  }
+}
+
+/* One worker job: tern run -n N -- tern tune --worker ..., under TERN_TRANSPORT=tr. */
+static int run_cell(const plan *p, coll_transport_kind tr, int n, double seconds, const char *csv) {
+  char nbuf[16], secs[32];
+  snprintf(nbuf, sizeof nbuf, "%d", n);
+  snprintf(secs, sizeof secs, "%.3f", seconds);
+  char *args[] = {"/proc/self/exe", "run", "-n", nbuf, "--", "/proc/self/exe", "tune", "--worker",
+                  "--seconds", secs, "--max-bytes", (char *)p->max_bytes, "--csv", (char *)csv,
+                  NULL};
+  char self[4096];
+  ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (len <= 0) return 1;
+  self[len] = '\0';
+  args[0] = args[5] = self;
+  pid_t pid = fork();
+  if (pid < 0) return 1;
+  if (pid == 0) {
+    setenv("TERN_TRANSPORT", tune_tr_names[tr], 1);
+    unsetenv("TERN_ALGO");
+    unsetenv("TERN_TUNING");
+    execv(self, args);
+    _exit(127);
+  }
+  int status;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+int cmd_tune(int argc, char **argv) {
+  if (argc >= 2 && !strcmp(argv[1], "--worker")) return tune_worker(argc, argv);
+  plan p;
+  int rc = parse(argc, argv, &p);
+  if (rc) return rc == 1 ? 0 : rc;
+  int cells = p.nn * p.ntr;
+  double share = p.budget / cells;
+  printf("tern tune: %d runs (%d rank counts x %d transports), %.0f s of measurement in all "
+         "(%.0f s each), sizes 8 B to %s\n", cells, p.nn, p.ntr, p.budget, share, p.max_bytes);
+  fflush(stdout);
+  char dir[] = "/tmp/tern-tune-XXXXXX";
+  if (mkdtemp(dir) == NULL) return 1;
+  tune_rows rows = {0};
+  for (int t = 0; t < p.ntr && rc == 0; t++)
+    for (int i = 0; i < p.nn && rc == 0; i++) {
+      char csv[4200];
+      snprintf(csv, sizeof csv, "%s/%s-%d.csv", dir, tune_tr_names[p.trs[t]], p.ns[i]);
+      printf("%s, %d ranks:\n", tune_tr_names[p.trs[t]], p.ns[i]);
+      fflush(stdout);
+      rc = run_cell(&p, p.trs[t], p.ns[i], share, csv);
+      if (rc == 0 && !tune_read_rows(csv, &rows)) rc = 1;
+      unlink(csv);
+    }
+  rmdir(dir);
+  if (rc == 0) {
+    make_parent(p.out);
+    rc = tune_fit_and_write(&rows, p.out, stdout);
+  } else {
+    fprintf(stderr, "tern tune: a measurement run failed (exit %d); nothing written\n", rc);
+  }
+  tune_rows_free(&rows);
+  return rc;
+}

@@ -1,0 +1,34 @@
+/* tune.h: `tern tune`, in three files: tune.c (the command: the plan, the budget, the runs),
+ * tune_worker.c (one run: every algorithm of every collective timed at every size),
+ * tune_fit.c (the predictors, their held-out accuracy, the tuning file). */
+#ifndef TERN_TOOLS_TUNE_H
+#define TERN_TOOLS_TUNE_H
+
+#include "coll/tuning.h"
+
+#include <stdio.h>
+
+typedef struct tune_row {
+  coll_transport_kind tr;
+  int n;
+  coll_kind kind;
+  size_t count; /* the call's count argument, of f32 */
+  coll_algo algo;
+  double secs;  /* median time of one call, max over ranks */
+} tune_row;
+
+typedef struct tune_rows {
+  tune_row *v;
+  size_t len, cap;
+} tune_rows;
+
+int tune_worker(int argc, char **argv);
+/* Reads the rows a worker wrote (CSV) and appends them. */
+bool tune_read_rows(const char *path, tune_rows *rows);
+void tune_rows_free(tune_rows *rows);
+/* Fits, evaluates, prints the accuracy table to out and writes the tuning file at path. */
+int tune_fit_and_write(const tune_rows *rows, const char *path, FILE *out);
+
+extern const char *const tune_tr_names[COLL_NUM_TR];
+
+#endif
