@@ -127,7 +127,8 @@ tern_status sim_plan_build(sim_plan *pl, const coll_sched *s, size_t elem_size,
 
 typedef struct sim_coll_job {
   coll_kind kind;
-  coll_algo algo; /* never AUTO */
+  coll_algo algo;  /* never AUTO */
+  coll_algo inner; /* hier: its inter-host algorithm (ring or rhd; AUTO: ring) */
   size_t count;   /* as coll_args.count */
   size_t elem_size;
   int root;
@@ -145,6 +146,10 @@ typedef struct sim_coll_job {
  * without that collective) gets that status and does not stop the others. */
 tern_status sim_coll_run(const sim_platform *p, sim_coll_job *jobs, size_t njobs, double deadline_s,
                          core_err *err);
+
+/* The arguments rank's schedule of job is built with: the platform's hosts layout (ppn = ranks
+ * per host), and hier's inner algorithm. */
+coll_args sim_coll_args(const sim_platform *p, const sim_coll_job *job, int rank);
 
 /* Fills in each job's status and bound without simulating: every rank's schedule is built and
  * planned, no more. How a sweep shows an algorithm cannot win a cell without paying for its

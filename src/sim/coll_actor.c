@@ -109,12 +109,7 @@ static uint64_t play(sim_rank *me) {
 
 static void run_job(sim_rank *me, sim_coll_job *job) {
   sim_run *run = me->run;
-  coll_args a = {.kind = job->kind,
-                 .rank = me->rank,
-                 .size = run->nranks,
-                 .root = job->root,
-                 .count = job->count,
-                 .inplace = job->inplace};
+  coll_args a = sim_coll_args(run->p, job, me->rank);
   tern_status rc = coll_build(&me->sched, &a, job->algo);
   if (rc == TERN_OK) rc = sim_plan_build(&me->plan, &me->sched, job->elem_size, run->p);
   if (rc == TERN_OK) rc = resolve(me);

@@ -103,6 +103,17 @@ double sim_plan_cpu(const sim_plan *pl) {
   return t;
 }
 
+coll_args sim_coll_args(const sim_platform *p, const sim_coll_job *job, int rank) {
+  return (coll_args){.kind = job->kind,
+                     .rank = rank,
+                     .size = sim_platform_ranks(p),
+                     .root = job->root,
+                     .count = job->count,
+                     .inplace = job->inplace,
+                     .ppn = p->ranks_per_host,
+                     .inner = job->inner};
+}
+
 tern_status sim_coll_bound(const sim_platform *p, sim_coll_job *jobs, size_t njobs, core_err *err) {
   coll_sched s;
   sim_plan pl;
@@ -114,12 +125,7 @@ tern_status sim_coll_bound(const sim_platform *p, sim_coll_job *jobs, size_t njo
     sim_coll_job *job = &jobs[j];
     job->status = TERN_OK, job->bound = 0, job->time = NAN, job->messages = 0;
     for (int r = 0; r < n && job->status == TERN_OK; r++) {
-      coll_args a = {.kind = job->kind,
-                     .rank = r,
-                     .size = n,
-                     .root = job->root,
-                     .count = job->count,
-                     .inplace = job->inplace};
+      coll_args a = sim_coll_args(p, job, r);
       job->status = coll_build(&s, &a, job->algo);
       if (job->status == TERN_OK) job->status = sim_plan_build(&pl, &s, job->elem_size, p);
       if (job->status == TERN_OK) job->bound = CORE_MAX(job->bound, sim_plan_cpu(&pl));

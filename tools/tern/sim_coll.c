@@ -257,32 +257,50 @@ static double bus_factor(coll_kind k, int n) {
   return per_rank_blocks(k) ? (double)(n - 1) / n : 1.0;
 }
 
-/* The jobs the options ask for, in print order; NULL with *n = 0 when there are none. */
+typedef struct job_list {
+  sim_coll_job *jobs;
+  size_t n, cap;
+} job_list;
+
+static bool append(job_list *l, const sim_coll_job *job) {
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 64;
+    sim_coll_job *j = realloc(l->jobs, cap * sizeof *j);
+    if (j == NULL) return false;
+    l->jobs = j, l->cap = cap;
+  }
+  l->jobs[l->n++] = *job;
+  return true;
+}
+
+/* The jobs the options ask for, in print order (hier twice: across hosts by ring, by rhd);
+ * NULL with *n = 0 when there are none. */
 static sim_coll_job *make_jobs(const opts *o, size_t *njobs) {
-  size_t es = tern_dtype_size(o->dt), n = 0, cap = 0;
-  sim_coll_job *jobs = NULL;
+  size_t es = tern_dtype_size(o->dt);
+  job_list l = {0};
+  bool ok = true;
   for (int k = 0; k < COLL_NUM_KINDS; k++) {
     if (!o->kinds[k]) continue;
     for (double b = (double)o->min_bytes; b <= (double)o->max_bytes; b *= o->factor) {
       size_t count = sim_cli_count((coll_kind)k, b, o->ranks, es);
       for (int a = 1; a < COLL_NUM_ALGOS && (count > 0 || k == COLL_BARRIER); a++) {
         if (!o->algos[a] || !coll_algo_supported((coll_kind)k, (coll_algo)a)) continue;
-        if (n == cap) {
-          sim_coll_job *j = realloc(jobs, (cap = cap ? 2 * cap : 64) * sizeof *j);
-          if (j == NULL) return free(jobs), *njobs = 0, NULL;
-          jobs = j;
-        }
-        jobs[n++] = (sim_coll_job){.kind = (coll_kind)k,
-                                   .algo = (coll_algo)a,
-                                   .count = count,
-                                   .elem_size = es,
-                                   .root = o->root};
+        sim_coll_job job = {.kind = (coll_kind)k,
+                            .algo = (coll_algo)a,
+                            .inner = COLL_ALGO_RING,
+                            .count = count,
+                            .elem_size = es,
+                            .root = o->root};
+        ok = ok && append(&l, &job);
+        job.inner = COLL_ALGO_RHD;
+        if (a == COLL_ALGO_HIER) ok = ok && append(&l, &job);
       }
       if (k == COLL_BARRIER || b * o->factor == b) break;
     }
   }
-  *njobs = n;
-  return jobs;
+  if (!ok) free(l.jobs), l.jobs = NULL, l.n = 0;
+  *njobs = l.n;
+  return l.jobs;
 }
 
 static const char *topo_name(sim_topo t) {
@@ -294,7 +312,7 @@ static void print_header(const opts *o) {
   const sim_platform *p = &o->plat;
   if (o->csv) {
     printf("collective,ranks,hosts,rph,topology,bytes,count,algorithm,time_s,bound_s,messages,"
-           "f_alpha,f_beta,f_gamma,f_o\n");
+           "shm_alpha,shm_beta,shm_gamma,shm_o,net_alpha,net_beta,net_gamma,net_o\n");
     return;
   }
   printf("# tern sim coll: %d ranks (%d hosts x %d), %s%s%s, NIC %.4g GB/s %.4g us, shared memory "
@@ -306,18 +324,40 @@ static void print_header(const opts *o) {
          "time(us)", "algbw", "busbw", "best");
 }
 
-/* The closed-form cost model's terms for the job (coll_algo_cost is linear in the model's
- * constants): messages' latencies, bytes on the critical path, bytes reduced, messages beyond
- * the first of a phase. What bench/scale/train.py fits the learned selector on. */
-static void print_csv(const opts *o, const sim_coll_job *j, double bytes) {
+/* "hier-ring" or "hier-rhd" for hier, else the algorithm's name. */
+static const char *algo_label(const sim_coll_job *j) {
+  if (j->algo != COLL_ALGO_HIER) return coll_algo_name(j->algo);
+  return j->inner == COLL_ALGO_RHD ? "hier-rhd" : "hier-ring";
+}
+
+/* The cost model's terms for rank 0's schedule, priced per phase on the host or across hosts
+ * (coll_sched_cost_hosts is linear in the models' constants): for each side, the phases'
+ * latencies, the bytes of the busier direction, the bytes reduced, the messages beyond the first
+ * of a phase. What bench/scale/train.py fits the learned selector on. */
+static void features(const opts *o, const sim_coll_job *j, double f[8]) {
   static const coll_net_model unit[4] = {{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}};
-  double f[4];
-  for (int i = 0; i < 4; i++)
-    f[i] = coll_algo_cost(j->kind, j->algo, o->ranks, j->count, j->elem_size, &unit[i]);
-  printf("%s,%d,%d,%d,%s,%.0f,%zu,%s,%.9g,%.9g,%llu,%.9g,%.9g,%.9g,%.9g\n", coll_kind_name(j->kind),
-         o->ranks, o->plat.hosts, o->plat.ranks_per_host, topo_name(o->plat.topo), bytes, j->count,
-         coll_algo_name(j->algo), j->status == TERN_OK && !o->bound_only ? j->time : NAN, j->bound,
-         (unsigned long long)j->messages, f[0], f[1], f[2], f[3]);
+  static const coll_net_model zero = {0, 0, 0, 0};
+  coll_sched s;
+  coll_sched_init(&s);
+  coll_args a = sim_coll_args(&o->plat, j, 0);
+  bool ok = coll_build(&s, &a, j->algo) == TERN_OK;
+  for (int i = 0; i < 8; i++)
+    f[i] = ok ? coll_sched_cost_hosts(&s, j->elem_size, o->plat.ranks_per_host, 0,
+                                      i < 4 ? &unit[i] : &zero, i < 4 ? &zero : &unit[i - 4])
+              : NAN;
+  coll_sched_free(&s);
+}
+
+static void print_csv(const opts *o, const sim_coll_job *j, double bytes) {
+  double f[8];
+  features(o, j, f);
+  printf("%s,%d,%d,%d,%s,%.0f,%zu,%s,%.9g,%.9g,%llu", coll_kind_name(j->kind), o->ranks,
+         o->plat.hosts, o->plat.ranks_per_host, topo_name(o->plat.topo), bytes, j->count,
+         algo_label(j), j->status == TERN_OK && !o->bound_only ? j->time : NAN, j->bound,
+         (unsigned long long)j->messages);
+  for (int i = 0; i < 8; i++)
+    printf(",%.9g", f[i]);
+  printf("\n");
 }
 
 /* The least time among jobs[i, end) that share jobs[i]'s kind and count. */
@@ -342,18 +382,18 @@ static void print_jobs(const opts *o, const sim_coll_job *jobs, size_t n) {
     }
     if (j->status != TERN_OK) {
       printf("  %-14s %12.0f %12zu %-9s %12s  (%s)\n", coll_kind_name(j->kind), bytes, j->count,
-             coll_algo_name(j->algo), "-", tern_status_str(j->status));
+             algo_label(j), "-", tern_status_str(j->status));
       continue;
     }
     if (o->bound_only) {
       printf("  %-14s %12.0f %12zu %-9s %12.2f  (bound)\n", coll_kind_name(j->kind), bytes,
-             j->count, coll_algo_name(j->algo), j->bound * 1e6);
+             j->count, algo_label(j), j->bound * 1e6);
       continue;
     }
     double algbw = j->time > 0 ? bytes / j->time / 1e9 : 0;
     printf("  %-14s %12.0f %12zu %-9s %12.2f %8.2f %8.2f %s\n", coll_kind_name(j->kind), bytes,
-           j->count, coll_algo_name(j->algo), j->time * 1e6, algbw,
-           algbw * bus_factor(j->kind, o->ranks), j->time == best ? "*" : "");
+           j->count, algo_label(j), j->time * 1e6, algbw, algbw * bus_factor(j->kind, o->ranks),
+           j->time == best ? "*" : "");
   }
 }
 
