@@ -10,6 +10,7 @@
 #include "cmd.h"
 #include "sim_coll.h"
 
+#include "coll/select_learned.h"
 #include "sim/coll.h"
 
 #include <getopt.h>
@@ -330,32 +331,27 @@ static const char *algo_label(const sim_coll_job *j) {
   return j->inner == COLL_ALGO_RHD ? "hier-rhd" : "hier-ring";
 }
 
-/* The cost model's terms for rank 0's schedule, priced per phase on the host or across hosts
- * (coll_sched_cost_hosts is linear in the models' constants): for each side, the phases'
- * latencies, the bytes of the busier direction, the bytes reduced, the messages beyond the first
- * of a phase. What bench/scale/train.py fits the learned selector on. */
-static void features(const opts *o, const sim_coll_job *j, double f[8]) {
-  static const coll_net_model unit[4] = {{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}};
-  static const coll_net_model zero = {0, 0, 0, 0};
+/* The learned selector's terms of rank 0's schedule (coll/select_learned.h): what
+ * bench/scale/train.py fits it on. */
+static void features(const opts *o, const sim_coll_job *j, double f[COLL_LEARNED_TERMS]) {
   coll_sched s;
   coll_sched_init(&s);
   coll_args a = sim_coll_args(&o->plat, j, 0);
   bool ok = coll_build(&s, &a, j->algo) == TERN_OK;
-  for (int i = 0; i < 8; i++)
-    f[i] = ok ? coll_sched_cost_hosts(&s, j->elem_size, o->plat.ranks_per_host, 0,
-                                      i < 4 ? &unit[i] : &zero, i < 4 ? &zero : &unit[i - 4])
-              : NAN;
+  coll_learned_terms(&s, j->elem_size, o->plat.ranks_per_host, 0, f);
+  for (int i = 0; !ok && i < COLL_LEARNED_TERMS; i++)
+    f[i] = NAN;
   coll_sched_free(&s);
 }
 
 static void print_csv(const opts *o, const sim_coll_job *j, double bytes) {
-  double f[8];
+  double f[COLL_LEARNED_TERMS];
   features(o, j, f);
   printf("%s,%d,%d,%d,%s,%.0f,%zu,%s,%.9g,%.9g,%llu", coll_kind_name(j->kind), o->ranks,
          o->plat.hosts, o->plat.ranks_per_host, topo_name(o->plat.topo), bytes, j->count,
          algo_label(j), j->status == TERN_OK && !o->bound_only ? j->time : NAN, j->bound,
          (unsigned long long)j->messages);
-  for (int i = 0; i < 8; i++)
+  for (int i = 0; i < COLL_LEARNED_TERMS; i++)
     printf(",%.9g", f[i]);
   printf("\n");
 }
@@ -377,7 +373,7 @@ static void print_jobs(const opts *o, const sim_coll_job *jobs, size_t n) {
       group = i, best = best_of(jobs, i, n);
     double bytes = sim_cli_bytes(j->kind, j->count, o->ranks, j->elem_size);
     if (o->csv) {
-      print_csv(o, j, bytes);
+      if (j->status == TERN_OK) print_csv(o, j, bytes); /* a row per schedule that exists */
       continue;
     }
     if (j->status != TERN_OK) {

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# run.sh: regenerates docs/SCALE.md, the one command: the simulated sweep (sweep.py), the learned
+# selector fitted on it (train.py, which rewrites src/coll/select_learned_table.c), the
+# validation against this machine (`tern sim coll validate`), then the figures and the page
+# (plot.py). Results are kept in bench/scale/results/, so that
+#   bench/scale/run.sh --plots
+# redraws the page from them alone, in seconds. The whole run takes about an hour on this
+# 2-core machine, most of it the rings of 1024 to 4096 ranks (docs/SCALE.md, "Cost").
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+results=$here/results
+py=/usr/bin/python3 # Debian's, with numpy and matplotlib (scripts/deps.sh bench)
+mkdir -p "$results"
+
+build() {
+  cmake -S "$root" -B "$root/build" >/dev/null
+  cmake --build "$root/build" -j2 >/dev/null
+}
+
+if [ "${1:-}" != "--plots" ]; then
+  build
+  t0=$SECONDS
+  "$py" "$here/sweep.py" --tern "$root/build/tern" --out "$results/sweep.csv"
+  t1=$SECONDS
+  "$py" "$here/train.py" --csv "$results/sweep.csv" | tee "$results/train.txt"
+  build # the new weights
+  t2=$SECONDS
+  # Exit 1 means some cell is off by more than 25%: the table says which, and the page shows it.
+  "$root/build/tern" sim coll validate -n 2,3,4,6,8 >"$results/validation.md" || true
+  t3=$SECONDS
+  {
+    echo "- sweep (sweep.py, 2 processes): $((t1 - t0)) s of wall time"
+    echo "- validation (tern sim coll validate, 5 rank counts): $((t3 - t2)) s"
+  } >"$results/timings.txt"
+fi
+"$py" "$here/plot.py" --results "$results" --docs "$root/docs"
+echo "run.sh: docs/SCALE.md written"
