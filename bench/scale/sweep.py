@@ -9,14 +9,19 @@ hosts included, and writes one CSV row per (collective, ranks, size, algorithm).
 Two algorithms send O(n^2) messages: the ring (2n(n-1) for allreduce) and direct (n(n-1) in one
 phase). SimGrid moves about 2e5 messages a second here, so a ring of 4096 ranks takes minutes per
 cell. Above --ring-max (--direct-max) ranks they are first only *bounded*: `--bound-only` builds
-every rank's plan and gives the most local work of any rank, which no simulation can beat. A
+every rank's plan and bounds the time from below: by the most local work of any rank and by the
+most bytes any host's NIC must carry one way over its bandwidth, neither of which a simulation
+can beat. A
 cell is simulated only where that bound does not already put the algorithm more than 5% behind
 the best simulated one (where it could still be within 5% of the best, which is what the
 selector is held to); elsewhere the row keeps the bound and an empty time. The PCCL cells (2048
 ranks, 1 to 64 MiB) simulate the ring whatever its bound, to measure how far behind it is.
 
+Each rank count's rows are kept in --cache (bench/out/scale-sweep/) as they finish, and a run
+takes them from there instead of simulating again (--fresh: simulate everything).
+
 usage: sweep.py [--tern build/tern] [--out bench/scale/results/sweep.csv] [--max-ranks 4096]
-                [--jobs 2] [--ring-max 512] [--direct-max 128]
+                [--jobs 2] [--ring-max 512] [--direct-max 128] [--cache DIR] [--fresh]
 """
 import argparse
 import concurrent.futures
@@ -71,6 +76,21 @@ def sweep_ranks(tern, n, ring_max, direct_max):
     return rows
 
 
+def cached(tern, n, a):
+    """sweep_ranks, through the cache."""
+    path = os.path.join(a.cache, "sweep-%d.csv" % n)
+    if not a.fresh and os.path.exists(path):
+        return list(csv.DictReader(open(path)))
+    rows = sweep_ranks(tern, n, a.ring_max, a.direct_max)
+    os.makedirs(a.cache, exist_ok=True)
+    with open(path + ".tmp", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(path + ".tmp", path)
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     here = os.path.dirname(os.path.abspath(__file__))
@@ -81,12 +101,14 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--ring-max", type=int, default=512)
     ap.add_argument("--direct-max", type=int, default=128)
+    ap.add_argument("--cache", default=os.path.join(root, "bench", "out", "scale-sweep"))
+    ap.add_argument("--fresh", action="store_true")
     a = ap.parse_args()
     ranks = [8 << i for i in range(20) if 8 << i <= a.max_ranks]
     t0 = time.time()
     rows = []
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
-        futs = {pool.submit(sweep_ranks, a.tern, n, a.ring_max, a.direct_max): n for n in ranks}
+        futs = {pool.submit(cached, a.tern, n, a): n for n in ranks}
         for f in concurrent.futures.as_completed(futs):
             rows += f.result()
             print(f"sweep: {futs[f]} ranks done at {time.time() - t0:.0f} s", file=sys.stderr)

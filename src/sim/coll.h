@@ -114,9 +114,6 @@ typedef struct sim_plan {
 
 void sim_plan_init(sim_plan *pl);
 void sim_plan_free(sim_plan *pl);
-/* The plan's local work in seconds: a lower bound on the rank's time in any simulation, since
- * no phase ends before its work is done. */
-double sim_plan_cpu(const sim_plan *pl);
 /* The phases of s for a rank of platform p moving elements of elem_size bytes; consecutive
  * identical phases become one with a repeat count, so a ring of 4096 ranks takes a few phases,
  * not 8190. TERN_ERR_NOMEM on failure. */
@@ -129,14 +126,14 @@ typedef struct sim_coll_job {
   coll_kind kind;
   coll_algo algo;  /* never AUTO */
   coll_algo inner; /* hier: its inter-host algorithm (ring or rhd; AUTO: ring) */
-  size_t count;   /* as coll_args.count */
+  size_t count;    /* as coll_args.count */
   size_t elem_size;
   int root;
   bool inplace;
   /* results */
   tern_status status; /* coll_build's for one of the ranks, or TERN_OK */
   double time;        /* simulated seconds from the start to the last rank's end */
-  double bound;       /* the most local work of any rank (sim_plan_cpu): time >= bound */
+  double bound;       /* a lower bound on time (sim_bounds): time >= bound */
   uint64_t messages;  /* messages sent by all ranks */
 } sim_coll_job;
 
@@ -150,6 +147,25 @@ tern_status sim_coll_run(const sim_platform *p, sim_coll_job *jobs, size_t njobs
 /* The arguments rank's schedule of job is built with: the platform's hosts layout (ppn = ranks
  * per host), and hier's inner algorithm. */
 coll_args sim_coll_args(const sim_platform *p, const sim_coll_job *job, int rank);
+
+/* ---- lower bounds (coll_bound.c) --------------------------------------------------------- *
+ * No simulation of a job can beat two bounds: the most local work of any rank (no phase ends
+ * before its work is done), and the most bytes any host's NIC must carry one way over its
+ * bandwidth. Both come from the plans alone. */
+
+typedef struct sim_bounds {
+  const sim_platform *p;
+  double cpu;       /* the most local work of a rank so far */
+  double *out, *in; /* bytes each host sends to, receives from, other hosts */
+} sim_bounds;
+
+tern_status sim_bounds_init(sim_bounds *b, const sim_platform *p);
+void sim_bounds_free(sim_bounds *b);
+void sim_bounds_reset(sim_bounds *b);
+/* Adds rank's plan. */
+void sim_bounds_add(sim_bounds *b, int rank, const sim_plan *pl);
+/* The bound, in seconds, of the plans added since the reset. */
+double sim_bounds_get(const sim_bounds *b);
 
 /* Fills in each job's status and bound without simulating: every rank's schedule is built and
  * planned, no more. How a sweep shows an algorithm cannot win a cell without paying for its

@@ -31,6 +31,7 @@ typedef struct sim_run {
   size_t njobs, done; /* done: jobs every rank has finished */
   int nranks;
   double start, *end; /* the current job's start, and each rank's end */
+  sim_bounds bounds;  /* the current job's */
   sg_bar_t bar;
 } sim_run;
 
@@ -107,6 +108,18 @@ static uint64_t play(sim_rank *me) {
   return sent;
 }
 
+/* Rank 0's end of a job: its time and bound, and the bounds emptied for the next. */
+static void finish_job(sim_run *run, sim_coll_job *job) {
+  double last = run->start;
+  for (int r = 0; r < run->nranks; r++)
+    last = CORE_MAX(last, run->end[r]);
+  if (job->status == TERN_OK) job->time = last - run->start;
+  job->bound = sim_bounds_get(&run->bounds);
+  sim_bounds_reset(&run->bounds);
+}
+
+/* Three barriers: all plans built (and their bounds added) before anyone plays, all ranks done
+ * before rank 0 takes the time, and the bounds emptied before anyone adds the next job's. */
 static void run_job(sim_rank *me, sim_coll_job *job) {
   sim_run *run = me->run;
   coll_args a = sim_coll_args(run->p, job, me->rank);
@@ -115,18 +128,16 @@ static void run_job(sim_rank *me, sim_coll_job *job) {
   if (rc == TERN_OK) rc = resolve(me);
   coll_sched_free(&me->sched);
   if (rc != TERN_OK && job->status == TERN_OK) job->status = rc;
-  if (rc == TERN_OK) job->bound = CORE_MAX(job->bound, sim_plan_cpu(&me->plan));
+  if (rc == TERN_OK) sim_bounds_add(&run->bounds, me->rank, &me->plan);
   sg_barrier_wait(run->bar);
-  if (job->status != TERN_OK) return; /* every rank sees the same status here */
   if (me->rank == 0) run->start = simgrid_get_clock();
-  job->messages += play(me);
-  run->end[me->rank] = simgrid_get_clock();
+  if (job->status == TERN_OK) { /* every rank sees the same status here */
+    job->messages += play(me);
+    run->end[me->rank] = simgrid_get_clock();
+  }
   sg_barrier_wait(run->bar);
-  if (me->rank != 0) return;
-  double last = run->start;
-  for (int r = 0; r < run->nranks; r++)
-    last = CORE_MAX(last, run->end[r]);
-  job->time = last - run->start;
+  if (me->rank == 0) finish_job(run, job);
+  sg_barrier_wait(run->bar);
 }
 
 static void rank_main(int argc, char **argv) {
@@ -169,7 +180,7 @@ tern_status sim_coll_simulate(const sim_platform *p, sim_coll_job *jobs, size_t 
   sim_rank *ranks = calloc((size_t)n, sizeof *ranks);
   run.end = calloc((size_t)n, sizeof *run.end);
   tern_status rc = TERN_OK;
-  if (ranks == NULL || run.end == NULL) {
+  if (ranks == NULL || run.end == NULL || sim_bounds_init(&run.bounds, p) != TERN_OK) {
     rc = core_err_set(err, TERN_ERR_NOMEM, "no memory for %d simulated ranks", n);
     goto fail;
   }
@@ -193,6 +204,7 @@ tern_status sim_coll_simulate(const sim_platform *p, sim_coll_job *jobs, size_t 
   for (int r = 0; r < n; r++)
     free(ranks[r].boxes), free(ranks[r].comms);
 fail:
+  sim_bounds_free(&run.bounds);
   free(ranks);
   free(run.end);
   return rc;

@@ -10,7 +10,6 @@
  */
 #include "sim/coll.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,13 +95,6 @@ tern_status sim_plan_build(sim_plan *pl, const coll_sched *s, size_t elem_size,
   return TERN_OK;
 }
 
-double sim_plan_cpu(const sim_plan *pl) {
-  double t = 0;
-  for (size_t i = 0; i < pl->nphases; i++)
-    t += pl->phases[i].cpu * pl->phases[i].repeat;
-  return t;
-}
-
 coll_args sim_coll_args(const sim_platform *p, const sim_coll_job *job, int rank) {
   return (coll_args){.kind = job->kind,
                      .rank = rank,
@@ -112,28 +104,4 @@ coll_args sim_coll_args(const sim_platform *p, const sim_coll_job *job, int rank
                      .inplace = job->inplace,
                      .ppn = p->ranks_per_host,
                      .inner = job->inner};
-}
-
-tern_status sim_coll_bound(const sim_platform *p, sim_coll_job *jobs, size_t njobs, core_err *err) {
-  coll_sched s;
-  sim_plan pl;
-  coll_sched_init(&s);
-  sim_plan_init(&pl);
-  tern_status rc = sim_platform_check(p, err);
-  int n = sim_platform_ranks(p);
-  for (size_t j = 0; j < njobs && rc == TERN_OK; j++) {
-    sim_coll_job *job = &jobs[j];
-    job->status = TERN_OK, job->bound = 0, job->time = NAN, job->messages = 0;
-    for (int r = 0; r < n && job->status == TERN_OK; r++) {
-      coll_args a = sim_coll_args(p, job, r);
-      job->status = coll_build(&s, &a, job->algo);
-      if (job->status == TERN_OK) job->status = sim_plan_build(&pl, &s, job->elem_size, p);
-      if (job->status == TERN_OK) job->bound = CORE_MAX(job->bound, sim_plan_cpu(&pl));
-    }
-    if (job->status == TERN_ERR_NOMEM)
-      rc = core_err_set(err, TERN_ERR_NOMEM, "no memory for the plans of job %zu", j);
-  }
-  sim_plan_free(&pl);
-  coll_sched_free(&s);
-  return rc;
 }

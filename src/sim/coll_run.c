@@ -5,7 +5,8 @@
  * to a private temporary directory, forks, and the child runs the simulation (coll_actor.c)
  * with its stderr in a log file there, writes a header (its status and message) and one record
  * per job to the pipe, and leaves with _exit. The parent reads with a deadline, kills the child
- * when it passes, and when the child dies without its results, quotes the end of its log.
+ * when it passes, and when the child dies without its results, quotes the end of its log; the
+ * child dies with the parent (PR_SET_PDEATHSIG), so that no simulation outlives its caller.
  */
 #include "sim/coll.h"
 
@@ -15,6 +16,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,7 +81,9 @@ static void remove_files(const run_files *f) {
 }
 
 static void child(const sim_platform *p, sim_coll_job *jobs, size_t njobs, const run_files *f,
-                  int fd) {
+                  int fd, pid_t parent) {
+  /* A simulation nobody waits for any more ends with its caller. */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(1);
   int log = open(f->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
   if (log >= 0) dup2(log, STDERR_FILENO);
   core_err err = {0};
@@ -170,14 +174,14 @@ tern_status sim_coll_run(const sim_platform *p, sim_coll_job *jobs, size_t njobs
     goto fail;
   }
   fflush(NULL); /* the child must not write the parent's buffered output again */
-  pid_t pid = fork();
+  pid_t parent = getpid(), pid = fork();
   if (pid < 0) {
     rc = core_err_errno(err, errno, "fork");
     goto fail;
   }
   if (pid == 0) {
     close(fds[0]);
-    child(p, jobs, njobs, &f, fds[1]);
+    child(p, jobs, njobs, &f, fds[1], parent);
   }
   close(fds[1]);
   fds[1] = -1;
