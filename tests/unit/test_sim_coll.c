@@ -2,7 +2,8 @@
  * (message counts equal to the built schedules'), that its times are the platform's own
  * arithmetic where that is exact (one message across a NIC, over shared memory, across a geo
  * link; sixteen flows on one NIC; four ranks on one core), that plans compress without loss,
- * that bad platforms and fixtures are refused with a message, that a job without a schedule
+ * that the lower bounds hold (and match without simulating), that bad platforms and fixtures are
+ * refused with a message, that a job without a schedule
  * does not stop the others, that a deadline kills a long simulation and a dying simulator is
  * reported, and that 4096 ranks simulate in seconds.
  */
@@ -166,6 +167,39 @@ static void test_plan_compresses_without_loss(void **state) {
   assert_int_equal(bytes, sched_bytes);
   sim_plan_free(&pl);
   coll_sched_free(&s);
+}
+
+/* The bounds never exceed the simulated time, are the same without simulating, and the NIC's is
+ * tight where the NIC is the bottleneck. */
+static void test_bounds_hold(void **state) {
+  (void)state;
+  sim_platform p;
+  sim_platform_cluster(&p, 16, 4);
+  sim_coll_job jobs[] = {
+      {.kind = COLL_ALLREDUCE, .algo = COLL_ALGO_RING, .count = 1 << 18, .elem_size = 4},
+      {.kind = COLL_ALLREDUCE,
+       .algo = COLL_ALGO_HIER,
+       .inner = COLL_ALGO_RHD,
+       .count = 1 << 18,
+       .elem_size = 4},
+      {.kind = COLL_REDUCE_SCATTER, .algo = COLL_ALGO_DIRECT, .count = 1 << 12, .elem_size = 4},
+      {.kind = COLL_ALLGATHER, .algo = COLL_ALGO_BRUCK, .count = 100, .elem_size = 4},
+      {.kind = COLL_ALLTOALL, .algo = COLL_ALGO_DIRECT, .count = 1 << 14, .elem_size = 4}};
+  enum { N = CORE_ARRAY_LEN(jobs) };
+  sim_coll_job bounded[N];
+  memcpy(bounded, jobs, sizeof jobs);
+  core_err err = {0};
+  assert_int_equal(sim_coll_run(&p, jobs, N, 120, &err), TERN_OK);
+  assert_int_equal(sim_coll_bound(&p, bounded, N, &err), TERN_OK);
+  for (int j = 0; j < N; j++) {
+    assert_int_equal(jobs[j].status, TERN_OK);
+    assert_true(jobs[j].bound > 0 && jobs[j].bound <= jobs[j].time);
+    assert_near(bounded[j].bound, jobs[j].bound, 1e-12);
+  }
+  /* alltoall: each host sends 4 ranks x 60 peers' blocks across its NIC */
+  double nic = 4.0 * 60 * 4 * (1 << 14) / p.nic_bw;
+  assert_near(jobs[N - 1].bound, nic, 1e-9);
+  assert_near(jobs[N - 1].time, nic, 0.05);
 }
 
 static void test_unsupported_job_does_not_stop_others(void **state) {
@@ -336,6 +370,7 @@ int main(void) {
       cmocka_unit_test(test_geo_link),
       cmocka_unit_test(test_runs_the_built_schedules),
       cmocka_unit_test(test_plan_compresses_without_loss),
+      cmocka_unit_test(test_bounds_hold),
       cmocka_unit_test(test_unsupported_job_does_not_stop_others),
       cmocka_unit_test(test_bad_platforms_refused),
       cmocka_unit_test(test_bad_fixtures_refused),
