@@ -36,7 +36,7 @@ static int usage(void) {
       "         [--topo flat|fat-tree|dragonfly|geo] [--topo-params P] [--geo FILE]\n"
       "         [--regions K] [--nic-bw GBPS] [--nic-lat US] [--shm-bw GBPS] [--shm-lat US]\n"
       "         [--msg-cpu US] [--byte-cpu NS] [--reduce-bw GBPS] [--copy-bw GBPS]\n"
-      "         [--tcp-window BYTES] [--timeout S] [--csv] [--bound-only]\n"
+      "         [--tcp-window BYTES] [--msg-cost B:US,..] [--timeout S] [--csv] [--bound-only]\n"
       "  COLL: allreduce reduce_scatter allgather broadcast reduce alltoall barrier\n"
       "  Sizes are the whole buffer, as tern bench's; K, M, G suffixes. Defaults: -b 1K -e 64M\n"
       "  -f 4, every algorithm, f32, -n 8 ranks, 1 rank per host, a flat cluster of 25 GB/s\n"
@@ -132,7 +132,8 @@ enum {
   O_WINDOW,
   O_TIMEOUT,
   O_CSV,
-  O_BOUND
+  O_BOUND,
+  O_COST
 };
 
 static const struct option long_opts[] = {{"rph", 1, 0, O_RPH},
@@ -153,8 +154,27 @@ static const struct option long_opts[] = {{"rph", 1, 0, O_RPH},
                                           {"timeout", 1, 0, O_TIMEOUT},
                                           {"csv", 0, 0, O_CSV},
                                           {"bound-only", 0, 0, O_BOUND},
+                                          {"msg-cost", 1, 0, O_COST},
                                           {"help", 0, 0, 'h'},
                                           {0, 0, 0, 0}};
+
+/* "BYTES:US,BYTES:US,...": a message's CPU cost on each end by its size (sim_platform's table,
+ * as `tern sim coll validate` prints its calibration). */
+static bool parse_costs(const char *s, sim_platform *p) {
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s", s);
+  p->ncost = 0;
+  for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    char *colon = strchr(t, ':');
+    if (colon == NULL || p->ncost == SIM_COST_POINTS) return false;
+    *colon = '\0';
+    if (!parse_num(t, 1, true, &p->cost_bytes[p->ncost]) ||
+        !parse_num(colon + 1, 1e-6, true, &p->cost_s[p->ncost]))
+      return false;
+    p->ncost++;
+  }
+  return p->ncost > 0;
+}
 
 /* A bandwidth in GB/s as seconds per byte (0: free). */
 static bool parse_rate(const char *s, double *sec_per_byte) {
@@ -218,6 +238,8 @@ static bool parse_opt(opts *o, int ch, const char *arg, bool *cores_set) {
     return o->csv = true;
   case O_BOUND:
     return o->bound_only = true;
+  case O_COST:
+    return parse_costs(arg, p);
   default:
     return false;
   }
