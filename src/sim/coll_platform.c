@@ -229,14 +229,19 @@ static tern_status write_geo(const sim_platform *p, FILE *out, core_err *err) {
     fprintf(out, "  <!-- region %d: %s -->\n", r, g->names[r]);
     write_cluster(p, out, id, first, last, p->nic_lat / 2, extra);
   }
+  /* SimGrid's DTD wants a zone's links before its routes. */
   for (int a = 0; a < nr; a++)
     for (int b = a + 1; b < nr; b++)
       fprintf(out,
               "  <link id=\"geo%d_%d\" bandwidth=\"%.17gBps\" latency=\"%.17gs\" "
-              "sharing_policy=\"FATPIPE\"/>\n"
+              "sharing_policy=\"FATPIPE\"/>\n",
+              a, b, g->bw[a][b], g->lat[a][b]);
+  for (int a = 0; a < nr; a++)
+    for (int b = a + 1; b < nr; b++)
+      fprintf(out,
               "  <zoneRoute src=\"r%d\" dst=\"r%d\" gw_src=\"gw%d\" gw_dst=\"gw%d\">"
               "<link_ctn id=\"geo%d_%d\"/></zoneRoute>\n",
-              a, b, g->bw[a][b], g->lat[a][b], a, b, a, b, a, b);
+              a, b, a, b, a, b);
 fail:
   free(g);
   return rc;
