@@ -15,7 +15,7 @@ can beat. A
 cell is simulated only where that bound does not already put the algorithm more than 5% behind
 the best simulated one (where it could still be within 5% of the best, which is what the
 selector is held to); elsewhere the row keeps the bound and an empty time. The PCCL cells (2048
-ranks, 1 to 64 MiB) simulate the ring whatever its bound, to measure how far behind it is.
+ranks, 1 and 64 MiB) simulate the ring whatever its bound, to measure how far behind it is.
 
 Each rank count's rows are kept in --cache (bench/out/scale-sweep/) as they finish, and a run
 takes them from there instead of simulating again (--fresh: simulate everything).
@@ -36,7 +36,7 @@ import time
 COLLS = "allreduce,reduce_scatter,allgather"
 CHEAP = "rhd,tree,rd,bruck,hier"
 RPH = 8
-PCCL_RANKS, PCCL_SIZES = 2048, (1 << 20, 8 << 20, 64 << 20)
+PCCL_RANKS, PCCL_SIZES = 2048, (1 << 20, 64 << 20)  # the ends of PCCL's 1 to 64 MB
 MARGIN = 1.05
 
 
