@@ -58,10 +58,11 @@ typedef struct sim_platform {
   int regions;           /* SIM_TOPO_GEO: how many of its regions (0: all) */
 } sim_platform;
 
-/* A cluster of hosts x rph: 25 GB/s, 2 us NICs (one 200 Gb/s Slingshot port, as on Frontier,
- * the machine of PCCL's study), shared memory at this machine's measured 12.45 GB/s and 0.34 us
- * (coll_model_shm), 1 us of CPU per message, reductions at 8.10 GB/s (coll_model_shm's gamma),
- * flat topology. */
+/* A cluster of hosts x rph, flat topology, rph cores per host. Measured: shared memory at this
+ * machine's 12.45 GB/s and 0.34 us and reductions at its 8.10 GB/s (coll_model_shm, from
+ * peers/BASELINES.md). Taken from the hardware: 25 GB/s NICs, one 200 Gb/s Slingshot port as on
+ * Frontier, the machine of PCCL's study. Assumed, to vary with the options: 2 us one way between
+ * hosts and 1 us of CPU per message (LogP's o), the order of an HPC NIC's and MPI's. */
 void sim_platform_cluster(sim_platform *p, int hosts, int rph);
 /* Gives a fat tree or dragonfly without topo_params SimGrid's parameters for one of its hosts:
  * a two-level fat tree of full bisection, or dragonfly groups of 32 hosts. */

@@ -35,10 +35,10 @@ void sim_platform_cluster(sim_platform *p, int hosts, int rph) {
   p->cores = rph;
   p->nic_bw = 25e9;
   p->nic_lat = 2e-6;
-  p->shm_bw = 12.45e9;
-  p->shm_lat = 0.34e-6;
-  p->msg_cpu = 1e-6;
-  p->reduce_cpu = 1 / 8.10e9;
+  p->shm_bw = 1 / coll_model_shm.beta;
+  p->shm_lat = coll_model_shm.alpha;
+  p->msg_cpu = 1e-6; /* coll.h says which of these are measured and which assumed */
+  p->reduce_cpu = coll_model_shm.gamma;
 }
 
 int sim_platform_ranks(const sim_platform *p) {
