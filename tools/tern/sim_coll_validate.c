@@ -2,18 +2,21 @@
  *
  * It measures, then predicts, then compares:
  *  1. calibration: `tern run -n 2 -- tern bench allgather` over TCP (TERN_TRANSPORT=tcp, the
- *     ring): one exchange of m bytes each way per size, in place, and out of place less the copy
- *     of the rank's own block (coll_model_shm's beta), whichever is less. On a loopback the "network"
- *     is the kernel copying on the ranks' own cores, so the platform puts every rank on one
- *     host with this machine's cores and makes each message cost CPU: half the exchange's time
- *     on each end, as a table over m (sim_platform's message costs). Reductions and copies cost
+ *     ring), out of place: one exchange of m bytes each way per size, and the copy of the
+ *     rank's own block (coll_model_shm's beta), taken off. On a loopback the "network" is the
+ *     kernel copying on the ranks' own cores, so the platform puts every rank on one host with
+ *     this machine's cores and makes each message cost CPU: half the exchange's time on each
+ *     end, as a table over m (sim_platform's message costs). Reductions and copies cost
  *     coll_model_shm's measured gamma and beta. Nothing else is fitted.
  *  2. measurement: the same bench, out of place, for every (ranks, collective, algorithm) asked,
  *     TERN_ALGO forcing the algorithm;
  *  3. simulation of the same runs on the calibrated platform, and a table of both times.
- * Each measurement is the least of --repeat runs: on a machine shared with other work, the
- * least is the run that others disturbed least. It exits 1 when a cell is off by more than
- * --tolerance (default 0.25, the issue's 25%).
+ * Every bench runs --repeat times, round by round (so that a burst of other work lands on all
+ * benches alike), and each time is the median of its runs, calibration and measurements alike:
+ * this machine's loopback is bimodal (the same exchange takes one time or half again as much,
+ * run to run), and the median takes the same mode for both. While some cell disagrees, up to
+ * --retries more rounds. It exits 1 when a cell is off by more than --tolerance (default 0.25,
+ * the issue's 25%).
  */
 #include "cmd.h"
 #include "sim_coll.h"
@@ -39,23 +42,40 @@ typedef struct vopts {
   char self[1024];
 } vopts;
 
-/* One bench run's times in us per size: out of place and in place, the least over repeats. */
+#define MAX_RUNS 32
+
+/* A bench's out-of-place times in us, per size (n of them) and per run (runs of them). */
 typedef struct bench_times {
   size_t bytes[MAX_SIZES];
-  double oop[MAX_SIZES], ip[MAX_SIZES];
-  int n;
+  double us[MAX_RUNS][MAX_SIZES];
+  int n, runs;
 } bench_times;
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The median over runs of size i's time, in seconds. */
+static double median_s(const bench_times *t, int i) {
+  double v[MAX_RUNS];
+  for (int r = 0; r < t->runs; r++)
+    v[r] = t->us[r][i];
+  qsort(v, (size_t)t->runs, sizeof v[0], cmp_double);
+  double m = t->runs % 2 ? v[t->runs / 2] : (v[t->runs / 2 - 1] + v[t->runs / 2]) / 2;
+  return m * 1e-6;
+}
 
 static int vusage(void) {
   fprintf(stderr, "usage: tern sim coll validate [-n N[,N..]] [-c COLL[,..]] [-a ALGO[,..]] "
                   "[-b MIN] [-e MAX] [-f FACTOR]\n"
                   "         [--repeat K] [--retries R] [--iters I] [--tolerance T]\n"
                   "  defaults: -n 2,4,8 -c allreduce,reduce_scatter,allgather -a ring,rhd "
-                  "-b 256K -e 4M -f 4 --repeat 3 --retries 2 --iters 10 --tolerance 0.25\n");
+                  "-b 256K -e 4M -f 4 --repeat 5 --retries 4 --iters 10 --tolerance 0.25\n");
   return 2;
 }
 
-/* Runs one bench and folds its times into t (the least so far). */
+/* Runs one bench and adds its times to t as one more run. */
 static bool bench_once(const vopts *o, int n, const char *coll, coll_algo algo, size_t lo,
                        size_t hi, int factor, bench_times *t) {
   char cmd[4096];
@@ -66,22 +86,20 @@ static bool bench_once(const vopts *o, int n, const char *coll, coll_algo algo, 
   FILE *p = popen(cmd, "r");
   if (p == NULL) return false;
   char line[512];
-  int i = 0;
-  while (fgets(line, sizeof line, p) && i < MAX_SIZES) {
+  int i = 0, r = t->runs;
+  while (fgets(line, sizeof line, p) && i < MAX_SIZES && r < MAX_RUNS) {
     /* size count type redop root time algbw busbw #wrong time algbw busbw #wrong */
     char *f[13], *save = NULL;
     int nf = 0;
     for (char *w = strtok_r(line, " \t\n", &save); w && nf < 13; w = strtok_r(NULL, " \t\n", &save))
       f[nf++] = w;
     if (nf < 10 || f[0][0] == '#') continue;
-    size_t bytes = strtoull(f[0], NULL, 10);
-    double oop = strtod(f[5], NULL), ip = strtod(f[9], NULL); /* "N/A" reads as 0 */
-    if (t->n <= i) t->bytes[i] = bytes, t->oop[i] = oop, t->ip[i] = ip, t->n = i + 1;
-    t->oop[i] = CORE_MIN(t->oop[i], oop);
-    if (ip > 0) t->ip[i] = t->ip[i] > 0 ? CORE_MIN(t->ip[i], ip) : ip;
-    i++;
+    t->bytes[i] = strtoull(f[0], NULL, 10);
+    t->us[r][i++] = strtod(f[5], NULL);
   }
-  return pclose(p) == 0 && i > 0;
+  bool ok = pclose(p) == 0 && i > 0 && (r == 0 || i == t->n);
+  if (ok) t->n = i, t->runs = r + 1;
+  return ok;
 }
 
 /* One bench to run: the calibration (specs[0]) or a measurement. */
@@ -94,8 +112,7 @@ typedef struct spec {
   bench_times t;
 } spec;
 
-/* Runs every bench once more, folding the times into the least so far. Round by round, so that
- * a burst of other work on the machine lands on all of them alike rather than on one. */
+/* Runs every bench once more. */
 static bool bench_round(const vopts *o, spec *specs, int nspecs) {
   for (int i = 0; i < nspecs; i++) {
     spec *sp = &specs[i];
@@ -118,11 +135,10 @@ static bool calibrate(const bench_times *t, sim_platform *p) {
   p->shm_lat = 0;
   p->copy_cpu = coll_model_shm.beta;
   p->reduce_cpu = coll_model_shm.gamma;
-  /* Both modes exchange the same messages; out of place adds the copy of the rank's own block,
-   * whose cost is known. The least of the two is the exchange least disturbed. */
+  /* Out of place, as the runs it predicts: the exchange and the copy of the rank's own block,
+   * whose cost is known. */
   for (int i = 0; i < t->n && p->ncost < SIM_COST_POINTS; i++) {
-    double m = (double)t->bytes[i] / 2, oop = t->oop[i] * 1e-6 - p->copy_cpu * m;
-    double x = t->ip[i] > 0 ? CORE_MIN(t->ip[i] * 1e-6, oop) : oop;
+    double m = (double)t->bytes[i] / 2, x = median_s(t, i) - p->copy_cpu * m;
     if (!(x > 0)) continue;
     p->cost_bytes[p->ncost] = m;
     p->cost_s[p->ncost++] = x / 2;
@@ -151,7 +167,8 @@ static bool simulate_n(const sim_platform *calib, int n, const spec *specs, int 
     for (int k = 0; sp->n == n && k < sp->t.n && nj < (int)CORE_ARRAY_LEN(jobs); k++) {
       size_t count = sim_cli_count(sp->kind, (double)sp->t.bytes[k], n, 4);
       if (count == 0) continue;
-      cells[(*ncells)++] = (cell){n, sp->kind, sp->algo, sp->t.bytes[k], sp->t.oop[k], NAN};
+      cells[(*ncells)++] =
+          (cell){n, sp->kind, sp->algo, sp->t.bytes[k], median_s(&sp->t, k) * 1e6, NAN};
       jobs[nj++] =
           (sim_coll_job){.kind = sp->kind, .algo = sp->algo, .count = count, .elem_size = 4};
     }
@@ -175,7 +192,7 @@ static int report(const vopts *o, const sim_platform *calib, const cell *cells, 
   printf("# calibration (2 ranks, allgather, ring), message bytes:CPU us on each end:");
   for (int i = 0; i < calib->ncost; i++)
     printf(" %.0f:%.2f", calib->cost_bytes[i], calib->cost_s[i] * 1e6);
-  printf("\n# %d cores; the least of %d runs of %d calls each\n", calib->cores, rounds, o->iters);
+  printf("\n# %d cores; the median of %d runs of %d calls each\n", calib->cores, rounds, o->iters);
   printf("| ranks | collective | algorithm | size (B) | measured (us) | simulated (us) | error |\n"
          "|---:|---|---|---:|---:|---:|---:|\n");
   int bad = 0;
@@ -306,8 +323,8 @@ int cmd_sim_coll_validate(int argc, char **argv) {
              .min_bytes = 256 << 10,
              .max_bytes = 4 << 20,
              .factor = 4,
-             .repeat = 3,
-             .retries = 2,
+             .repeat = 5,
+             .retries = 4,
              .iters = 10,
              .tolerance = 0.25};
   int rc = vparse(&o, argc, argv);
