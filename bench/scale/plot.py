@@ -2,10 +2,11 @@
 """plot.py: docs/SCALE.md and its figures, from the stored results of the sweep.
 
 Reads bench/scale/results/sweep.csv (sweep.py), results/validation.md (`tern sim coll
-validate`), results/train.txt (train.py's held-out accuracy) and results/timings.txt (run.sh's
-wall times); draws docs/scale/winners.png (the winning algorithm over size x ranks, one panel
+validate`), results/train.txt (train.py's held-out accuracy), results/sensitivity.md (run.sh's
+2048-rank rings with slower NICs) and results/timings.txt (run.sh's wall times); draws docs/scale/winners.png (the winning algorithm over size x ranks, one panel
 per collective) and docs/scale/time_<collective>.png (time against ranks per algorithm at
-1 MiB and 64 MiB), and writes docs/SCALE.md around them with the PCCL comparison table.
+1 MiB and 64 MiB; hollow triangles for the runs the sweep only bounded), and writes
+docs/SCALE.md around them with the PCCL comparison table.
 usage: plot.py [--results bench/scale/results] [--docs docs]
 """
 import argparse
@@ -79,11 +80,16 @@ def time_plots(cells, coll, out, sizes=(1 << 20, 64 << 20)):
     fig, axes = plt.subplots(1, len(sizes), figsize=(13, 4.8))
     for ax, b in zip(axes, sizes):
         for algo, color in zip(ALGOS, COLORS):
-            pts = sorted((n, v[algo][0]) for (c, n, bb), v in cells.items()
-                         if c == coll and bb == b and algo in v and math.isfinite(v[algo][0]))
-            if pts:
-                ax.plot([p[0] for p in pts], [p[1] * 1e3 for p in pts], "o-", color=color,
+            runs = sorted((n, v[algo]) for (c, n, bb), v in cells.items()
+                          if c == coll and bb == b and algo in v)
+            sim = [(n, t) for n, (t, _) in runs if math.isfinite(t)]
+            bnd = [(n, lb) for n, (t, lb) in runs if not math.isfinite(t)]
+            if sim:
+                ax.plot([p[0] for p in sim], [p[1] * 1e3 for p in sim], "o-", color=color,
                         label=algo, ms=3)
+            if bnd:  # only bounded (sweep.py): the time is above these
+                ax.plot([p[0] for p in bnd], [p[1] * 1e3 for p in bnd], "^:", color=color,
+                        ms=4, mfc="none")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("ranks (8 per host)")
@@ -91,6 +97,8 @@ def time_plots(cells, coll, out, sizes=(1 << 20, 64 << 20)):
         ax.set_title("%s, %s" % (coll, human(b)))
         ax.grid(True, which="both", alpha=0.3)
     axes[0].legend(fontsize=8)
+    axes[-1].text(0.01, 0.01, "hollow triangles: lower bounds of runs not simulated",
+                  transform=axes[-1].transAxes, fontsize=7)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     plt.close(fig)
@@ -139,6 +147,7 @@ def main():
         pccl=pccl_table(cells), validation=read(os.path.join(a.results, "validation.md")),
         train=read(os.path.join(a.results, "train.txt")),
         timings=read(os.path.join(a.results, "timings.txt")),
+        sensitivity=read(os.path.join(a.results, "sensitivity.md")),
         cells=len(cells), rows=sum(len(v) for v in cells.values()),
         simulated=sum(math.isfinite(t) for v in cells.values() for t, _ in v.values()))
     open(os.path.join(a.docs, "SCALE.md"), "w").write(doc)

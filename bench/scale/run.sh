@@ -29,9 +29,19 @@ if [ "${1:-}" != "--plots" ]; then
   # Exit 1 means some cell is off by more than 25%: the table says which, and the page shows it.
   "$root/build/tern" sim coll validate -n 2,3,4,6,8 >"$results/validation.md" || true
   t3=$SECONDS
+  sens=(allreduce,reduce_scatter,allgather -n 2048 --rph 8 -b 64M -e 64M -a ring,rhd,hier
+        --nic-lat 10)
+  {
+    echo "with 10 us NICs instead of 2 (\`tern sim coll ${sens[*]}\`):"
+    echo
+    echo '```'
+    "$root/build/tern" sim coll "${sens[@]}"
+    echo '```'
+  } >"$results/sensitivity.md"
   {
     echo "- sweep (sweep.py, 2 processes): $((t1 - t0)) s of wall time"
     echo "- validation (tern sim coll validate, 5 rank counts): $((t3 - t2)) s"
+    echo "- the 10 us sensitivity run (2048 ranks, 64 MiB): $((SECONDS - t3)) s"
   } >"$results/timings.txt"
 fi
 "$py" "$here/plot.py" --results "$results" --docs "$root/docs"
