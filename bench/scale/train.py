@@ -23,6 +23,9 @@ import collections
 import csv
 import math
 import os
+import shutil
+import subprocess
+import textwrap
 
 import numpy as np
 
@@ -108,7 +111,8 @@ def evaluate(cells, weights, held):
 C_HEAD = """/* select_learned_table.c: the learned selector's weights, written by bench/scale/train.py
  * from bench/scale/results/sweep.csv (the simulated sweep of docs/SCALE.md: a flat cluster of
  * 8-rank hosts, 25 GB/s 2 us NICs, 8 to 4096 ranks, 1 KiB to 64 MiB). Do not edit: run
- * `make -C bench/scale` (or train.py) again. Held-out accuracy: %s.
+ * bench/scale/run.sh (or train.py) again. Held-out accuracy:
+%s
  */
 #include "coll/select_learned.h"
 
@@ -120,12 +124,12 @@ def write_c(path, weights, accuracy):
     names = {"ring": "RING", "rhd": "RHD", "tree": "TREE", "direct": "DIRECT", "rd": "RD",
              "bruck": "BRUCK", "hier-ring": "HIER", "hier-rhd": "HIER"}
     with open(path, "w") as f:
-        f.write(C_HEAD % accuracy)
+        f.write(C_HEAD % "\n".join(" * " + line for line in textwrap.wrap(accuracy, 96)))
         for (kind, algo), w in sorted(weights.items()):
             inner = "COLL_ALGO_RHD" if algo == "hier-rhd" else "COLL_ALGO_RING"
             ws = ", ".join("%.6g" % v for v in w)
-            f.write("    {COLL_%s, COLL_ALGO_%s, %s, {%s}},\n" % (kind.upper(), names[algo], inner,
-                                                                 ws))
+            f.write("    {COLL_%s,\n     COLL_ALGO_%s,\n     %s,\n     {%s}},\n" % (
+                kind.upper(), names[algo], inner, ws))
         f.write("};\n\nconst coll_learned_model coll_learned_cluster = {\n"
                 "    .rph = 8, .rows = rows, .nrows = sizeof rows / sizeof rows[0]};\n")
 
@@ -145,6 +149,8 @@ def main():
         h, n, 100.0 * h / n, worst, 100.0 * th / tn)
     print("train: held out: " + acc)
     write_c(a.out, weights, acc)
+    if shutil.which("clang-format"):  # the repository's style, where the tool is installed
+        subprocess.run(["clang-format", "-i", a.out], check=True)
 
 
 if __name__ == "__main__":
