@@ -93,7 +93,7 @@ static tern_status check_world(tern_comm *c, const net_xfer *waiting) {
 }
 
 /* Sleeps until a socket we wait on is ready, the doorbell rings, or a slice passes. */
-static void sleep_slice(tern_comm *c, int slice_ms) {
+static void sleep_slice(tern_comm *c, int slice_ms, uint64_t idle_ns) {
   struct pollfd fds[MAX_POLL];
   int n = 0;
   bool shm = false;
@@ -117,8 +117,15 @@ static void sleep_slice(tern_comm *c, int slice_ms) {
     net_shm_sleep(c->seg, seen, slice_ms);
     return;
   }
-  /* TCP (and, if some peers are on shared memory too, short slices so that they are looked at) */
-  poll(fds, (nfds_t)n, shm ? 1 : slice_ms);
+  if (!shm) {
+    poll(fds, (nfds_t)n, slice_ms);
+    return;
+  }
+  /* TCP and shared memory at once: a doorbell cannot wake a poll, so sleep in short slices,
+   * from 100 us growing to 1 ms as the wait goes on (ppoll: poll's milliseconds are too coarse) */
+  uint64_t ns = CORE_MIN(1000000ull, 100000ull + idle_ns / 100);
+  struct timespec ts = {0, (long)ns};
+  ppoll(fds, (nfds_t)n, &ts, NULL);
 }
 
 tern_status comm_check_alive(tern_comm *c) {
@@ -165,7 +172,7 @@ tern_status comm_idle(tern_comm *c, comm_idle_state *st, const net_xfer *waiting
     uint64_t left_ms = (timeout_ns - idle) / 1000000 + 1;
     /* slices grow from FIRST_SLICE_MS to SLICE_MS as the wait goes on */
     uint64_t slice = CORE_MIN((uint64_t)SLICE_MS, FIRST_SLICE_MS + (idle - YIELD_NS) / 5000000);
-    sleep_slice(c, (int)CORE_MIN(slice, left_ms));
+    sleep_slice(c, (int)CORE_MIN(slice, left_ms), idle);
     st->last_check_ns = 0; /* check after every sleep */
   }
   now = core_now_ns();
