@@ -300,9 +300,15 @@ static void key_refuses_the_keyless(void **state) {
   pthread_join(rts[1].t, NULL);
   check_sums(rts, 2);
   destroy_all(rts, 2);
-  /* a rank whose configuration has no key cannot even join */
+  stop_store();
+  /* a rank whose configuration has no key cannot even join (the configuration is reloaded only
+   * while no other thread runs) */
+  uint8_t key[32];
+  memcpy(key, core_config_get()->key, sizeof key);
   unsetenv("TERN_KEY");
   core_config_reload();
+  assert_int_equal(store_server_start(&server, "127.0.0.1", 0, 2, test_run, key, NULL), TERN_OK);
+  snprintf(store_addr, sizeof store_addr, "%s", store_server_addr(server));
   tern_comm *c = NULL;
   assert_int_equal(tern_comm_init(&c, 1, 2, store_addr), TERN_ERR_AUTH);
   assert_null(c);
