@@ -245,6 +245,14 @@ void net_shm_chan_init(net_shm_chan *ch, int peer, int pid, net_shm_ring *in, ne
   ch->peer_bell = net_shm_seg_bell(peer_seg);
   ch->peer_sleeping = net_shm_seg_sleeping(peer_seg);
   snprintf(ch->what, sizeof ch->what, "%s", what);
+  net_queue_init(&ch->sendq, sizeof(net_xfer *));
+  net_queue_init(&ch->recvq, sizeof(net_xfer *));
+}
+
+/* The transfer at the head of q, or NULL. */
+static net_xfer *head_xfer(const net_queue *q) {
+  net_xfer **x = net_queue_peek(q);
+  return x ? *x : NULL;
 }
 
 void net_shm_chan_probe_cma(net_shm_chan *ch, uint64_t peer_probe_addr) {
@@ -265,7 +273,7 @@ void net_shm_chan_close(net_shm_chan *ch) {
 tern_status net_shm_post(net_shm_chan *ch, net_xfer *x, core_err *err) {
   x->parts_left = 1;
   x->complete = false;
-  if (net_queue_push(x->is_send ? &ch->sendq : &ch->recvq, x) != TERN_OK)
+  if (net_queue_push(x->is_send ? &ch->sendq : &ch->recvq, &x) != TERN_OK)
     return core_err_set(err, TERN_ERR_NOMEM, "no memory to queue a message for %s", ch->what);
   return TERN_OK;
 }
@@ -293,7 +301,7 @@ static uint64_t reader_head(net_shm_chan *ch) {
  * once the receiver returned the descriptor's slot (CMA sends: it has finished reading). */
 static void send_some(net_shm_chan *ch, bool *moved) {
   net_xfer *x;
-  while ((x = net_queue_peek(&ch->sendq)) != NULL) {
+  while ((x = head_xfer(&ch->sendq)) != NULL) {
     if (ch->cma_slot) {
       if (reader_head(ch) < ch->cma_slot) return;
       ch->cma_slot = 0;
@@ -384,7 +392,7 @@ static tern_status cma_read(net_shm_chan *ch, net_xfer *x, uint64_t addr, core_e
 
 static tern_status recv_some(net_shm_chan *ch, bool *moved, core_err *err) {
   net_xfer *x;
-  while ((x = net_queue_peek(&ch->recvq)) != NULL) {
+  while ((x = head_xfer(&ch->recvq)) != NULL) {
     slot *sl = &ch->in->slots[ch->in_next % NET_SHM_SLOTS];
     if (atomic_load_explicit(&sl->seq, memory_order_acquire) != ch->in_next + 1) return TERN_OK;
     tern_status rc = check_slot(ch, x, sl, err);
