@@ -72,6 +72,11 @@ static tern_status check_world(tern_comm *c, const net_xfer *waiting) {
     }
     struct pollfd pf = {.fd = p->pidfd, .events = POLLIN};
     if (p->pidfd >= 0 && poll(&pf, 1, 0) == 1) {
+      /* A peer that finished its last operation and left may have sent us all we wait for
+       * first: what it wrote is still in its segment, mapped here. Take it before calling the
+       * peer lost; a peer that died mid-way moves nothing, and the next look names it. */
+      bool moved = false;
+      if ((rc = comm_progress(c, &moved)) != TERN_OK || moved) return rc;
       char what[256];
       describe(c, waiting, what, sizeof what);
       core_err_set(&c->err, TERN_ERR_PEER_LOST, "%s (pid %d) exited while waiting for %s",
