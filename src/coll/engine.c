@@ -36,7 +36,12 @@ struct coll_engine {
   bool stop;
   char *tmp;
   size_t tmp_cap;
+  coll_counters counters;
 };
+
+coll_counters *coll_engine_counters(tern_comm *c) {
+  return &c->engine->counters;
+}
 
 tern_status coll_engine_tmp(tern_comm *c, size_t bytes, char **out) {
   coll_engine *e = c->engine;
