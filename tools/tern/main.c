@@ -14,6 +14,7 @@ static const struct {
     {"run", cmd_run, "run -n N -- PROG ARGS: start N ranks of PROG on this host"},
     {"bench", cmd_bench, "bench COLL [-b -e -f -n -w -c -d -o -a -r]: time a collective"},
     {"sim", cmd_sim, "sim WHAT ...: the simulators"},
+    {"demo", cmd_demo, "demo [-n N] [--epochs E]: ranks train a model with tern, live"},
 };
 
 int cmd_usage_error(const char *sub, const char *fmt, ...) {
