@@ -56,7 +56,7 @@ static void expect_error(const char *text, const char *needle) {
 
 static void bad_lines_are_refused(void **state) {
   (void)state;
-  char good[512], tail[512], bad[1024];
+  char good[1024], tail[1024], bad[2048];
   line(good, 3, "7\n");
   snprintf(bad, sizeof bad, "%s%s", good, line(tail, 17, "1\n"));
   expect_error(bad, "t.csv:2: field 1 (a pixel): '17,17,17' is not a number in 0..16");
@@ -73,7 +73,7 @@ static void bad_lines_are_refused(void **state) {
 
 static void line_ends_are_accepted(void **state) {
   (void)state;
-  char text[1200], a[512], b[512];
+  char text[2048], a[1024], b[1024];
   line(a, 16, "0\r\n");
   line(b, 0, "9"); /* the last line without "\n" */
   snprintf(text, sizeof text, "%s%s", a, b);

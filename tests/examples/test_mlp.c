@@ -86,6 +86,7 @@ static void same_seed_same_weights(void **state) {
   assert_memory_equal(a.w, b.w, a.nparams * sizeof *a.w);
   mlp_randomize(&b, 6);
   assert_memory_not_equal(a.w, b.w, a.nparams * sizeof *a.w);
+  mlp_free(&b);
   assert_int_equal(mlp_init(&b, 0, 1, 2), -1); /* a bad shape is refused */
   mlp_free(&a);
 }
