@@ -64,25 +64,27 @@ static tern_status check_world(tern_comm *c, const net_xfer *waiting) {
   for (int i = 0; i < c->nactive; i++) {
     comm_peer *p = &c->peers[c->active[i]];
     if (p->link != COMM_LINK_SHM) continue;
-    if (atomic_load(net_shm_seg_state(p->seg)) == NET_SHM_ABORTED) {
+    bool gave_up = atomic_load(net_shm_seg_state(p->seg)) == NET_SHM_ABORTED;
+    struct pollfd pf = {.fd = p->pidfd, .events = POLLIN};
+    bool exited = !gave_up && p->pidfd >= 0 && poll(&pf, 1, 0) == 1;
+    if (!gave_up && !exited) continue;
+    /* A peer that finished its part and then left, or broke in a later operation, may have
+     * sent us all we wait for first: what it wrote is in our own segment. Take it before
+     * calling the peer lost; a peer that died mid-way moves nothing, and the next look names
+     * it. */
+    bool moved = false;
+    if ((rc = comm_progress(c, &moved)) != TERN_OK || moved) return rc;
+    if (gave_up) {
       core_err_set(&c->err, TERN_ERR_PEER_LOST,
                    "%s gave up on the communicator (it failed or was aborted)", p->what);
       comm_explain_loss(c);
       return comm_break(c, TERN_ERR_PEER_LOST);
     }
-    struct pollfd pf = {.fd = p->pidfd, .events = POLLIN};
-    if (p->pidfd >= 0 && poll(&pf, 1, 0) == 1) {
-      /* A peer that finished its last operation and left may have sent us all we wait for
-       * first: what it wrote is still in its segment, mapped here. Take it before calling the
-       * peer lost; a peer that died mid-way moves nothing, and the next look names it. */
-      bool moved = false;
-      if ((rc = comm_progress(c, &moved)) != TERN_OK || moved) return rc;
-      char what[256];
-      describe(c, waiting, what, sizeof what);
-      core_err_set(&c->err, TERN_ERR_PEER_LOST, "%s (pid %d) exited while waiting for %s",
-                   p->what, p->pid, what);
-      return comm_break(c, TERN_ERR_PEER_LOST);
-    }
+    char what[256];
+    describe(c, waiting, what, sizeof what);
+    core_err_set(&c->err, TERN_ERR_PEER_LOST, "%s (pid %d) exited while waiting for %s", p->what,
+                 p->pid, what);
+    return comm_break(c, TERN_ERR_PEER_LOST);
   }
   return TERN_OK;
 }
