@@ -84,9 +84,9 @@ static void on_progress(void *arg, tern_comm *c, const train_progress *p) {
   if (tern_comm_rank(c) != 0) return;
   char moved[32];
   human_bytes((double)d->sent_all, moved, sizeof moved);
-  printf("%sepoch %3d/%d  loss %.4f  held-out %5.1f%%  %8.0f samples/s  %9s moved  "
+  printf("%s  epoch %3d/%d  loss %.4f  held-out %5.1f%%  %8.0f samples/s  %9s moved  "
          "allreduce %s/%s%s",
-         d->tty ? "\r" : "  ", p->epoch, p->epochs, p->loss, 100 * p->test_acc,
+         d->tty ? "\r" : "", p->epoch, p->epochs, p->loss, 100 * p->test_acc,
          (double)p->samples / p->seconds, moved, coll_algo_name(d->grad_algo), transport_name(),
          d->tty && p->epoch < p->epochs ? "" : "\n");
   fflush(stdout);
