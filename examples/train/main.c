@@ -80,8 +80,8 @@ int main(int argc, char **argv) {
   }
   int rank = tern_comm_rank(c), n = tern_comm_size(c);
   if (rank == 0)
-    printf("held-out accuracy %.1f%% (%zu images) after %d epochs on %d ranks; weights %s\n",
-           100 * res.last.test_acc, res.ntest, res.last.epochs, n,
+    printf("held-out accuracy %.1f%% (%zu images) after %d epochs on %d rank%s; weights %s\n",
+           100 * res.last.test_acc, res.ntest, res.last.epochs, n, n == 1 ? "" : "s",
            res.identical ? "bit-identical on every rank" : "DIFFER between ranks");
   printf("rank %d weights fnv1a %016llx (%zu floats)\n", rank, (unsigned long long)res.weights_hash,
          res.nparams);
