@@ -6,6 +6,7 @@
 int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
+int cmd_sim_averaging(int argc, char **argv);
 
 /* Prints "tern SUB: message" to stderr and returns 2, the exit code for a usage error. */
 int cmd_usage_error(const char *sub, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

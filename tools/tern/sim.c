@@ -9,6 +9,7 @@ static const struct {
   int (*run)(int, char **);
   const char *summary;
 } simulators[] = {
+    {"averaging", cmd_sim_averaging, "rounds of averaging to consensus while peers fail"},
     {NULL, NULL, NULL}, /* the simulators register here as they land */
 };
 
