@@ -4,7 +4,8 @@
 # 1 - (1 - P)^2 take twice the fastest; the test wants that share within a binomial band of 4
 # standard deviations and the median still the plain round trip. Throughput: a bulk transfer
 # must keep to Mathis's rate for that loss, (MSS / RTT) sqrt(3 / 2P), within RATE_REL, far
-# below the link's own rate.
+# below the link's own rate. Datagrams: of COUNT sent, each dropped with P on its way out and its
+# echo with P on the way back, about 1 - (1 - P)^2 get no answer, within the same band.
 set -euo pipefail
 bin=$1
 # shellcheck source=lib.sh
@@ -24,6 +25,16 @@ awk -v m="$med" -v r="$rtt" -v s="$slow" -v n=$((COUNT - 1)) -v p="$loss" '
     printf "stalled exchanges: %d of %d, expected %.1f +- %.1f\n", s, n, want, 4 * sd
     exit !(s >= want - 4 * sd && s <= want + 4 * sd && m < 1.2 * r + 2)
   }' || fail "the stalls do not follow the loss"
+
+uping=$("$WAN" exec 0 "$bin/wan_probe" uping "$addr" "$COUNT") || fail "uping: $uping"
+echo "$uping"
+lost=$(awk '{ print $14 }' <<<"$uping")
+awk -v l="$lost" -v n="$COUNT" -v p="$loss" '
+  BEGIN {
+    q = 1 - (1 - p) ^ 2; want = n * q; sd = sqrt(n * q * (1 - q))
+    printf "datagrams without an answer: %d of %d, expected %.1f +- %.1f\n", l, n, want, 4 * sd
+    exit !(l >= want - 4 * sd && l <= want + 4 * sd)
+  }' || fail "the datagrams lost do not follow the loss"
 
 bytes=1500000 # about 2 s: a stall at the start, which bunches what follows, then weighs little
 bulk=$("$WAN" exec 0 "$bin/wan_probe" bulk "$addr" "$bytes") || fail "bulk: $bulk"

@@ -2,12 +2,12 @@
  * region are redirected here (nftables), held for the link's one-way latency in each direction,
  * and passed on. Loss is modelled as the stall a lost segment costs TCP.
  *
- *   relay --links FILE --mark MARK --port-file FILE [--queue BYTES] [--seed S]
+ *   relay --links FILE --mark MARK [--queue BYTES] [--seed S]
  *
- * FILE has one line per destination: "CIDR ONE_WAY_MS LOSS", e.g. "10.77.2.0/24 33.5 0.001".
+ * FILE has one line per destination: "CIDR ONE_WAY_MS LOSS" (wan_link.h).
  * wan.sh runs one relay in each peer's namespace, with an nft rule that redirects new outgoing
  * TCP connections to the other regions' subnets to 127.0.0.1:PORT (the port the relay bound,
- * written to --port-file); the relay's own sockets carry MARK, which the rule lets pass. So an
+ * which it prints to stdout); the relay's own sockets carry MARK, which the rule lets pass. So an
  * application connects as usual, and each connection crosses exactly one relay, the one in the
  * namespace that opened it, which delays both of its directions.
  *
@@ -31,7 +31,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/netfilter_ipv4.h>
 #include <math.h>
 #include <netinet/in.h>
@@ -47,16 +46,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "wan_link.h"
+
 #define CHUNK_MAX (64 << 10)
 #define MSS 1448 /* the TCP payload of a 1500-byte Ethernet frame, with timestamps */
-#define MAX_LINKS 256
 #define MAX_CONNS 4096
-
-typedef struct route {
-  uint32_t net, mask; /* host order */
-  uint64_t delay_ns;
-  double loss;
-} route;
 
 typedef struct chunk {
   struct chunk *next;
@@ -78,7 +72,7 @@ typedef struct pipe_ {
 
 typedef struct conn {
   int app, peer;
-  const route *ln;
+  const wan_link *ln;
   pipe_ up, down; /* app to peer, peer to app */
   bool connecting;
   uint64_t reset_at; /* 0: none; else when to reset both sides */
@@ -86,72 +80,18 @@ typedef struct conn {
 } conn;
 
 static struct {
-  route links[MAX_LINKS];
-  int nlinks;
+  wan_links links;
   conn *conns[MAX_CONNS];
   int nconns;
   size_t queue_cap;
   int mark;
   uint64_t rng;
   volatile sig_atomic_t stop;
-} relay = {.queue_cap = 16u << 20, .rng = 0x9e3779b97f4a7c15u};
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static double uniform(void) { /* xorshift64*: the loss draws need no more */
-  relay.rng ^= relay.rng >> 12, relay.rng ^= relay.rng << 25, relay.rng ^= relay.rng >> 27;
-  return (double)((relay.rng * 2685821657736338717u) >> 11) * 0x1.0p-53;
-}
+} relay = {.queue_cap = 16u << 20};
 
 static void on_signal(int sig) {
   (void)sig;
   relay.stop = 1;
-}
-
-/* ---- the links file ------------------------------------------------------------------------ */
-
-static int parse_link(const char *line, route *out) {
-  char cidr[64];
-  int bits;
-  double ms, loss;
-  struct in_addr a;
-  if (sscanf(line, "%63[0-9.]/%d %lf %lf", cidr, &bits, &ms, &loss) != 4) return -1;
-  if (inet_pton(AF_INET, cidr, &a) != 1 || bits < 0 || bits > 32) return -1;
-  if (!(ms >= 0 && ms <= 60000) || !(loss >= 0 && loss < 1)) return -1;
-  out->mask = bits == 0 ? 0 : 0xffffffffu << (32 - bits);
-  out->net = ntohl(a.s_addr) & out->mask;
-  out->delay_ns = (uint64_t)(ms * 1e6);
-  out->loss = loss;
-  return 0;
-}
-
-static int read_links(const char *path) {
-  FILE *f = fopen(path, "r");
-  if (f == NULL) return fprintf(stderr, "relay: %s: %s\n", path, strerror(errno)), -1;
-  char line[256];
-  int lineno = 0, rc = 0;
-  while (rc == 0 && fgets(line, sizeof line, f)) {
-    lineno++;
-    if (line[0] == '#' || line[0] == '\n') continue;
-    if (relay.nlinks == MAX_LINKS || parse_link(line, &relay.links[relay.nlinks]) != 0) {
-      fprintf(stderr, "relay: %s:%d: not 'CIDR ONE_WAY_MS LOSS' (loss below 1): %s", path, lineno,
-              line);
-      rc = -1;
-    }
-    relay.nlinks++;
-  }
-  fclose(f);
-  return rc;
-}
-
-static const route *route_to(uint32_t ip) {
-  for (int i = 0; i < relay.nlinks; i++)
-    if ((ip & relay.links[i].mask) == relay.links[i].net) return &relay.links[i];
-  return NULL;
 }
 
 /* ---- connections --------------------------------------------------------------------------- */
@@ -212,7 +152,7 @@ static void accept_one(int lfd) {
   }
   char ip[INET_ADDRSTRLEN];
   inet_ntop(AF_INET, &dst.sin_addr, ip, sizeof ip);
-  const route *ln = route_to(ntohl(dst.sin_addr.s_addr));
+  const wan_link *ln = wan_links_find(&relay.links, ntohl(dst.sin_addr.s_addr));
   if (ln == NULL || relay.nconns == MAX_CONNS || (c = calloc(1, sizeof *c)) == NULL) {
     fprintf(stderr, "relay: refused a connection to %s:%d: %s\n", ip, ntohs(dst.sin_port),
             ln == NULL ? "no link to it" : "too many connections");
@@ -220,7 +160,7 @@ static void accept_one(int lfd) {
   }
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   snprintf(c->what, sizeof c->what, "%s:%d", ip, ntohs(dst.sin_port));
-  uint64_t t0 = now_ns(), d = ln->delay_ns;
+  uint64_t t0 = wan_now_ns(), d = ln->delay_ns;
   c->app = fd, c->ln = ln, c->connecting = true;
   c->peer = open_peer(&dst);
   pipe_init(&c->up, c->app, c->peer, t0 + 2 * d);
@@ -241,7 +181,7 @@ fail:
 /* The time n bytes take at the rate a lossy TCP flow sustains: Mathis, Semke, Mahdavi and Ott
  * (1997), rate = (MSS / RTT) sqrt(3 / (2 LOSS)), the window that Reno's halving on each loss
  * holds on average. CUBIC does better on long fat links; Reno's bound is the classic one. */
-static uint64_t mathis_gap(const route *ln, size_t n) {
+static uint64_t mathis_gap(const wan_link *ln, size_t n) {
   double rtt_s = 2e-9 * (double)ln->delay_ns;
   if (ln->loss <= 0 || rtt_s <= 0) return 0;
   double bytes_per_s = MSS / rtt_s * sqrt(1.5 / ln->loss);
@@ -249,7 +189,7 @@ static uint64_t mathis_gap(const route *ln, size_t n) {
 }
 
 /* Appends a chunk of n bytes (n 0: the end) read at `now` to p. */
-static int push_chunk(pipe_ *p, const route *ln, const uint8_t *buf, size_t n, uint64_t now) {
+static int push_chunk(pipe_ *p, const wan_link *ln, const uint8_t *buf, size_t n, uint64_t now) {
   chunk *c = malloc(sizeof *c + n);
   if (c == NULL) return -1;
   uint64_t sent = now > p->not_before ? now : p->not_before;
@@ -259,7 +199,7 @@ static int push_chunk(pipe_ *p, const route *ln, const uint8_t *buf, size_t n, u
   }
   uint64_t due = sent + ln->delay_ns;
   for (size_t seg = 0; ln->loss > 0 && seg < (n + MSS - 1) / MSS; seg++)
-    if (uniform() < ln->loss) due += 2 * ln->delay_ns;
+    if (wan_uniform(&relay.rng) < ln->loss) due += 2 * ln->delay_ns;
   if (due < p->last_due) due = p->last_due;
   *c = (chunk){.due_ns = due, .len = n};
   memcpy(c->data, buf, n);
@@ -402,7 +342,7 @@ static bool serve(conn *c, const struct pollfd *app, const struct pollfd *peer, 
 static int loop(int lfd, const sigset_t *open) {
   static struct pollfd pfd[1 + 2 * MAX_CONNS];
   while (!relay.stop) {
-    uint64_t now = now_ns(), next = build_poll(pfd, lfd);
+    uint64_t now = wan_now_ns(), next = build_poll(pfd, lfd);
     struct timespec ts, *tsp = NULL;
     if (next != UINT64_MAX) {
       uint64_t wait = next > now ? next - now : 0;
@@ -412,7 +352,7 @@ static int loop(int lfd, const sigset_t *open) {
     }
     int n = ppoll(pfd, 1 + 2 * (nfds_t)relay.nconns, tsp, open);
     if (n < 0 && errno != EINTR) return perror("relay: ppoll"), 1;
-    now = now_ns();
+    now = wan_now_ns();
     int kept = 0, had = relay.nconns;
     for (int i = 0; i < had; i++)
       if (serve(relay.conns[i], &pfd[1 + 2 * i], &pfd[2 + 2 * i], now))
@@ -423,27 +363,23 @@ static int loop(int lfd, const sigset_t *open) {
   return 0;
 }
 
-static int listen_local(const char *port_file) {
+static int listen_local(void) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
   socklen_t len = sizeof a;
-  FILE *f = NULL;
   if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 512) != 0 ||
-      getsockname(fd, (struct sockaddr *)&a, &len) != 0)
-    goto fail;
-  if ((f = fopen(port_file, "w")) == NULL || fprintf(f, "%d\n", ntohs(a.sin_port)) < 0 ||
-      fclose(f) != 0)
-    goto fail;
+      getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+    fprintf(stderr, "relay: listening on 127.0.0.1: %s\n", strerror(errno));
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  printf("%d\n", ntohs(a.sin_port));
+  fflush(stdout);
   return fd;
-fail:
-  fprintf(stderr, "relay: listening on 127.0.0.1 (port in %s): %s\n", port_file, strerror(errno));
-  if (fd >= 0) close(fd);
-  return -1;
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: relay --links FILE --mark MARK --port-file FILE [--queue BYTES] "
-                  "[--seed S]\n");
+  fprintf(stderr, "usage: relay --links FILE --mark MARK [--queue BYTES] [--seed S]\n");
   return 2;
 }
 
@@ -455,14 +391,12 @@ static bool number(const char *s, unsigned long long *out) {
 }
 
 int main(int argc, char **argv) {
-  const char *links = NULL, *port_file = NULL;
+  const char *links = NULL;
   unsigned long long mark = 0, queue = relay.queue_cap, seed = 1;
   for (int i = 1; i < argc; i += 2) {
     bool ok = i + 1 < argc;
     if (ok && strcmp(argv[i], "--links") == 0)
       links = argv[i + 1];
-    else if (ok && strcmp(argv[i], "--port-file") == 0)
-      port_file = argv[i + 1];
     else if (ok && strcmp(argv[i], "--mark") == 0)
       ok = number(argv[i + 1], &mark);
     else if (ok && strcmp(argv[i], "--queue") == 0)
@@ -473,11 +407,10 @@ int main(int argc, char **argv) {
       ok = false;
     if (!ok) return usage();
   }
-  if (links == NULL || port_file == NULL || mark == 0 || mark > 0xffffffffu || queue < CHUNK_MAX ||
-      queue > (1ull << 32))
+  if (links == NULL || mark == 0 || mark > 0xffffffffu || queue < CHUNK_MAX || queue > (1ull << 32))
     return usage();
   relay.mark = (int)mark, relay.queue_cap = (size_t)queue, relay.rng = seed << 1 | 1;
-  if (read_links(links) != 0) return 1;
+  if (wan_links_read(links, &relay.links, "relay") != 0) return 1;
   /* SIGTERM and SIGINT are let in only inside ppoll, so a stop cannot slip in before it */
   sigset_t block, open;
   sigemptyset(&block);
@@ -486,7 +419,7 @@ int main(int argc, char **argv) {
   sigprocmask(SIG_BLOCK, &block, &open);
   signal(SIGTERM, on_signal);
   signal(SIGINT, on_signal);
-  int lfd = listen_local(port_file);
+  int lfd = listen_local();
   if (lfd < 0) return 1;
   int rc = loop(lfd, &open);
   for (int i = 0; i < relay.nconns; i++)

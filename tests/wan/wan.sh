@@ -3,32 +3,36 @@
 # runs a driver command in it, and takes everything down afterwards, even on failure.
 #
 #   wan.sh [--regions A,B,..] [--peers N] [--place R,..] [--bw-scale S] [--intra-gbit G]
-#          [--loss P] [--links FILE] [--relay PATH] [--deadline SECONDS] -- DRIVER [ARGS...]
+#          [--loss P] [--links FILE] [--bin DIR] [--deadline SECONDS] -- DRIVER [ARGS...]
 #
 # Every peer is a namespace of its own ("a machine"): one veth into a bridge that lives in a hub
 # namespace, an address 10.77.(region+1).(peer+1)/16, and, on its side of the veth, an htb with
 # one class per other region at that link's rate (scaled, see topo.py) and one for its own
 # region. In each peer's namespace a relay (relay.c) holds every TCP connection to another region
-# for the link's one-way latency, both ways; an nft rule there redirects new connections to it.
-# Cuts are nft drop rules. Defaults: 8 peers in Virginia, Frankfurt, Tokyo and Oregon (two each),
-# links from aws-10-regions.json beside this script, rates x 0.1, no loss, a deadline of 900 s.
+# for the link's one-way latency, both ways (an nft rule there redirects new connections to it),
+# and udp_delay (udp_delay.c) holds every UDP datagram to another region for that latency (an
+# iptables rule queues them to it). Cuts are nft drop rules. Defaults: 8 peers in Virginia,
+# Frankfurt, Tokyo and Oregon (two each), links from aws-10-regions.json beside this script,
+# rates x 0.1, no loss, the two delayers from DIR (default: build/tests/wan of this checkout),
+# a deadline of 900 s.
 #
 # The driver runs in this (the root) namespace with WAN_STATE (the harness's state directory),
 # WAN (this script) and WAN_PEERS set, and steers the world through this script:
 #   $WAN exec PEER [--] CMD...   run CMD in PEER's namespace (PEER: 3 or p3), with a hostname of
 #                                its own ("p3-tokyo"), so programs see separate hosts
 #   $WAN addr PEER               PEER's address;  $WAN region PEER: its region's name
-#   $WAN kill PEER [SIGNAL]      SIGKILL (or SIGNAL) every process of PEER but its relay
+#   $WAN kill PEER [SIGNAL]      SIGKILL (or SIGNAL) every process of PEER but its delayers
 #   $WAN cut X Y, $WAN heal X Y  drop (or restore) all traffic between X and Y, each a region
 #                                name, a peer (p3) or "all"
 #   $WAN links                   the plan: peers, then links (topo.py's files)
-#   $WAN logs                    every relay's log
+#   $WAN logs                    every delayer's log
 # When the driver ends (or the deadline, or SIGINT/SIGTERM), every process in the namespaces is
 # ended and every namespace deleted (the veths and the bridge go with them); the exit code is
 # the driver's (124 when the deadline stopped it). Namespaces are named ternwan<pid>-*; a
 # harness that was SIGKILLed leaves them behind, and the next one sweeps them (their owner pid is
 # gone). Nothing is ever addressed outside 10.77.0.0/16 inside these namespaces. Needs root (exit
-# 77 without it: the tests count that as skipped), iproute2, nftables, util-linux and python3.
+# 77 without it: the tests count that as skipped), iproute2, nftables, iptables (its legacy
+# backend), util-linux and python3.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -100,12 +104,12 @@ cmd_cut() {
 }
 
 cmd_kill() {
-  local i ns relay sig=${2:-KILL} pids=()
+  local i ns net sig=${2:-KILL} pids=()
   i=$(peer_index "$1")
   ns=$(ns_of "$i")
-  relay=$(cat "$WAN_STATE/relay-pid-$i")
+  net=" $(cat "$WAN_STATE/net-pids-$i") "
   for pid in $(ip netns pids "$ns"); do
-    [ "$pid" = "$relay" ] || pids+=("$pid")
+    [[ $net == *" $pid "* ]] || pids+=("$pid")
   done
   date +%s.%N >"$WAN_STATE/killed-$i"
   [ ${#pids[@]} -gt 0 ] || { echo "wan.sh: peer $i runs nothing to kill" >&2; return 0; }
@@ -132,7 +136,7 @@ helper() {
     addr) peer_field "$(peer_index "$2")" 4 ;;
     region) peer_field "$(peer_index "$2")" 3 ;;
     links) cat "$WAN_STATE/peers" "$WAN_STATE/links" ;;
-    logs) for f in "$WAN_STATE"/relay-log-*; do echo "== $f"; cat "$f"; done ;;
+    logs) for f in "$WAN_STATE"/*-log-*; do echo "== $f"; cat "$f"; done ;;
   esac
 }
 
@@ -143,7 +147,7 @@ esac
 # ---- building the world ------------------------------------------------------------------------
 
 regions=Virginia,Frankfurt,Tokyo,Oregon peers=8 place="" bw_scale=0.1 intra_gbit=10 loss=0
-links_file=$here/aws-10-regions.json relay_bin="" deadline=900
+links_file=$here/aws-10-regions.json bin=$here/../../build/tests/wan deadline=900
 while [ $# -gt 0 ] && [ "$1" != -- ]; do
   [ $# -ge 2 ] || die "option $1 wants a value"
   case $1 in
@@ -154,7 +158,7 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do
     --intra-gbit) intra_gbit=$2 ;;
     --loss) loss=$2 ;;
     --links) links_file=$2 ;;
-    --relay) relay_bin=$2 ;;
+    --bin) bin=$2 ;;
     --deadline) deadline=$2 ;;
     *) die "unknown option $1 (see the first comment of $0)" ;;
   esac
@@ -162,10 +166,11 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do
 done
 [ "${1:-}" = -- ] && [ $# -ge 2 ] || die "usage: wan.sh [OPTIONS] -- DRIVER [ARGS...]"
 shift
-[ -n "$relay_bin" ] && [ -x "$relay_bin" ] || die "--relay PATH: the relay binary (built from relay.c) is required"
+[ -x "$bin/wan_relay" ] && [ -x "$bin/wan_udp_delay" ] ||
+  die "no wan_relay and wan_udp_delay in $bin (build them, or say where: --bin DIR)"
 [[ $deadline =~ ^[0-9]+$ ]] || die "--deadline wants whole seconds"
 [ "$(id -u)" -eq 0 ] || { echo "wan.sh: needs root for network namespaces: skipped" >&2; exit 77; }
-for tool in ip tc nft unshare python3; do
+for tool in ip tc nft iptables-legacy unshare python3; do
   command -v "$tool" >/dev/null || die "needs $tool (scripts/deps.sh test installs it)"
 done
 
@@ -197,7 +202,7 @@ teardown() {
     drop_ns "$ns"
   done
   if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
-    for f in "$WAN_STATE"/relay-log-*; do
+    for f in "$WAN_STATE"/*-log-*; do
       [ -s "$f" ] && { echo "--- $f" >&2; tail -5 "$f" >&2; }
     done
   fi
@@ -217,18 +222,31 @@ sweep() {
   done
 }
 
-# The relay of peer i, and its redirect: new TCP connections to other regions go to it.
-start_relay() {
-  local i=$1 ns=$2 region=$3 port=""
-  ip netns exec "$ns" nice -n -10 "$relay_bin" --links "$WAN_STATE/relay-$i" --mark "$MARK" \
-    --port-file "$WAN_STATE/relay-port-$i" --seed "$((i + 1))" 2>"$WAN_STATE/relay-log-$i" &
-  echo $! >"$WAN_STATE/relay-pid-$i"
+# Starts a delayer of peer i in namespace ns at nice -10 (so that the latency it adds holds
+# while the machine is busy), its stderr in LOG, its stdout in OUT; waits (5 s at most) until
+# OUT says it is ready, and records its pid among the peer's network processes.
+start_net() {
+  local i=$1 ns=$2 log=$3 out=$4
+  shift 4
+  ip netns exec "$ns" nice -n -10 "$@" >"$out" 2>"$log" &
+  echo -n "$! " >>"$WAN_STATE/net-pids-$i"
   for _ in $(seq 50); do
-    port=$(cat "$WAN_STATE/relay-port-$i" 2>/dev/null || true)
-    [ -z "$port" ] || break
+    [ -s "$out" ] && return
     sleep 0.1
   done
-  [ -n "$port" ] || die "the relay of peer $i did not start: $(cat "$WAN_STATE/relay-log-$i")"
+  die "peer $i: $1 did not start: $(cat "$log")"
+}
+
+# The delayers of peer i and the rules that hand them its traffic to other regions: new TCP
+# connections are redirected to the relay, UDP datagrams queued to udp_delay.
+start_delayers() {
+  local i=$1 ns=$2 region=$3 port
+  : >"$WAN_STATE/net-pids-$i"
+  start_net "$i" "$ns" "$WAN_STATE/relay-log-$i" "$WAN_STATE/relay-port-$i" "$bin/wan_relay" \
+    --links "$WAN_STATE/relay-$i" --mark "$MARK" --seed "$((i + 1))"
+  port=$(cat "$WAN_STATE/relay-port-$i")
+  start_net "$i" "$ns" "$WAN_STATE/udp-log-$i" "$WAN_STATE/udp-out-$i" "$bin/wan_udp_delay" \
+    --links "$WAN_STATE/relay-$i" --queue 0 --seed "$((i + 1))"
   ip netns exec "$ns" nft -f - <<EOF
 table ip wan {
   chain out_nat {
@@ -240,6 +258,9 @@ table ip wan {
   chain in_filter { type filter hook input priority 0; policy accept; }
 }
 EOF
+  ip netns exec "$ns" iptables-legacy -t mangle -A OUTPUT -p udp -d "10.77.$((region + 1)).0/24" -j RETURN
+  ip netns exec "$ns" iptables-legacy -t mangle -A OUTPUT -p udp -d 10.77.0.0/16 -j NFQUEUE \
+    --queue-num 0 --queue-bypass
 }
 
 # htb on peer i's side of its veth: class 1:1 (the default) for its own region, one per other.
@@ -271,7 +292,7 @@ build() {
     ip -n "$ns" addr add "$addr/16" dev eth0
     ip -n "$ns" link set eth0 up
     shape "$i" "$ns"
-    start_relay "$i" "$ns" "$region"
+    start_delayers "$i" "$ns" "$region"
   done <"$WAN_STATE/peers"
 }
 
