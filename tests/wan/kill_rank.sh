@@ -34,7 +34,7 @@ for r in $(seq 0 $((WAN_PEERS - 1))); do
   echo "rank $r told $after s after the kill: ${line#*: }"
   awk -v s="$after" -v t=$TELL_S 'BEGIN { exit !(s >= 0 && s <= t) }' ||
     { echo "FAIL: rank $r was told $after s after the kill (at most $TELL_S)"; bad=1; }
-  grep -Eq "TERN_ERR_(PEER_LOST|TIMEOUT).*rank $VICTIM[^0-9]" <<<"$line" ||
+  grep -Eq "TERN_ERR_(PEER_LOST|TIMEOUT).*rank ${VICTIM}[^0-9]" <<<"$line" ||
     { echo "FAIL: rank $r: the error is not a loss naming rank $VICTIM"; bad=1; }
 done
 [ $bad -eq 0 ] || fail "not every survivor was told"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # lib.sh: what the WAN test drivers share (sourced; they run inside wan.sh, so WAN, WAN_STATE
 # and WAN_PEERS are set, and $bin is the directory of the test programs):
 #   start_store          wan_store in peer 0's namespace; sets STORE (address:port)

@@ -104,7 +104,7 @@ static void free_chunks(pipe_ *p) {
   }
 }
 
-/* Resets both sides (SO_LINGER 0 sends RST, as the far end's reset or refusal would). */
+/* Closes both sides and frees c; with reset, by RST (SO_LINGER 0), as a reset or refusal would. */
 static void conn_close(conn *c, bool reset) {
   struct linger lg = {1, 0};
   if (reset) {
