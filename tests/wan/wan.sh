@@ -30,7 +30,7 @@
 # ended and every namespace deleted (the veths and the bridge go with them); the exit code is
 # the driver's (124 when the deadline stopped it). Namespaces are named ternwan<pid>-*; a
 # harness that was SIGKILLed leaves them behind, and the next one sweeps them (their owner pid is
-# gone). Nothing is ever addressed outside 10.77.0.0/16 inside these namespaces. Needs root (exit
+# gone); its driver, out of reach, runs on until its deadline. Nothing is ever addressed outside 10.77.0.0/16 inside these namespaces. Needs root (exit
 # 77 without it: the tests count that as skipped), iproute2, nftables, iptables (its legacy
 # backend), util-linux and python3.
 set -euo pipefail
@@ -197,6 +197,8 @@ drop_ns() {
 teardown() {
   local rc=$?
   trap - EXIT INT TERM
+  # the driver runs as its own process group (timeout makes one): whatever it left running in
+  # this namespace goes too, even when the driver itself has ended
   [ -z "$driver" ] || kill -TERM -- "-$driver" 2>/dev/null || true
   for ns in $(ip netns list | awk -v p="$prefix-" 'index($1, p) == 1 { print $1 }'); do
     drop_ns "$ns"
@@ -304,5 +306,4 @@ timeout -k 5 "$deadline" "$@" &
 driver=$!
 rc=0
 wait "$driver" || rc=$?
-driver=""
 exit "$rc"
