@@ -29,8 +29,9 @@
 # When the driver ends (or the deadline, or SIGINT/SIGTERM), every process in the namespaces is
 # ended and every namespace deleted (the veths and the bridge go with them); the exit code is
 # the driver's (124 when the deadline stopped it). Namespaces are named ternwan<pid>-*; a
-# harness that was SIGKILLed leaves them behind, and the next one sweeps them (their owner pid is
-# gone); its driver, out of reach, runs on until its deadline. Nothing is ever addressed outside 10.77.0.0/16 inside these namespaces. Needs root (exit
+# harness that was SIGKILLed leaves them (and its state directory, /tmp/ternwan<pid>.*) behind,
+# and the next one sweeps them (their owner pid is gone); its driver, out of reach, runs on until
+# its deadline. Nothing is ever addressed outside 10.77.0.0/16 inside these namespaces. Needs root (exit
 # 77 without it: the tests count that as skipped), iproute2, nftables, iptables (its legacy
 # backend), util-linux and python3.
 set -euo pipefail
@@ -175,7 +176,7 @@ for tool in ip tc nft iptables-legacy unshare python3; do
 done
 
 prefix=ternwan$$
-WAN_STATE=$(mktemp -d /tmp/ternwan.XXXXXX)
+WAN_STATE=$(mktemp -d "/tmp/$prefix.XXXXXX")
 export WAN_STATE WAN="$here/wan.sh"
 echo "$prefix" >"$WAN_STATE/prefix"
 driver=""
@@ -215,12 +216,20 @@ trap teardown EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# Namespaces of harnesses that died without tearing down (their pid is gone).
+# Namespaces and state directories of harnesses that died without tearing down (their pid is
+# gone).
 sweep() {
+  local pid
   for ns in $(ip netns list | awk '$1 ~ /^ternwan[0-9]+-/ { print $1 }'); do
-    local pid=${ns#ternwan}
+    pid=${ns#ternwan}
     pid=${pid%%-*}
     kill -0 "$pid" 2>/dev/null || drop_ns "$ns"
+  done
+  for dir in /tmp/ternwan[0-9]*.*; do
+    [ -d "$dir" ] || continue
+    pid=${dir#/tmp/ternwan}
+    pid=${pid%%.*}
+    kill -0 "$pid" 2>/dev/null || rm -rf "$dir"
   done
 }
 
