@@ -29,7 +29,10 @@
 #define SLICE_MS 20
 #define MAX_POLL 256
 #define ALIVE_CHECK_NS 10000000ull
-#define CAUSE_WAIT_MS 200 /* how long a lost connection waits for the store to name the cause */
+/* How long a lost connection waits for the store to name the cause: the store waits 250 ms for
+ * `tern run` to say how a rank died, plus the way to each rank (about 100 ms across the WAN
+ * harness's links). The wait ends as soon as the notice comes. */
+#define CAUSE_WAIT_MS 600
 
 void comm_idle_reset(comm_idle_state *st) {
   st->idle_since_ns = 0;

@@ -10,6 +10,7 @@ static const struct {
   const char *summary;
 } simulators[] = {
     {"plan", cmd_sim_plan, "SCENARIO.json: the job queue of the geo planner, per policy"},
+    {"averaging", cmd_sim_averaging, "rounds of averaging to consensus while peers fail"},
     {NULL, NULL, NULL}, /* the simulators register here as they land */
 };
 
