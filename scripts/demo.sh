@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# demo.sh BUILD: the main job that `make demo` runs.
+# demo.sh BUILD: the main job that `make demo` runs: `tern demo` (tools/tern/demo.c; docs/DEMO.md
+# explains it).
 set -euo pipefail
 build=${1:-build}
-exec "$build/tern" run -n 4 -- "$build/tern" bench allreduce -b 8 -e 64M -f 4
+exec "$build/tern" demo

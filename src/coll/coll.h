@@ -85,4 +85,14 @@ void coll_engine_set_tuning(tern_comm *c, coll_tuning *t);
 /* The scratch buffer (TMP) for the running collective: at least bytes, kept between calls. */
 tern_status coll_engine_tmp(tern_comm *c, size_t bytes, char **out);
 
+/* What this rank's operations have moved since the communicator opened, for tools that report
+ * it (`tern demo`): payload bytes posted to peers (sent) and from them (received), and the
+ * algorithm each kind of collective ran last (AUTO before its first run). The executor writes
+ * them on whichever thread runs operations: read them when none is outstanding. */
+typedef struct coll_counters {
+  uint64_t bytes_sent, bytes_received;
+  coll_algo last_algo[COLL_NUM_KINDS];
+} coll_counters;
+coll_counters *coll_engine_counters(tern_comm *c);
+
 #endif /* TERN_COLL_COLL_H */

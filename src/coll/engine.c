@@ -40,7 +40,12 @@ struct coll_engine {
   coll_tuning tuning;
   bool tuned;
   coll_algo forced;
+  coll_counters counters;
 };
+
+coll_counters *coll_engine_counters(tern_comm *c) {
+  return &c->engine->counters;
+}
 
 void coll_engine_force(tern_comm *c, coll_algo algo) {
   c->engine->forced = algo;

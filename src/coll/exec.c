@@ -74,6 +74,7 @@ static tern_status build(tern_comm *c, tern_request *r) {
   if (rc != TERN_OK)
     return core_err_set(&c->err, rc, "building the %s schedule (%s, %d ranks, count %zu) failed",
                         coll_kind_name(r->args.kind), coll_algo_name(algo), c->size, r->args.count);
+  coll_engine_counters(c)->last_algo[r->args.kind] = algo;
   CORE_INFO("%s #%u: %zu elements of %s (%s), %s over %s, %d phases", coll_kind_name(r->args.kind),
             r->seq, r->args.count, tern_dtype_name(r->dt), tern_op_name(r->op),
             coll_algo_name(algo), transport_of(c), r->sched.nphases);
@@ -87,6 +88,13 @@ static tern_status reserve_xfers(tern_comm *c, tern_request *r, size_t n) {
   r->xfers = x;
   r->xfers_cap = n;
   return TERN_OK;
+}
+
+/* Posts x, counting its payload. */
+static tern_status post(tern_comm *c, net_xfer *x) {
+  coll_counters *k = coll_engine_counters(c);
+  *(x->is_send ? &k->bytes_sent : &k->bytes_received) += x->hdr.bytes;
+  return comm_post(c, x);
 }
 
 /* Progresses until every transfer in xs is complete. */
@@ -154,7 +162,7 @@ static tern_status run_phases(tern_comm *c, tern_request *r, char *const bufs[])
       if (x->is_send) x->src = bufs[st->buf] + st->off * esize;
       else x->dst = bufs[st->buf] + st->off * esize;
       if (x->reduce) x->src = bufs[st->src_buf] + st->src_off * esize;
-      if ((rc = comm_post(c, x)) != TERN_OK) return rc;
+      if ((rc = post(c, x)) != TERN_OK) return rc;
     }
     for (size_t i = begin; i < end; i++) {
       const coll_step *st = &s->steps[i];
@@ -217,7 +225,7 @@ static tern_status run_p2p(tern_comm *c, tern_request **reqs, int n) {
     CORE_INFO("%s #%u: %zu elements of %s %s rank %d over %s", send ? "send" : "recv", x->hdr.seq,
               r->args.count, tern_dtype_name(r->dt), send ? "to" : "from", r->peer,
               p->link == COMM_LINK_SHM ? "shm" : "tcp");
-    if ((rc = comm_post(c, x)) != TERN_OK) return rc;
+    if ((rc = post(c, x)) != TERN_OK) return rc;
   }
   return wait_all(c, first->xfers, (size_t)n);
 }

@@ -92,34 +92,25 @@ tern_status coll_sched_recv_reduce(coll_sched *s, int peer, coll_buf buf, size_t
   return append(s, &st);
 }
 
-tern_status coll_sched_copy(coll_sched *s, coll_buf buf, size_t off, coll_buf src, size_t src_off,
-                            size_t count) {
+/* A copy or a reduction: local steps, no peer. */
+static tern_status append_local(coll_sched *s, coll_step_kind kind, coll_buf buf, size_t off,
+                                coll_buf src, size_t src_off, size_t count) {
   map_buf(s, &buf, &off);
   map_buf(s, &src, &src_off);
-  if (count == 0 || (buf == src && off == src_off)) return s->status;
-  coll_step st = {.kind = COLL_STEP_COPY,
-                  .buf = buf,
-                  .src_buf = src,
-                  .peer = -1,
-                  .off = off,
-                  .src_off = src_off,
-                  .count = count};
+  if (count == 0 || (kind == COLL_STEP_COPY && buf == src && off == src_off)) return s->status;
+  coll_step st = {.kind = kind, .buf = buf, .src_buf = src, .peer = -1, .off = off,
+                  .src_off = src_off, .count = count};
   return append(s, &st);
+}
+
+tern_status coll_sched_copy(coll_sched *s, coll_buf buf, size_t off, coll_buf src, size_t src_off,
+                            size_t count) {
+  return append_local(s, COLL_STEP_COPY, buf, off, src, src_off, count);
 }
 
 tern_status coll_sched_reduce(coll_sched *s, coll_buf buf, size_t off, coll_buf src, size_t src_off,
                               size_t count) {
-  map_buf(s, &buf, &off);
-  map_buf(s, &src, &src_off);
-  if (count == 0) return s->status;
-  coll_step st = {.kind = COLL_STEP_REDUCE,
-                  .buf = buf,
-                  .src_buf = src,
-                  .peer = -1,
-                  .off = off,
-                  .src_off = src_off,
-                  .count = count};
-  return append(s, &st);
+  return append_local(s, COLL_STEP_REDUCE, buf, off, src, src_off, count);
 }
 
 void coll_sched_end_phase(coll_sched *s) {

@@ -12,6 +12,8 @@
  */
 #include "store.h"
 
+#include "core/bytes.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,32 +23,10 @@
  * an idle connection costs little whatever it once sent. */
 #define READER_KEEP 4096
 
-static void put16(uint8_t *p, uint16_t v) {
-  p[0] = (uint8_t)v;
-  p[1] = (uint8_t)(v >> 8);
-}
-static void put32(uint8_t *p, uint32_t v) {
-  for (int i = 0; i < 4; i++)
-    p[i] = (uint8_t)(v >> (8 * i));
-}
-static void put64(uint8_t *p, uint64_t v) {
-  for (int i = 0; i < 8; i++)
-    p[i] = (uint8_t)(v >> (8 * i));
-}
 /* memcpy with n == 0 and src NULL is undefined; an empty value may come as NULL */
 static void put_bytes(uint8_t *p, const void *src, size_t n) {
   if (n > 0) memcpy(p, src, n);
 }
-static uint16_t get16(const uint8_t *p) {
-  return (uint16_t)(p[0] | p[1] << 8);
-}
-static uint32_t get32(const uint8_t *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static uint64_t get64(const uint8_t *p) {
-  return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
 static bool has_key(store_msg_type t) {
   return t == STORE_SET || t == STORE_GET || t == STORE_ADD;
 }
@@ -108,37 +88,37 @@ size_t store_msg_encode(const store_msg *m, uint8_t *out, size_t cap) {
   if (n == 0 || n > cap) return 0;
   size_t len = n - 4;
   uint8_t *p = out;
-  put32(p, (uint32_t)len);
+  core_put32(p, (uint32_t)len);
   p[4] = (uint8_t)m->type;
   p += 5;
   if (has_key(m->type)) {
-    put16(p, (uint16_t)m->key_len);
+    core_put16(p, (uint16_t)m->key_len);
     memcpy(p + 2, m->key, m->key_len);
     p += 2 + m->key_len;
   }
   switch (m->type) {
   case STORE_SET:
-    put32(p, (uint32_t)m->value_len);
+    core_put32(p, (uint32_t)m->value_len);
     put_bytes(p + 4, m->value, m->value_len);
     break;
   case STORE_GET:
-    put32(p, (uint32_t)m->number);
+    core_put32(p, (uint32_t)m->number);
     break;
   case STORE_ADD:
   case STORE_COUNT:
-    put64(p, (uint64_t)m->number);
+    core_put64(p, (uint64_t)m->number);
     break;
   case STORE_VALUE:
-    put32(p, (uint32_t)m->value_len);
+    core_put32(p, (uint32_t)m->value_len);
     put_bytes(p + 4, m->value, m->value_len);
     break;
   case STORE_ERROR:
-    put16(p, (uint16_t)m->value_len);
+    core_put16(p, (uint16_t)m->value_len);
     put_bytes(p + 2, m->value, m->value_len);
     break;
   case STORE_NOTICE:
-    put32(p, (uint32_t)m->number);
-    put16(p + 4, (uint16_t)m->value_len);
+    core_put32(p, (uint32_t)m->number);
+    core_put16(p + 4, (uint16_t)m->value_len);
     put_bytes(p + 6, m->value, m->value_len);
     break;
   default:
@@ -165,7 +145,7 @@ static tern_status decode_key(const uint8_t **p, const uint8_t *end, store_msg *
                               core_err *err) {
   const uint8_t *l = take(p, end, 2);
   if (l == NULL) return bad(err, from, m, "too short for a key length");
-  m->key_len = get16(l);
+  m->key_len = core_get16(l);
   const uint8_t *k = take(p, end, m->key_len);
   if (k == NULL) return bad(err, from, m, "key length past the end of the frame");
   m->key = (const char *)k;
@@ -179,7 +159,7 @@ static tern_status decode_value(const uint8_t **p, const uint8_t *end, bool text
                                 const char *from, core_err *err) {
   const uint8_t *l = take(p, end, text ? 2 : 4);
   if (l == NULL) return bad(err, from, m, "too short for a value length");
-  m->value_len = text ? get16(l) : get32(l);
+  m->value_len = text ? core_get16(l) : core_get32(l);
   if (!text && m->value_len > STORE_MAX_VALUE) return bad(err, from, m, "value over 1 MiB");
   m->value = take(p, end, m->value_len);
   if (m->value == NULL) return bad(err, from, m, "value length past the end of the frame");
@@ -190,7 +170,7 @@ static tern_status decode_number(const uint8_t **p, const uint8_t *end, size_t w
                                  const char *from, core_err *err) {
   const uint8_t *n = take(p, end, width);
   if (n == NULL) return bad(err, from, m, "too short for its number");
-  m->number = width == 8 ? (int64_t)get64(n) : width == 4 ? (int64_t)get32(n) : 0;
+  m->number = width == 8 ? (int64_t)core_get64(n) : width == 4 ? (int64_t)core_get32(n) : 0;
   return TERN_OK;
 }
 
@@ -255,7 +235,7 @@ void store_reader_free(store_reader *r) {
 
 /* The length prefix is in: check it, then make room. */
 static tern_status on_length(store_reader *r, const char *from, core_err *err) {
-  uint32_t len = get32(r->hdr);
+  uint32_t len = core_get32(r->hdr);
   if (len == 0 || len > STORE_MAX_FRAME)
     return core_err_set(err, TERN_ERR_PROTOCOL,
                         "%s announced a frame of %u bytes (the limit is %u): refused", from, len,

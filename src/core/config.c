@@ -97,6 +97,7 @@ static void load(void) {
   config.timeout_s = 300;
   config.log_level = CORE_LOG_WARN;
   config.tcp_streams = 4;
+  config.shm_cma = true;
   if (sodium_init() < 0) complain("%s%s: libsodium failed to initialise", "", "");
 
   const char *v;
@@ -116,6 +117,11 @@ static void load(void) {
   if ((v = getenv("TERN_TCP_STREAMS")) && *v) {
     if (core_parse_int(v, 1, 16, &streams)) config.tcp_streams = (int)streams;
     else complain("%s='%s' is not a count from 1 to 16", "TERN_TCP_STREAMS", v);
+  }
+  long cma;
+  if ((v = getenv("TERN_SHM_CMA")) && *v) {
+    if (core_parse_int(v, 0, 1, &cma)) config.shm_cma = cma == 1;
+    else complain("%s='%s' is not 0 or 1", "TERN_SHM_CMA", v);
   }
   long hosts;
   if ((v = getenv("TERN_HOSTS")) && *v) {

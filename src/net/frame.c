@@ -7,45 +7,27 @@
  */
 #include "net/transport.h"
 
+#include "core/bytes.h"
+
 #include <string.h>
 
-static void put32(uint8_t *p, uint32_t v) {
-  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v) {
-  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; i++) v |= (uint32_t)p[i] << (8 * i);
-  return v;
-}
-
-static uint64_t get64(const uint8_t *p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
-  return v;
-}
-
 void net_frame_encode(const net_frame *f, uint8_t out[NET_FRAME_LEN]) {
-  put32(out, NET_FRAME_MAGIC);
+  core_put32(out, NET_FRAME_MAGIC);
   out[4] = f->msg.kind;
   out[5] = f->msg.dtype;
   out[6] = f->msg.op;
   out[7] = 0;
-  put32(out + 8, f->msg.seq);
-  put32(out + 12, (uint32_t)f->msg.root);
-  put64(out + 16, f->msg.count);
-  put64(out + 24, f->msg.bytes);
-  put64(out + 32, f->stripe_off);
-  put64(out + 40, f->stripe_len);
+  core_put32(out + 8, f->msg.seq);
+  core_put32(out + 12, (uint32_t)f->msg.root);
+  core_put64(out + 16, f->msg.count);
+  core_put64(out + 24, f->msg.bytes);
+  core_put64(out + 32, f->stripe_off);
+  core_put64(out + 40, f->stripe_len);
 }
 
 tern_status net_frame_decode(const uint8_t in[NET_FRAME_LEN], net_frame *f, const char *from,
                              core_err *err) {
-  uint32_t magic = get32(in);
+  uint32_t magic = core_get32(in);
   if (magic != NET_FRAME_MAGIC)
     return core_err_set(err, TERN_ERR_PROTOCOL,
                         "%s sent a frame with magic 0x%08x, not tern's 0x%08x", from, magic,
@@ -53,12 +35,12 @@ tern_status net_frame_decode(const uint8_t in[NET_FRAME_LEN], net_frame *f, cons
   f->msg.kind = in[4];
   f->msg.dtype = in[5];
   f->msg.op = in[6];
-  f->msg.seq = get32(in + 8);
-  f->msg.root = (int32_t)get32(in + 12);
-  f->msg.count = get64(in + 16);
-  f->msg.bytes = get64(in + 24);
-  f->stripe_off = get64(in + 32);
-  f->stripe_len = get64(in + 40);
+  f->msg.seq = core_get32(in + 8);
+  f->msg.root = (int32_t)core_get32(in + 12);
+  f->msg.count = core_get64(in + 16);
+  f->msg.bytes = core_get64(in + 24);
+  f->stripe_off = core_get64(in + 32);
+  f->stripe_len = core_get64(in + 40);
   if (in[7] != 0 || (f->msg.kind >= 7 && f->msg.kind != NET_KIND_P2P) ||
       !core_dtype_valid(f->msg.dtype) || !core_op_valid(f->msg.op))
     return core_err_set(err, TERN_ERR_PROTOCOL,

@@ -16,6 +16,8 @@
  */
 #include "net.h"
 
+#include "core/bytes.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <sodium.h>
@@ -26,32 +28,17 @@ enum { HS_HELLO, HS_MAC, HS_FLUSH, HS_DONE, HS_FAILED };
 
 static const uint8_t magic[4] = {'T', 'E', 'R', 'N'};
 
-static void put16(uint8_t *p, uint16_t v) {
-  p[0] = (uint8_t)v;
-  p[1] = (uint8_t)(v >> 8);
-}
-static void put32(uint8_t *p, uint32_t v) {
-  for (int i = 0; i < 4; i++)
-    p[i] = (uint8_t)(v >> (8 * i));
-}
-static uint16_t get16(const uint8_t *p) {
-  return (uint16_t)(p[0] | p[1] << 8);
-}
-static uint32_t get32(const uint8_t *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 void net_hello_encode(const net_hello *h, uint8_t out[NET_HELLO_LEN]) {
   memset(out, 0, NET_HELLO_LEN);
   memcpy(out, magic, 4);
-  put16(out + 4, NET_PROTOCOL_VERSION);
+  core_put16(out + 4, NET_PROTOCOL_VERSION);
   out[6] = h->role;
   out[7] = h->keyed ? 1 : 0;
   memcpy(out + 8, h->run_id, 16);
-  put32(out + 24, (uint32_t)h->rank);
-  put32(out + 28, (uint32_t)h->size);
-  put16(out + 32, h->stream);
-  put16(out + 34, h->nstreams);
+  core_put32(out + 24, (uint32_t)h->rank);
+  core_put32(out + 28, (uint32_t)h->size);
+  core_put16(out + 32, h->stream);
+  core_put16(out + 34, h->nstreams);
   memcpy(out + 40, h->nonce, 32);
 }
 
@@ -62,7 +49,7 @@ tern_status net_hello_decode(const uint8_t in[NET_HELLO_LEN], net_hello *h, cons
                         "%s is not a tern peer (its first bytes are %02x %02x %02x %02x, not "
                         "\"TERN\")",
                         from, in[0], in[1], in[2], in[3]);
-  unsigned version = get16(in + 4);
+  unsigned version = core_get16(in + 4);
   if (version != NET_PROTOCOL_VERSION)
     return core_err_set(err, TERN_ERR_PROTOCOL,
                         "%s speaks tern protocol version %u, this build speaks %d", from, version,
@@ -70,17 +57,17 @@ tern_status net_hello_decode(const uint8_t in[NET_HELLO_LEN], net_hello *h, cons
   if (in[6] < NET_ROLE_RANK || in[6] > NET_ROLE_STORE_SERVER)
     return core_err_set(err, TERN_ERR_PROTOCOL, "%s sent a hello with unknown role %u", from,
                         in[6]);
-  if (in[7] > 1 || get32(in + 36) != 0)
+  if (in[7] > 1 || core_get32(in + 36) != 0)
     return core_err_set(err, TERN_ERR_PROTOCOL,
                         "%s sent a hello with reserved bits set (flags 0x%02x)", from, in[7]);
-  int32_t rank = (int32_t)get32(in + 24), size = (int32_t)get32(in + 28);
+  int32_t rank = (int32_t)core_get32(in + 24), size = (int32_t)core_get32(in + 28);
   if (size < 0 || size > NET_MAX_RANKS)
     return core_err_set(err, TERN_ERR_PROTOCOL, "%s sent a hello with world size %d", from,
                         (int)size);
   if (rank < -1 || rank >= (size > 0 ? size : NET_MAX_RANKS))
     return core_err_set(err, TERN_ERR_PROTOCOL, "%s sent a hello with rank %d of size %d", from,
                         (int)rank, (int)size);
-  uint16_t stream = get16(in + 32), nstreams = get16(in + 34);
+  uint16_t stream = core_get16(in + 32), nstreams = core_get16(in + 34);
   if (nstreams < 1 || nstreams > NET_MAX_STREAMS || stream >= nstreams)
     return core_err_set(err, TERN_ERR_PROTOCOL, "%s sent a hello with stream %u of %u", from,
                         stream, nstreams);

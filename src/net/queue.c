@@ -1,22 +1,29 @@
-/* queue.c: the FIFO of transfers per peer and direction. It grows by doubling and never
- * shrinks, so a warm communicator queues without allocating. */
+/* queue.c: the FIFO of transfers per peer and direction (and of stripes per TCP stream): a ring
+ * of fixed-size items that grows by doubling and never shrinks, so a warm communicator queues
+ * without allocating. */
 #include "net/transport.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-tern_status net_queue_push(net_queue *q, void *item) {
+void net_queue_init(net_queue *q, size_t esize) {
+  memset(q, 0, sizeof *q);
+  q->esize = esize;
+}
+
+tern_status net_queue_push(net_queue *q, const void *item) {
   if (q->len == q->cap) {
     size_t cap = q->cap ? 2 * q->cap : 16;
-    void **items = malloc(cap * sizeof *items);
+    char *items = malloc(cap * q->esize);
     if (items == NULL) return TERN_ERR_NOMEM;
-    for (size_t i = 0; i < q->len; i++) items[i] = q->items[(q->head + i) % q->cap];
+    for (size_t i = 0; i < q->len; i++)
+      memcpy(items + i * q->esize, q->items + ((q->head + i) % q->cap) * q->esize, q->esize);
     free(q->items);
     q->items = items;
     q->cap = cap;
     q->head = 0;
   }
-  q->items[(q->head + q->len) % q->cap] = item;
+  memcpy(q->items + ((q->head + q->len) % q->cap) * q->esize, item, q->esize);
   q->len++;
   return TERN_OK;
 }
@@ -29,5 +36,5 @@ void net_queue_pop(net_queue *q) {
 
 void net_queue_free(net_queue *q) {
   free(q->items);
-  memset(q, 0, sizeof *q);
+  net_queue_init(q, q->esize);
 }

@@ -26,14 +26,9 @@ typedef struct stripe {
   uint64_t off, len;
 } stripe;
 
-typedef struct stripe_ring {
-  stripe *items;
-  size_t head, len, cap;
-} stripe_ring;
-
 struct net_tcp_stream {
   int fd;
-  stripe_ring sendq, recvq;
+  net_queue sendq, recvq; /* of stripes */
   uint8_t send_frame[NET_FRAME_LEN];
   size_t sent; /* bytes of frame + payload sent for the head send stripe */
   uint8_t recv_frame[NET_FRAME_LEN];
@@ -44,31 +39,6 @@ struct net_tcp_stream {
   size_t bounce_have; /* bytes in bounce not reduced yet */
 };
 
-static tern_status ring_push(stripe_ring *r, stripe s) {
-  if (r->len == r->cap) {
-    size_t cap = r->cap ? 2 * r->cap : 8;
-    stripe *items = malloc(cap * sizeof *items);
-    if (items == NULL) return TERN_ERR_NOMEM;
-    for (size_t i = 0; i < r->len; i++) items[i] = r->items[(r->head + i) % r->cap];
-    free(r->items);
-    r->items = items;
-    r->cap = cap;
-    r->head = 0;
-  }
-  r->items[(r->head + r->len) % r->cap] = s;
-  r->len++;
-  return TERN_OK;
-}
-
-static stripe *ring_head(stripe_ring *r) {
-  return r->len ? &r->items[r->head] : NULL;
-}
-
-static void ring_pop(stripe_ring *r) {
-  r->head = (r->head + 1) % r->cap;
-  r->len--;
-}
-
 tern_status net_tcp_chan_init(net_tcp_chan *ch, int peer, const int *fds, int nstreams,
                               const char *what, core_err *err) {
   memset(ch, 0, sizeof *ch);
@@ -77,7 +47,11 @@ tern_status net_tcp_chan_init(net_tcp_chan *ch, int peer, const int *fds, int ns
   ch->streams = calloc((size_t)nstreams, sizeof *ch->streams);
   if (ch->streams == NULL) return core_err_set(err, TERN_ERR_NOMEM, "no memory for %s", what);
   ch->nstreams = nstreams;
-  for (int i = 0; i < nstreams; i++) ch->streams[i].fd = fds[i];
+  for (int i = 0; i < nstreams; i++) {
+    ch->streams[i].fd = fds[i];
+    net_queue_init(&ch->streams[i].sendq, sizeof(stripe));
+    net_queue_init(&ch->streams[i].recvq, sizeof(stripe));
+  }
   return TERN_OK;
 }
 
@@ -85,8 +59,8 @@ void net_tcp_chan_close(net_tcp_chan *ch) {
   for (int i = 0; i < ch->nstreams; i++) {
     net_tcp_stream *s = &ch->streams[i];
     if (s->fd >= 0) close(s->fd);
-    free(s->sendq.items);
-    free(s->recvq.items);
+    net_queue_free(&s->sendq);
+    net_queue_free(&s->recvq);
     free(s->bounce);
   }
   free(ch->streams);
@@ -110,7 +84,8 @@ tern_status net_tcp_post(net_tcp_chan *ch, net_xfer *x, core_err *err) {
     uint64_t from = i == 0 ? 0 : (bytes * (uint64_t)i / (uint64_t)nstripes) & ~4095ull;
     uint64_t to = i == nstripes - 1 ? bytes : (bytes * (uint64_t)(i + 1) / (uint64_t)nstripes) & ~4095ull;
     net_tcp_stream *s = &ch->streams[i];
-    if (ring_push(x->is_send ? &s->sendq : &s->recvq, (stripe){x, from, to - from}) != TERN_OK)
+    stripe st = {x, from, to - from};
+    if (net_queue_push(x->is_send ? &s->sendq : &s->recvq, &st) != TERN_OK)
       return core_err_set(err, TERN_ERR_NOMEM, "no memory to queue a message for %s", ch->what);
   }
   return TERN_OK;
@@ -129,7 +104,7 @@ static tern_status io_error(net_tcp_chan *ch, int errnum, const char *doing, cor
 
 static tern_status send_some(net_tcp_chan *ch, net_tcp_stream *s, bool *moved, core_err *err) {
   stripe *st;
-  while ((st = ring_head(&s->sendq)) != NULL) {
+  while ((st = net_queue_peek(&s->sendq)) != NULL) {
     net_xfer *x = st->x;
     if (s->sent == 0) {
       net_frame f = {x->hdr, st->off, st->len};
@@ -155,7 +130,7 @@ static tern_status send_some(net_tcp_chan *ch, net_tcp_stream *s, bool *moved, c
       *moved = true;
     }
     s->sent = 0;
-    ring_pop(&s->sendq);
+    net_queue_pop(&s->sendq);
     stripe_done(x);
   }
   return TERN_OK;
@@ -193,7 +168,7 @@ static void reduce_bounce(net_tcp_stream *s, const stripe *st, bool all) {
 
 static tern_status recv_some(net_tcp_chan *ch, net_tcp_stream *s, bool *moved, core_err *err) {
   stripe *st;
-  while ((st = ring_head(&s->recvq)) != NULL) {
+  while ((st = net_queue_peek(&s->recvq)) != NULL) {
     net_xfer *x = st->x;
     if (x->reduce && s->bounce == NULL && (s->bounce = malloc(NET_BOUNCE_BYTES)) == NULL)
       return core_err_set(err, TERN_ERR_NOMEM, "no memory for a receive buffer (%s)", ch->what);
@@ -240,7 +215,7 @@ static tern_status recv_some(net_tcp_chan *ch, net_tcp_stream *s, bool *moved, c
     if (x->reduce) reduce_bounce(s, st, true);
     s->frame_got = 0;
     s->got = s->reduced = 0;
-    ring_pop(&s->recvq);
+    net_queue_pop(&s->recvq);
     stripe_done(x);
   }
   return TERN_OK;

@@ -66,15 +66,17 @@ typedef struct net_xfer {
   bool complete;
 } net_xfer;
 
-/* A small FIFO of transfers, grown once and kept (no allocation when warm). */
+/* A small FIFO of fixed-size items (transfers, stripes), grown by doubling and kept: no
+ * allocation once warm. */
 typedef struct net_queue {
-  void **items;
-  size_t head, len, cap;
+  char *items;
+  size_t esize, head, len, cap;
 } net_queue;
 
-tern_status net_queue_push(net_queue *q, void *item);
+void net_queue_init(net_queue *q, size_t esize);
+tern_status net_queue_push(net_queue *q, const void *item);
 static inline void *net_queue_peek(const net_queue *q) {
-  return q->len ? q->items[q->head] : NULL;
+  return q->len ? q->items + q->head * q->esize : NULL;
 }
 void net_queue_pop(net_queue *q);
 void net_queue_free(net_queue *q);

@@ -17,6 +17,7 @@
 #include "tern.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,7 @@ typedef struct rank_thread {
   tern_comm *comm;
   tern_status init_rc, rc;
   float result[64];
-  int delay_ms; /* before init */
+  _Atomic int *hold; /* when set, init waits until *hold is 0 (the test has done its part) */
   bool skip_allreduce;
 } rank_thread;
 
@@ -58,7 +59,7 @@ static void set_env(const char *transport, const char *timeout) {
 
 static void *rank_main(void *arg) {
   rank_thread *rt = arg;
-  if (rt->delay_ms) usleep((useconds_t)rt->delay_ms * 1000);
+  while (rt->hold && atomic_load(rt->hold)) usleep(1000);
   rt->init_rc = tern_comm_init(&rt->comm, rt->rank, rt->size, rt->store);
   if (rt->init_rc != TERN_OK || rt->skip_allreduce) return NULL;
   float mine[64];
@@ -221,8 +222,9 @@ static void strangers_at_start_up(void **state) {
   for (int t = 0; t < 2; t++) {
     set_env(transports[t], "30");
     start_store(2);
+    _Atomic int hold = 1; /* rank 1 joins once the strangers have had their go */
     rank_thread rts[2] = {{.rank = 0, .size = 2, .store = store_addr},
-                          {.rank = 1, .size = 2, .store = store_addr, .delay_ms = 1500}};
+                          {.rank = 1, .size = 2, .store = store_addr, .hold = &hold}};
     pthread_create(&rts[0].t, NULL, rank_main, &rts[0]);
     pthread_create(&rts[1].t, NULL, rank_main, &rts[1]);
     int port = rank0_port();
@@ -236,6 +238,8 @@ static void strangers_at_start_up(void **state) {
     uint8_t wire[NET_HELLO_LEN];
     net_hello_encode(&h, wire);
     assert_int_equal(write(fds[2], wire, sizeof wire), (ssize_t)sizeof wire);
+    usleep(200000); /* let rank 0 read them while it still waits for rank 1 */
+    atomic_store(&hold, 0);
     pthread_join(rts[0].t, NULL);
     pthread_join(rts[1].t, NULL);
     check_sums(rts, 2);
@@ -243,6 +247,28 @@ static void strangers_at_start_up(void **state) {
     destroy_all(rts, 2);
     stop_store();
   }
+}
+
+/* A stranger that knows the run id (but not the key, or a wrong one) tries a rank's port. */
+typedef struct stranger {
+  pthread_t t;
+  int port;
+  const uint8_t *key;
+  tern_status rc;
+  core_err err;
+} stranger;
+
+static void *stranger_main(void *arg) {
+  stranger *s = arg;
+  int fd;
+  s->rc = net_connect("127.0.0.1", s->port, core_deadline_after(5), &fd, &s->err);
+  if (s->rc != TERN_OK) return NULL;
+  net_hello h = {.role = NET_ROLE_RANK, .rank = 1, .size = 2, .stream = 0, .nstreams = 4};
+  memcpy(h.run_id, test_run, 16);
+  net_hello theirs;
+  s->rc = net_handshake_run(fd, &h, &theirs, s->key, core_deadline_after(10), &s->err);
+  close(fd);
+  return NULL;
 }
 
 /* With TERN_KEY, a rank without the key is refused by the store, and strangers that know the
@@ -254,30 +280,35 @@ static void key_refuses_the_keyless(void **state) {
   start_store(2);
   uint8_t wrong_key[32];
   memset(wrong_key, 0x42, sizeof wrong_key);
+  _Atomic int hold = 1;
   rank_thread rts[2] = {{.rank = 0, .size = 2, .store = store_addr},
-                        {.rank = 1, .size = 2, .store = store_addr, .delay_ms = 800}};
+                        {.rank = 1, .size = 2, .store = store_addr, .hold = &hold}};
   pthread_create(&rts[0].t, NULL, rank_main, &rts[0]);
   pthread_create(&rts[1].t, NULL, rank_main, &rts[1]);
   int port = rank0_port();
+  stranger st[2] = {{.port = port, .key = NULL}, {.port = port, .key = wrong_key}};
+  for (int k = 0; k < 2; k++) pthread_create(&st[k].t, NULL, stranger_main, &st[k]);
+  usleep(100000); /* both in rank 0's backlog before rank 1 lets start-up go on */
+  atomic_store(&hold, 0);
   for (int k = 0; k < 2; k++) {
-    int fd;
-    assert_int_equal(net_connect("127.0.0.1", port, core_deadline_after(5), &fd, NULL), TERN_OK);
-    net_hello h = {.role = NET_ROLE_RANK, .rank = 1, .size = 2, .stream = 0, .nstreams = 4};
-    memcpy(h.run_id, test_run, 16);
-    net_hello theirs;
-    core_err err = {0};
-    tern_status rc = net_handshake_run(fd, &h, &theirs, k ? wrong_key : NULL,
-                                       core_deadline_after(5), &err);
-    if (rc != TERN_ERR_AUTH) fail_msg("a stranger %s got %d: %s", k ? "with a wrong key" : "without a key", rc, err.msg);
-    close(fd);
+    pthread_join(st[k].t, NULL);
+    if (st[k].rc != TERN_ERR_AUTH)
+      fail_msg("a stranger %s got %d: %s", k ? "with a wrong key" : "without a key", st[k].rc,
+               st[k].err.msg);
   }
   pthread_join(rts[0].t, NULL);
   pthread_join(rts[1].t, NULL);
   check_sums(rts, 2);
   destroy_all(rts, 2);
-  /* a rank whose configuration has no key cannot even join */
+  stop_store();
+  /* a rank whose configuration has no key cannot even join (the configuration is reloaded only
+   * while no other thread runs) */
+  uint8_t key[32];
+  memcpy(key, core_config_get()->key, sizeof key);
   unsetenv("TERN_KEY");
   core_config_reload();
+  assert_int_equal(store_server_start(&server, "127.0.0.1", 0, 2, test_run, key, NULL), TERN_OK);
+  snprintf(store_addr, sizeof store_addr, "%s", store_server_addr(server));
   tern_comm *c = NULL;
   assert_int_equal(tern_comm_init(&c, 1, 2, store_addr), TERN_ERR_AUTH);
   assert_null(c);

@@ -16,6 +16,7 @@ static const struct {
     {"tune", cmd_tune, "tune [--budget S] [--ns 2,4] [-o FILE]: measure, fit, write the tuning file"},
     {"sim", cmd_sim, "sim WHAT ...: the simulators"},
     {"plan", cmd_plan, "plan SCENARIO.json: place training jobs across regions (geo planner)"},
+    {"demo", cmd_demo, "demo [-n N] [--epochs E]: ranks train a model with tern, live"},
 };
 
 int cmd_usage_error(const char *sub, const char *fmt, ...) {

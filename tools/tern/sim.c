@@ -11,6 +11,7 @@ static const struct {
 } simulators[] = {
     {"coll", cmd_sim_coll, "COLL ...: tern's schedules on a simulated cluster (SimGrid)"},
     {"plan", cmd_sim_plan, "SCENARIO.json: the job queue of the geo planner, per policy"},
+    {"averaging", cmd_sim_averaging, "rounds of averaging to consensus while peers fail"},
     {NULL, NULL, NULL}, /* the simulators register here as they land */
 };
 

@@ -1,0 +1,294 @@
+"""tern: collectives for deep-learning training, from Python (a ctypes binding over libtern).
+
+    import numpy as np, tern
+    comm = tern.init()                 # rank, size, store from the environment (tern run, torchrun)
+    x = np.ones(1024, dtype=np.float32)
+    comm.allreduce(x)                  # in place: x is now the sum over ranks
+    req = comm.iallreduce(x, op=tern.AVG)
+    ...                                # compute while it moves
+    req.wait()
+
+Buffers are numpy arrays or CPU torch tensors, C-contiguous, of float32, float64, float16,
+bfloat16 (torch only), int8, uint8, int32 or int64. Calls follow NCCL's semantics: counts come
+from the arrays, `out` defaults to in place (allreduce, broadcast) or to a new array
+(reduce_scatter, allgather). Every failure tern reports raises TernError, whose message is
+tern's own (the operation, the peer, the cause) and whose `status` is the tern_status; after one,
+the communicator is broken and every later call raises the first error again. Arguments that
+cannot describe a valid call (wrong sizes, unsupported dtypes) raise ValueError or TypeError
+before anything is sent. A communicator is used by one thread at a time; tern.ddp holds the
+PyTorch DDP communication hook.
+"""
+
+import ctypes
+
+from . import _lib
+
+__all__ = ["init", "Comm", "Request", "TernError", "SUM", "PROD", "MIN", "MAX", "AVG",
+           "version", "library_path"]
+
+SUM, PROD, MIN, MAX, AVG = range(5)
+_ERR_ABORTED = 8  # tern_status TERN_ERR_ABORTED
+_OPS = {"sum": SUM, "prod": PROD, "min": MIN, "max": MAX, "avg": AVG}
+_F32, _F64, _F16, _BF16, _I8, _U8, _I32, _I64 = range(8)
+_NUMPY_DTYPES = {"float32": _F32, "float64": _F64, "float16": _F16, "int8": _I8, "uint8": _U8,
+                 "int32": _I32, "int64": _I64}
+_TORCH_DTYPES = {"float32": _F32, "float64": _F64, "float16": _F16, "bfloat16": _BF16,
+                 "int8": _I8, "uint8": _U8, "int32": _I32, "int64": _I64}
+
+library_path = _lib.path
+
+
+def version():
+    """libtern's version, "0.1.0"."""
+    return _lib.lib.tern_version_str().decode()
+
+
+class TernError(RuntimeError):
+    """A failure tern reported. `status` is the tern_status (an int), `status_name` its name
+    ("TERN_ERR_PEER_LOST"), `detail` tern_comm_last_error's text."""
+
+    def __init__(self, what, status, detail):
+        self.status = status
+        self.status_name = _lib.lib.tern_status_str(status).decode().split(":")[0]
+        self.detail = detail
+        super().__init__(f"{what}: {_lib.lib.tern_status_str(status).decode()}"
+                         + (f" ({detail})" if detail else ""))
+
+
+class _Buf:
+    """One array seen as (address, element count, tern dtype), holding a reference to it."""
+    __slots__ = ("obj", "ptr", "count", "dtype")
+
+    def __init__(self, obj, what):
+        kind = type(obj).__module__.split(".")[0]
+        if kind == "numpy":
+            if not obj.flags.c_contiguous:
+                raise ValueError(f"{what}: the numpy array must be C-contiguous")
+            table, name, self.ptr = _NUMPY_DTYPES, obj.dtype.name, obj.ctypes.data
+            self.count = obj.size
+        elif kind == "torch":
+            if obj.device.type != "cpu":
+                raise ValueError(f"{what}: tern moves CPU tensors; this one is on {obj.device}")
+            if not obj.is_contiguous():
+                raise ValueError(f"{what}: the tensor must be contiguous")
+            table, name, self.ptr = _TORCH_DTYPES, str(obj.dtype).split(".")[-1], obj.data_ptr()
+            self.count = obj.numel()
+        else:
+            raise TypeError(f"{what}: want a numpy array or a torch tensor, not {type(obj).__name__}")
+        if name not in table:
+            raise TypeError(f"{what}: dtype {name} is not one tern reduces "
+                            f"({', '.join(sorted(table))})")
+        self.obj, self.dtype = obj, table[name]
+
+
+def _empty_like(buf, count):
+    """A new array of count elements of buf's kind and dtype."""
+    x = buf.obj
+    if type(x).__module__.split(".")[0] == "numpy":
+        import numpy
+        return numpy.empty(count, dtype=x.dtype)
+    import torch
+    return torch.empty(count, dtype=x.dtype)
+
+
+def _op(op):
+    if isinstance(op, str):
+        if op.lower() not in _OPS:
+            raise ValueError(f"op '{op}': want one of {', '.join(_OPS)}")
+        return _OPS[op.lower()]
+    if op not in range(5):
+        raise ValueError(f"op {op}: want tern.SUM, PROD, MIN, MAX or AVG")
+    return op
+
+
+class Request:
+    """One outstanding nonblocking operation. wait() returns its result (the output array) or
+    raises TernError; test() says whether it has completed. The arrays stay referenced until
+    then, so they cannot be freed under tern."""
+
+    def __init__(self, comm, handle, result, keep, what):
+        self._comm, self._handle, self._result, self._keep, self._what = comm, handle, result, keep, what
+        self._error = None
+        comm._pending[id(self)] = self
+
+    def _finish(self, rc):
+        self._handle = None
+        self._comm._pending.pop(id(self), None)
+        self._keep = None
+        if rc != 0:
+            self._error = self._comm._error(self._what, rc)
+
+    def wait(self):
+        """Blocks until the operation completes (TERN_TIMEOUT bounds it); returns its result."""
+        if self._handle is not None:
+            self._finish(_lib.lib.tern_wait(self._handle))
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+    def test(self):
+        """True once the operation has completed (then wait() returns at once)."""
+        if self._handle is None:
+            return True
+        done = ctypes.c_int(0)
+        rc = _lib.lib.tern_test(self._handle, ctypes.byref(done))
+        if done.value or rc != 0:
+            self._finish(rc)
+            return True
+        return False
+
+
+class Comm:
+    """A member of a group of ranks. Comm() joins from the environment, as tern.init() does;
+    Comm(rank, size, "host:port") joins explicitly (rank 0 serves the store when nothing
+    listens there)."""
+
+    def __init__(self, rank=None, size=None, store=None):
+        handle = ctypes.c_void_p()
+        self._pending = {}
+        self._h = None
+        if rank is None:
+            rc = _lib.lib.tern_comm_init_env(ctypes.byref(handle))
+        else:
+            rc = _lib.lib.tern_comm_init(ctypes.byref(handle), rank, size, store.encode())
+        if rc != 0:
+            raise TernError("joining the group", rc, _lib.lib.tern_comm_last_error(None).decode())
+        self._h = handle
+        self.rank = _lib.lib.tern_comm_rank(handle)
+        self.size = _lib.lib.tern_comm_size(handle)
+
+    def _error(self, what, rc):
+        detail = _lib.lib.tern_comm_last_error(self._h) if self._h else b""
+        return TernError(what, rc, detail.decode(errors="replace"))
+
+    def _handle(self):
+        if self._h is None:
+            raise ValueError("tern: the communicator is closed")
+        return self._h
+
+    def _call(self, what, fn, args, result, keep, blocking):
+        h = self._handle()
+        if blocking:
+            rc = fn(h, *args)
+            if rc != 0:
+                raise self._error(what, rc)
+            return result
+        req = ctypes.c_void_p()
+        rc = fn(h, *args, ctypes.byref(req))
+        if rc != 0:
+            raise self._error(what, rc)
+        return Request(self, req, result, keep, what)
+
+    # ---- the collectives: each has a blocking form and an i-form that returns a Request ----
+
+    def _allreduce(self, x, op, out, blocking):
+        s = _Buf(x, "allreduce")
+        r = s if out is None or out is x else _Buf(out, "allreduce out")
+        if r.count != s.count or r.dtype != s.dtype:
+            raise ValueError(f"allreduce: out must hold {s.count} elements of x's dtype")
+        fn = _lib.lib.tern_allreduce if blocking else _lib.lib.tern_iallreduce
+        return self._call("allreduce", fn, (s.ptr, r.ptr, s.count, s.dtype, _op(op)), r.obj,
+                          (s, r), blocking)
+
+    def allreduce(self, x, op=SUM, out=None):
+        """out[i] = op over ranks of x[i]; in place when out is None. Returns out."""
+        return self._allreduce(x, op, out, True)
+
+    def iallreduce(self, x, op=SUM, out=None):
+        return self._allreduce(x, op, out, False)
+
+    def _reduce_scatter(self, x, op, out, blocking):
+        s = _Buf(x, "reduce_scatter")
+        if s.count % self.size:
+            raise ValueError(f"reduce_scatter: x has {s.count} elements, not a multiple of "
+                             f"{self.size} ranks")
+        n = s.count // self.size
+        r = _Buf(_empty_like(s, n) if out is None else out, "reduce_scatter out")
+        if r.count != n or r.dtype != s.dtype:
+            raise ValueError(f"reduce_scatter: out must hold {n} elements of x's dtype")
+        fn = _lib.lib.tern_reduce_scatter if blocking else _lib.lib.tern_ireduce_scatter
+        return self._call("reduce_scatter", fn, (s.ptr, r.ptr, n, s.dtype, _op(op)), r.obj,
+                          (s, r), blocking)
+
+    def reduce_scatter(self, x, op=SUM, out=None):
+        """This rank's block (x.size / size elements) of the reduction of x over ranks."""
+        return self._reduce_scatter(x, op, out, True)
+
+    def ireduce_scatter(self, x, op=SUM, out=None):
+        return self._reduce_scatter(x, op, out, False)
+
+    def _allgather(self, x, out, blocking):
+        s = _Buf(x, "allgather")
+        r = _Buf(_empty_like(s, s.count * self.size) if out is None else out, "allgather out")
+        if r.count != s.count * self.size or r.dtype != s.dtype:
+            raise ValueError(f"allgather: out must hold {s.count * self.size} elements of x's dtype")
+        fn = _lib.lib.tern_allgather if blocking else _lib.lib.tern_iallgather
+        return self._call("allgather", fn, (s.ptr, r.ptr, s.count, s.dtype), r.obj, (s, r),
+                          blocking)
+
+    def allgather(self, x, out=None):
+        """Every rank's x, rank by rank, in one flat array of size * x.size elements."""
+        return self._allgather(x, out, True)
+
+    def iallgather(self, x, out=None):
+        return self._allgather(x, out, False)
+
+    def _broadcast(self, x, root, out, blocking):
+        s = _Buf(x, "broadcast")
+        r = s if out is None or out is x else _Buf(out, "broadcast out")
+        if r.count != s.count or r.dtype != s.dtype:
+            raise ValueError(f"broadcast: out must hold {s.count} elements of x's dtype")
+        fn = _lib.lib.tern_broadcast if blocking else _lib.lib.tern_ibroadcast
+        return self._call("broadcast", fn, (s.ptr, r.ptr, s.count, s.dtype, root), r.obj,
+                          (s, r), blocking)
+
+    def broadcast(self, x, root=0, out=None):
+        """root's x reaches every rank's out (x itself when out is None). Returns out."""
+        return self._broadcast(x, root, out, True)
+
+    def ibroadcast(self, x, root=0, out=None):
+        return self._broadcast(x, root, out, False)
+
+    def barrier(self):
+        """Returns once every rank has entered it."""
+        return self._call("barrier", _lib.lib.tern_barrier, (), None, (), True)
+
+    def ibarrier(self):
+        return self._call("barrier", _lib.lib.tern_ibarrier, (), None, (), False)
+
+    # ---- life ----
+
+    def abort(self):
+        """Ends every operation in progress, from any thread: waiters raise TernError
+        (TERN_ERR_ABORTED) and the peers see this rank leave."""
+        if self._h is not None:
+            _lib.lib.tern_comm_abort(self._h)
+
+    def close(self):
+        """Leaves the group. Outstanding requests are cancelled: their wait() raises."""
+        if self._h is None:
+            return
+        for req in list(self._pending.values()):
+            req._handle, req._keep = None, None
+            req._error = TernError(req._what, _ERR_ABORTED, "the communicator was closed first")
+        self._pending.clear()
+        _lib.lib.tern_comm_destroy(self._h)
+        self._h = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+    def __repr__(self):
+        return f"<tern.Comm rank {self.rank} of {self.size}>" if self._h else "<tern.Comm closed>"
+
+
+def init():
+    """Joins the group the environment describes (TERN_RANK, TERN_WORLD_SIZE, TERN_STORE as
+    `tern run` sets them, or torchrun's, Open MPI's, MPICH's or Slurm's variables)."""
+    return Comm()

@@ -1,0 +1,74 @@
+"""_lib.py: finds libtern.so and declares the C functions tern's Python binding calls.
+
+Where it looks, in order: the file named by TERN_LIBRARY; the build tree this package sits in
+(python/tern/ -> build/libtern.so, for a checkout); the install this package sits in
+(<prefix>/lib/python3.X/dist-packages/tern/ -> <prefix>/lib/libtern.so.0); then the system's
+loader path (libtern.so.0, as after `make install` to /usr/local). The first that loads wins.
+ctypes releases the GIL around every call, so a rank blocked in tern never stalls other Python
+threads.
+"""
+
+import ctypes
+import os
+
+_here = os.path.dirname(os.path.abspath(__file__))
+
+
+def _candidates():
+    env = os.environ.get("TERN_LIBRARY")
+    if env:
+        return [env]
+    return [
+        os.path.join(_here, "..", "..", "build", "libtern.so"),
+        os.path.join(_here, "..", "..", "..", "libtern.so.0"),
+        "libtern.so.0",
+    ]
+
+
+def _load():
+    tried = []
+    for path in _candidates():
+        if os.path.sep in path and not os.path.exists(path):
+            tried.append(path + " (no such file)")
+            continue
+        try:
+            return ctypes.CDLL(os.path.normpath(path) if os.path.sep in path else path), path
+        except OSError as e:
+            tried.append(f"{path} ({e})")
+    raise ImportError("tern: cannot load libtern: tried " + "; ".join(tried) +
+                      ". Build it (make), install it (make install), or set TERN_LIBRARY.")
+
+
+lib, path = _load()
+
+_p, _i, _sz = ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t
+_pp = ctypes.POINTER(ctypes.c_void_p)
+
+# name: (argument types, result type); every tern_status is a C int.
+_protos = {
+    "tern_version_str": ([], ctypes.c_char_p),
+    "tern_status_str": ([_i], ctypes.c_char_p),
+    "tern_comm_init_env": ([_pp], _i),
+    "tern_comm_init": ([_pp, _i, _i, ctypes.c_char_p], _i),
+    "tern_comm_rank": ([_p], _i),
+    "tern_comm_size": ([_p], _i),
+    "tern_comm_abort": ([_p], None),
+    "tern_comm_destroy": ([_p], None),
+    "tern_comm_last_error": ([_p], ctypes.c_char_p),
+    "tern_allreduce": ([_p, _p, _p, _sz, _i, _i], _i),
+    "tern_reduce_scatter": ([_p, _p, _p, _sz, _i, _i], _i),
+    "tern_allgather": ([_p, _p, _p, _sz, _i], _i),
+    "tern_broadcast": ([_p, _p, _p, _sz, _i, _i], _i),
+    "tern_barrier": ([_p], _i),
+    "tern_iallreduce": ([_p, _p, _p, _sz, _i, _i, _pp], _i),
+    "tern_ireduce_scatter": ([_p, _p, _p, _sz, _i, _i, _pp], _i),
+    "tern_iallgather": ([_p, _p, _p, _sz, _i, _pp], _i),
+    "tern_ibroadcast": ([_p, _p, _p, _sz, _i, _i, _pp], _i),
+    "tern_ibarrier": ([_p, _pp], _i),
+    "tern_wait": ([_p], _i),
+    "tern_test": ([_p, ctypes.POINTER(ctypes.c_int)], _i),
+}
+for _name, (_args, _res) in _protos.items():
+    _f = getattr(lib, _name)
+    _f.argtypes = _args
+    _f.restype = _res
