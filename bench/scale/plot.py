@@ -125,6 +125,20 @@ def pccl_table(cells, ranks=2048):
     return "\n".join(lines)
 
 
+def validation_summary(text):
+    """Per rank count: cells, cells within 25%, mean and extreme errors of the table."""
+    errs = collections.defaultdict(list)
+    for line in text.splitlines():
+        f = [x.strip() for x in line.strip().strip("|").split("|")]
+        if len(f) == 7 and f[0].isdigit():
+            errs[int(f[0])].append(float(f[6].split("%")[0]))
+    lines = ["| ranks | cells | within 25% | mean abs error | range |", "|---:|---:|---:|---:|---|"]
+    for n, e in sorted(errs.items()):
+        lines.append("| %d | %d | %d | %.1f%% | %+.0f%% to %+.0f%% |" % (
+            n, len(e), sum(abs(x) <= 25 for x in e), sum(map(abs, e)) / len(e), min(e), max(e)))
+    return "\n".join(lines)
+
+
 def read(path, default="(not run)"):
     return open(path).read().strip() if os.path.exists(path) else default
 
@@ -145,6 +159,7 @@ def main():
     template = open(os.path.join(here, "SCALE.md.in")).read()
     doc = template.format(
         pccl=pccl_table(cells), validation=read(os.path.join(a.results, "validation.md")),
+        validation_summary=validation_summary(read(os.path.join(a.results, "validation.md"))),
         train=read(os.path.join(a.results, "train.txt")),
         timings=read(os.path.join(a.results, "timings.txt")),
         sensitivity=read(os.path.join(a.results, "sensitivity.md")),
