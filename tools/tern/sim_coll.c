@@ -253,10 +253,13 @@ static int parse(opts *o, int argc, char **argv) {
   bool cores_set = false, any_algo = false;
   optind = 2;
   int ch;
-  while ((ch = getopt_long(argc, argv, "b:e:f:a:d:r:n:h", long_opts, NULL)) != -1) {
+  int li = -1;
+  while ((ch = getopt_long(argc, argv, "b:e:f:a:d:r:n:h", long_opts, &li)) != -1) {
     if (ch == 'h' || ch == '?') return usage();
     if (!parse_opt(o, ch, optarg, &cores_set))
-      return cmd_usage_error("sim coll", "bad value '%s' for %s", optarg, argv[optind - 2]);
+      return ch < 256 ? cmd_usage_error("sim coll", "bad value '%s' for -%c", optarg, ch)
+                      : cmd_usage_error("sim coll", "bad value '%s' for --%s", optarg,
+                                        long_opts[li].name);
   }
   if (optind != argc) return cmd_usage_error("sim coll", "unexpected '%s'", argv[optind]);
   for (int a = 1; a < COLL_NUM_ALGOS; a++)
