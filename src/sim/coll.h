@@ -21,8 +21,9 @@
  * one platform, a barrier of no simulated time between them.
  *
  * Files: coll_platform.c (checks a platform, writes it as SimGrid XML), coll_geo.c (the geo
- * fixtures), coll_plan.c (a schedule compressed to what the simulation needs), coll_actor.c (the
- * actors, in the child), coll_run.c (sim_coll_run: the child, the pipe, the deadline).
+ * fixtures), coll_plan.c (a schedule compressed to what the simulation needs), coll_bound.c
+ * (lower bounds from the plans, without simulating), coll_actor.c (the actors, in the child),
+ * coll_run.c (sim_coll_run: the child, the pipe, the deadline).
  */
 #ifndef TERN_SIM_COLL_H
 #define TERN_SIM_COLL_H
