@@ -4,8 +4,10 @@
 # validation against this machine (`tern sim coll validate`), then the figures and the page
 # (plot.py). Results are kept in bench/scale/results/, so that
 #   bench/scale/run.sh --plots
-# redraws the page from them alone, in seconds. The whole run takes about an hour on this
-# 2-core machine, most of it the rings of 1024 to 4096 ranks (docs/SCALE.md, "Cost").
+# redraws the page from them alone, in seconds, and
+#   bench/scale/run.sh --resume
+# takes the rank counts an interrupted sweep finished from its cache (bench/out/scale-sweep/).
+# The whole run takes about 40 minutes on this 2-core machine (docs/SCALE.md, "Cost").
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -18,10 +20,12 @@ build() {
   cmake --build "$root/build" -j2 >/dev/null
 }
 
+fresh=--fresh
+[ "${1:-}" = "--resume" ] && fresh=
 if [ "${1:-}" != "--plots" ]; then
   build
   t0=$SECONDS
-  "$py" "$here/sweep.py" --tern "$root/build/tern" --out "$results/sweep.csv"
+  "$py" "$here/sweep.py" --tern "$root/build/tern" --out "$results/sweep.csv" $fresh
   t1=$SECONDS
   "$py" "$here/train.py" --csv "$results/sweep.csv" | tee "$results/train.txt"
   build # the new weights
