@@ -255,10 +255,10 @@ static int vparse(vopts *o, int argc, char **argv) {
       ok = core_parse_int(optarg, 2, 1024, &v) && (o->factor = (int)v, true);
       break;
     case 'R':
-      ok = core_parse_int(optarg, 1, 100, &v) && (o->repeat = (int)v, true);
+      ok = core_parse_int(optarg, 1, MAX_RUNS / 2, &v) && (o->repeat = (int)v, true);
       break;
     case 'X':
-      ok = core_parse_int(optarg, 0, 100, &v) && (o->retries = (int)v, true);
+      ok = core_parse_int(optarg, 0, MAX_RUNS / 2, &v) && (o->retries = (int)v, true);
       break;
     case 'I':
       ok = core_parse_int(optarg, 1, 100000, &v) && (o->iters = (int)v, true);
