@@ -40,14 +40,20 @@ def main():
             torch.nn.functional.cross_entropy(model(x), y).backward()
             opt.step()
     except tern.TernError as e:
-        print(f"PASS rank {comm.rank}: TernError {e.status_name} at step {step[0]} after "
-              f"{time.monotonic() - start:.2f} s: {e}", flush=True)
+        say(f"PASS rank {comm.rank}: TernError {e.status_name} at step {step[0]} after "
+            f"{time.monotonic() - start:.2f} s: {e}")
         return 0
     except Exception as e:  # noqa: BLE001 - the point is to see what else came out
-        print(f"FAIL rank {comm.rank}: {type(e).__name__} instead of TernError: {e}", flush=True)
+        say(f"FAIL rank {comm.rank}: {type(e).__name__} instead of TernError: {e}")
         return 1
-    print(f"FAIL rank {comm.rank}: training went on although rank {victim} was killed", flush=True)
+    say(f"FAIL rank {comm.rank}: training went on although rank {victim} was killed")
     return 1
+
+
+def say(line):
+    """One write of the whole line: the ranks share one pipe, and lines must not interleave."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":
