@@ -17,6 +17,10 @@
  * run to run), and the median takes the same mode for both. While some cell disagrees, up to
  * --retries more rounds. It exits 1 when a cell is off by more than --tolerance (default 0.25,
  * the issue's 25%).
+ *
+ * With --from FILE it measures nothing: it reads a validation's output (the calibration line and
+ * the measured column) and simulates those cells again, which is how the unit test holds the
+ * simulator to this machine's figures without timing anything itself.
  */
 #include "cmd.h"
 #include "sim_coll.h"
@@ -39,10 +43,12 @@ typedef struct vopts {
   size_t min_bytes, max_bytes;
   int factor, repeat, retries, iters;
   double tolerance;
+  const char *from; /* --from: a recorded validation to simulate again, instead of measuring */
   char self[1024];
 } vopts;
 
 #define MAX_RUNS 32
+enum { SPECS_CAP = 1 + MAX_NS * COLL_NUM_KINDS * COLL_NUM_ALGOS, CELLS_CAP = SPECS_CAP * MAX_SIZES };
 
 /* A bench's out-of-place times in us, per size (n of them) and per run (runs of them). */
 typedef struct bench_times {
@@ -70,6 +76,7 @@ static int vusage(void) {
   fprintf(stderr, "usage: tern sim coll validate [-n N[,N..]] [-c COLL[,..]] [-a ALGO[,..]] "
                   "[-b MIN] [-e MAX] [-f FACTOR]\n"
                   "         [--repeat K] [--retries R] [--iters I] [--tolerance T]\n"
+                  "       tern sim coll validate --from FILE [--tolerance T]   (a recorded run)\n"
                   "  defaults: -n 2,4,8 -c allreduce,reduce_scatter,allgather -a ring,rhd "
                   "-b 256K -e 4M -f 4 --repeat 5 --retries 4 --iters 10 --tolerance 0.25\n");
   return 2;
@@ -126,15 +133,20 @@ static bool bench_round(const vopts *o, spec *specs, int nspecs) {
   return true;
 }
 
-/* The platform: one host with this machine's cores, messages costing what calibration says. */
-static bool calibrate(const bench_times *t, sim_platform *p) {
+/* The platform: one host of the given cores; messages will cost what calibration says. */
+static void platform_base(sim_platform *p, int cores) {
   sim_platform_cluster(p, 1, 2);
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  p->cores = cores > 0 ? (int)cores : 1;
+  p->cores = cores;
   p->shm_bw = 1e12; /* the copies are CPU (the message costs); the link only delivers */
   p->shm_lat = 0;
   p->copy_cpu = coll_model_shm.beta;
   p->reduce_cpu = coll_model_shm.gamma;
+}
+
+/* The platform of this machine's cores, calibrated on the 2-rank allgather's times. */
+static bool calibrate(const bench_times *t, sim_platform *p) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  platform_base(p, cores > 0 ? (int)cores : 1);
   /* Out of place, as the runs it predicts: the exchange and the copy of the rank's own block,
    * whose cost is known. */
   for (int i = 0; i < t->n && p->ncost < SIM_COST_POINTS; i++) {
@@ -155,23 +167,28 @@ typedef struct cell {
   double measured, simulated;
 } cell;
 
-/* Simulates the cells of the measurements of n ranks (specs[1..]) on the calibrated platform. */
-static bool simulate_n(const sim_platform *calib, int n, const spec *specs, int nspecs, cell *cells,
-                       int *ncells) {
+/* The cells of the measurements (specs[1..]): one per (ranks, collective, algorithm, size). */
+static int cells_from_specs(const spec *specs, int nspecs, cell *cells, int cap) {
+  int ncells = 0;
+  for (int i = 1; i < nspecs; i++)
+    for (int k = 0; k < specs[i].t.n && ncells < cap; k++)
+      cells[ncells++] = (cell){specs[i].n, specs[i].kind, specs[i].algo, specs[i].t.bytes[k],
+                               median_s(&specs[i].t, k) * 1e6, NAN};
+  return ncells;
+}
+
+/* Simulates the cells of n ranks on the calibrated platform, one SimGrid run for all of them. */
+static bool simulate_n(const sim_platform *calib, int n, cell *cells, int ncells) {
   sim_platform p = *calib;
   p.ranks_per_host = n;
   sim_coll_job jobs[COLL_NUM_KINDS * COLL_NUM_ALGOS * MAX_SIZES];
-  int first = *ncells, nj = 0;
-  for (int i = 1; i < nspecs; i++) {
-    const spec *sp = &specs[i];
-    for (int k = 0; sp->n == n && k < sp->t.n && nj < (int)CORE_ARRAY_LEN(jobs); k++) {
-      size_t count = sim_cli_count(sp->kind, (double)sp->t.bytes[k], n, 4);
-      if (count == 0) continue;
-      cells[(*ncells)++] =
-          (cell){n, sp->kind, sp->algo, sp->t.bytes[k], median_s(&sp->t, k) * 1e6, NAN};
-      jobs[nj++] =
-          (sim_coll_job){.kind = sp->kind, .algo = sp->algo, .count = count, .elem_size = 4};
-    }
+  int at[COLL_NUM_KINDS * COLL_NUM_ALGOS * MAX_SIZES], nj = 0;
+  for (int i = 0; i < ncells && nj < (int)CORE_ARRAY_LEN(jobs); i++) {
+    size_t count = sim_cli_count(cells[i].kind, (double)cells[i].bytes, n, 4);
+    if (cells[i].n != n || count == 0) continue;
+    at[nj] = i;
+    jobs[nj++] =
+        (sim_coll_job){.kind = cells[i].kind, .algo = cells[i].algo, .count = count, .elem_size = 4};
   }
   core_err err = {0};
   if (nj > 0 && sim_coll_run(&p, jobs, (size_t)nj, 600, &err) != TERN_OK) {
@@ -179,7 +196,18 @@ static bool simulate_n(const sim_platform *calib, int n, const spec *specs, int 
     return false;
   }
   for (int j = 0; j < nj; j++)
-    cells[first + j].simulated = jobs[j].status == TERN_OK ? jobs[j].time * 1e6 : NAN;
+    cells[at[j]].simulated = jobs[j].status == TERN_OK ? jobs[j].time * 1e6 : NAN;
+  return true;
+}
+
+/* Simulates every cell, rank count by rank count. */
+static bool simulate_all(const sim_platform *calib, cell *cells, int ncells) {
+  for (int i = 0; i < ncells; i++) {
+    bool first = true;
+    for (int j = 0; j < i && first; j++)
+      first = cells[j].n != cells[i].n;
+    if (first && !simulate_n(calib, cells[i].n, cells, ncells)) return false;
+  }
   return true;
 }
 
@@ -228,7 +256,8 @@ static bool parse_ns(const char *s, vopts *o) {
 static int vparse(vopts *o, int argc, char **argv) {
   static const struct option lo[] = {{"repeat", 1, 0, 'R'}, {"retries", 1, 0, 'X'},
                                      {"iters", 1, 0, 'I'},  {"tolerance", 1, 0, 'T'},
-                                     {"help", 0, 0, 'h'},   {0, 0, 0, 0}};
+                                     {"from", 1, 0, 'F'},   {"help", 0, 0, 'h'},
+                                     {0, 0, 0, 0}};
   bool kinds = false, algos = false;
   int ch;
   long v;
@@ -265,6 +294,9 @@ static int vparse(vopts *o, int argc, char **argv) {
       break;
     case 'T':
       ok = (o->tolerance = atof(optarg)) > 0;
+      break;
+    case 'F':
+      ok = *(o->from = optarg) != '\0';
       break;
     default:
       return vusage();
@@ -307,14 +339,73 @@ static int validate(const vopts *o, spec *specs, int nspecs, cell *cells) {
       fprintf(stderr, "tern sim coll validate: the calibration bench gave no in-place times\n");
       return 1;
     }
-    ncells = 0;
-    for (int i = 0; i < o->nns; i++)
-      if (!simulate_n(&calib, o->ns[i], specs, nspecs, cells, &ncells)) return 1;
+    ncells = cells_from_specs(specs, nspecs, cells, CELLS_CAP);
+    if (!simulate_all(&calib, cells, ncells)) return 1;
     bad = 0;
     for (int i = 0; i < ncells; i++)
       bad += !within(o, &cells[i]);
   }
   return report(o, &calib, cells, ncells, round);
+}
+
+/* One line of a recorded validation: the calibration's "bytes:us" pairs, the cores and runs,
+ * or a table row. Returns false on a line that should be one of them and is not. */
+static bool read_recorded_line(char *line, sim_platform *p, int *rounds, int *iters, cell *cells,
+                               int *ncells) {
+  if (strncmp(line, "# calibration", 13) == 0) {
+    char *save = NULL;
+    for (char *w = strtok_r(line, " \n", &save); w; w = strtok_r(NULL, " \n", &save)) {
+      double m, us;
+      int used = 0;
+      if (sscanf(w, "%lf:%lf%n", &m, &us, &used) != 2 || w[used] != '\0') continue;
+      if (p->ncost == SIM_COST_POINTS || !(m > 0) || !(us > 0)) return false;
+      p->cost_bytes[p->ncost] = m;
+      p->cost_s[p->ncost++] = us * 1e-6;
+    }
+    return true;
+  }
+  int cores, r, i; /* sscanf writes what matched of a line that does not match whole */
+  if (sscanf(line, "# %d cores; the median of %d runs of %d calls", &cores, &r, &i) == 3) {
+    p->cores = cores, *rounds = r, *iters = i;
+    return cores > 0 && r > 0 && i > 0;
+  }
+  if (line[0] != '|' || strstr(line, "ranks |") || strstr(line, "---")) return true;
+  char kind[32], algo[32];
+  cell c = {.simulated = NAN};
+  if (*ncells == CELLS_CAP ||
+      sscanf(line, "| %d | %31s | %31s | %zu | %lf |", &c.n, kind, algo, &c.bytes, &c.measured) != 5)
+    return false;
+  if (!coll_kind_parse(kind, &c.kind) || !coll_algo_parse(algo, &c.algo) || c.n < 2 ||
+      !(c.measured > 0))
+    return false;
+  cells[(*ncells)++] = c;
+  return true;
+}
+
+/* --from FILE: simulates again the measurements a validation recorded (its output, as
+ * bench/scale/run.sh keeps it), on the platform its calibration line describes. The simulator
+ * is then held to what this machine measured, with no timing in the run itself. */
+static int validate_recorded(vopts *o, cell *cells) {
+  FILE *f = fopen(o->from, "r");
+  if (f == NULL) return cmd_usage_error("sim coll validate", "cannot read '%s'", o->from);
+  sim_platform p;
+  platform_base(&p, 0);
+  int rounds = 0, ncells = 0, lineno = 0;
+  char line[1024];
+  bool ok = true;
+  while (ok && fgets(line, sizeof line, f)) {
+    lineno++;
+    ok = read_recorded_line(line, &p, &rounds, &o->iters, cells, &ncells);
+  }
+  fclose(f);
+  if (!ok)
+    return cmd_usage_error("sim coll validate", "%s:%d: not a line of a validation's output",
+                           o->from, lineno);
+  if (p.ncost < 2 || p.cores == 0 || ncells == 0)
+    return cmd_usage_error("sim coll validate",
+                           "%s: no calibration, cores line or measured cell in it", o->from);
+  if (!simulate_all(&p, cells, ncells)) return 1;
+  return report(o, &p, cells, ncells, rounds);
 }
 
 int cmd_sim_coll_validate(int argc, char **argv) {
@@ -329,10 +420,14 @@ int cmd_sim_coll_validate(int argc, char **argv) {
              .tolerance = 0.25};
   int rc = vparse(&o, argc, argv);
   if (rc != 0) return rc;
-  enum { CAP = 1 + MAX_NS * COLL_NUM_KINDS * COLL_NUM_ALGOS };
-  spec *specs = calloc(CAP, sizeof *specs);
-  cell *cells = calloc(CAP * MAX_SIZES, sizeof *cells);
-  rc = specs && cells ? validate(&o, specs, make_specs(&o, specs, CAP), cells) : 1;
+  spec *specs = calloc(SPECS_CAP, sizeof *specs);
+  cell *cells = calloc(CELLS_CAP, sizeof *cells);
+  if (specs == NULL || cells == NULL)
+    rc = 1;
+  else if (o.from)
+    rc = validate_recorded(&o, cells);
+  else
+    rc = validate(&o, specs, make_specs(&o, specs, SPECS_CAP), cells);
   free(specs);
   free(cells);
   return rc;
