@@ -54,7 +54,7 @@ static int parse(int argc, char **argv, plan *p) {
   *p = (plan){.budget = 120, .ns = {2, 4}, .nn = 2, .trs = {COLL_TR_SHM, COLL_TR_TCP}, .ntr = 2};
   snprintf(p->max_bytes, sizeof p->max_bytes, "16M");
   bool ns_given = false, tr_given = false;
-  for (int i = 1; i < argc; i++) {
+  for (int i = 1; i < argc; i += 2) { /* every option takes one value */
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     size_t bytes;
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return usage(), 1;
@@ -76,7 +76,6 @@ static int parse(int argc, char **argv, plan *p) {
     } else {
       return usage();
     }
-    i++;
   }
   if (!p->out[0]) {
     const char *given = getenv("TERN_TUNING");
