@@ -9,18 +9,20 @@
 #        gloo (torch.distributed)
 #
 # each over allreduce, reduce_scatter, allgather and broadcast (f32 sum) at 8 B, then 16 B to
-# 64 MiB in powers of 4, n = 2 and 4; then the oversubscribed sweep n = 8 and 16 at 8 B, 64 KiB
-# and 16 MiB (n = 4 comes from the main sweep); and, each round, membw (2-thread memcpy and
+# 64 MiB in powers of 4, n = 2 and 4; then the oversubscribed sweep, allreduce at n = 8 and 16,
+# 8 B, 64 KiB and 16 MiB, one round of 3 repeats (n = 4 comes from the main sweep); and, each
+# round, membw (2-thread memcpy and
 # sum-reduce rates) for the large-message bound. Every tool times by one method (mpi_bench.c's
 # first comment): checked call, warm-up, calibrated back-to-back calls, max over ranks, median of
 # repeats; the tables take the median over rounds.
 #
-#   bench/peers/run.sh           full run (about 12 minutes here), rewrites results/ and the page
+#   bench/peers/run.sh           full run (about 14 minutes here), rewrites results/ and the page
 #   bench/peers/run.sh --quick   n = 2, three sizes, one round (about a minute): a smoke run,
 #                                written to results-quick/, the page untouched
 #   bench/peers/run.sh --plots   tables, page and plots again from results/, without measuring
 #
-# Then `tern tune` (TUNE_BUDGET seconds, 60) for the learned selector's held-out accuracy here.
+# Then `tern tune` (TUNE_BUDGET seconds, 60; 0 skips it) for the learned selector's held-out
+# accuracy here.
 # Knobs: ROUNDS (3), T (ms per repeat, 10), R (repeats, 5), TO (seconds per launch, 240),
 # TUNE_BUDGET, BUILD (the tern build directory, build).
 set -euo pipefail
@@ -42,11 +44,12 @@ results=$here/results
 rounds=${ROUNDS:-3} T=${T:-10} R=${R:-5} TO=${TO:-240}
 sizes=8,16,64,256,1K,4K,16K,64K,256K,1M,4M,16M,64M
 ns=(2 4)
-oversub_ns=(8 16) oversub_sizes=8,64K,16M
+oversub_ns=(8 16) oversub_sizes=8,64K,16M oversub_colls=allreduce oversub_R=3
 colls=(allreduce reduce_scatter allgather broadcast)
 membw_sizes=(16777216 67108864 536870912) # per thread: the 16 and 64 MiB messages, and DRAM
 if [ "$mode" = quick ]; then
   rounds=1 T=5 R=3 sizes=8,64K,1M ns=(2) oversub_ns=() membw_sizes=(16777216)
+  TUNE_BUDGET=0
 fi
 
 build_all() {
@@ -86,21 +89,22 @@ launch() {
 record() {
   local round=$1 tool=$2 tr=$3 n=$4 out=$5
   awk -v r="$round" -v t="$tool" -v tr="$tr" -v n="$n" \
-    'NF == 6 && $1 !~ /^#/ { print r "," t "," tr "," n "," $1 "," $2 "," $3 "," $4 "," $5 "," $6 }' \
+    'NF == 6 && $2 ~ /^[0-9]+$/ { print r "," t "," tr "," n "," $1 "," $2 "," $3 "," $4 "," $5 "," $6 }' \
     "$out" >>"$results/raw.csv"
 }
 
 # tern's own command, one launch per collective; its out-of-place columns become the same line.
 run_tern() {
-  local round=$1 tr=$2 n=$3 list=$4 c out
-  for c in "${colls[@]}"; do
+  local round=$1 tr=$2 n=$3 list=$4 c out cs
+  IFS=, read -ra cs <<<"$5"
+  for c in "${cs[@]}"; do
     out=$results/raw/r$round-tern-$tr-n$n-$c.txt
-    echo "TERN_TRANSPORT=$tr tern run -n $n -- tern bench $c -s $list -T $T -R $R -w 5 -a 3 -c 1" \
+    echo "TERN_TRANSPORT=$tr tern run -n $n -- tern bench $c -s $list -T $T -R $R -w 5 -a 3 -c 1 -i 0" \
       >>"$results/runs.log"
     # the built-in selector, whatever tuning file this user may have (tern tune comes last)
     launch "$out" env -u TERN_TUNING XDG_CACHE_HOME="$results/no-cache" TERN_TRANSPORT="$tr" \
       "$build/tern" run -n "$n" -- \
-      "$build/tern" bench "$c" -s "$list" -T "$T" -R "$R" -w 5 -a 3 -c 1
+      "$build/tern" bench "$c" -s "$list" -T "$T" -R "$R" -w 5 -a 3 -c 1 -i 0
     awk -v c="$c" '$1 ~ /^[0-9]+$/ && NF >= 9 { print c, $1, 0, $6, $8, $9 }' "$out" >"$out.lines"
     record "$round" tern "$tr" "$n" "$out.lines"
   done
@@ -109,7 +113,7 @@ run_tern() {
 run_peer() {
   local round=$1 peer=$2 n=$3 list=$4 out cmd tr=${2#*-}
   out=$results/raw/r$round-$peer-n$n.txt
-  local args=(-s "$list" -T "$T" -R "$R" -w 5)
+  local args=(-s "$list" -c "$5" -T "$T" -R "$R" -w 5)
   local over=()
   [ "$n" -gt 2 ] && over=(--oversubscribe)
   local ompi=(mpirun.openmpi --allow-run-as-root "${over[@]}" -n "$n" --mca oob_tcp_if_include lo)
@@ -127,15 +131,16 @@ run_peer() {
   record "$round" "${peer%-*}" "$tr" "$n" "$out"
 }
 
-# one (transport, n): every tool, starting at the round's offset
+# one (transport, n, sizes, collectives): every tool, starting at the round's offset
 run_config() {
-  local round=$1 tr=$2 n=$3 list=$4 i k
+  local round=$1 tr=$2 n=$3 list=$4 which=$5 i k
   local tools=(tern ompi-"$tr" mpich-"$tr")
   [ "$tr" = tcp ] && tools+=(gloo)
   for ((i = 0; i < ${#tools[@]}; i++)); do
     k=${tools[$(((i + round) % ${#tools[@]}))]}
     echo "  round $round, $tr, n=$n: $k" >&2
-    if [ "$k" = tern ]; then run_tern "$round" "$tr" "$n" "$list"; else run_peer "$round" "$k" "$n" "$list"; fi
+    if [ "$k" = tern ]; then run_tern "$round" "$tr" "$n" "$list" "$which"
+    else run_peer "$round" "$k" "$n" "$list" "$which"; fi
   done
 }
 
@@ -160,16 +165,19 @@ measure() {
         awk -v r="$round" '{ print r "," $1 "," $2 "," $3 "," $4 "," $5 }' >>"$results/membw.csv"
     done
     for n in "${ns[@]}"; do
-      for tr in shm tcp; do run_config "$round" "$tr" "$n" "$sizes"; done
+      for tr in shm tcp; do run_config "$round" "$tr" "$n" "$sizes" "$(IFS=,; echo "${colls[*]}")"; done
     done
     echo "load after round $round: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$results/env.txt"
   done
+  local main_R=$R
+  R=$oversub_R
   for n in "${oversub_ns[@]}"; do
-    for tr in shm tcp; do run_config 1 "$tr" "$n" "$oversub_sizes"; done
+    for tr in shm tcp; do run_config 1 "$tr" "$n" "$oversub_sizes" "$oversub_colls"; done
   done
+  R=$main_R
   echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$results/env.txt"
   echo "seconds: $((SECONDS - t0))" >>"$results/env.txt"
-  [ "$mode" = quick ] && return
+  [ "${TUNE_BUDGET:-60}" = 0 ] && return
   # the learned selection on this machine: tern tune's held-out accuracy (docs/TUNING.md)
   local cmd=("$build/tern" tune --budget "${TUNE_BUDGET:-60}" -o "$results/tuning")
   echo "\$ tern tune --budget ${TUNE_BUDGET:-60} -o results/tuning" >"$results/tune.txt"

@@ -15,7 +15,7 @@
  * replaces the fixed -n by a calibrated count (batches of 1, 4, 16, ... calls until one lasts
  * MS/5, then as many calls as last about MS, 3 to 100000, the same on every rank); -R REPEATS
  * times that many batches after a barrier each and reports their median; -s 8,1K,... gives the
- * sizes as a list instead of -b -e -f.
+ * sizes as a list instead of -b -e -f; -i 0 skips the in-place mode (its columns print N/A).
  */
 #include "cmd.h"
 #include "pattern.h"
@@ -54,7 +54,7 @@ typedef struct bench {
   size_t sizes[64]; /* -s: replaces -b -e -f when nsizes > 0 */
   int nsizes;
   double factor, target_ms;
-  int iters, warmup, check, avg, root, repeats;
+  int iters, warmup, check, avg, root, repeats, inplace;
   tern_dtype dt;
   tern_op op;
   char *sendbuf, *recvbuf;
@@ -260,14 +260,14 @@ static int run_sizes(bench *b) {
     double t[2] = {0, 0};
     long wrong[2] = {-1, -1};
     for (int mode = 0; mode < 2; mode++) {
-      if (mode == 1 && !colls[b->coll].has_inplace) continue;
+      if (mode == 1 && (!colls[b->coll].has_inplace || !b->inplace)) continue;
       if (measure(b, count, mode == 1, &t[mode], &wrong[mode]) != TERN_OK) return 1;
     }
     if (b->rank == 0) {
       printf("  %10zu  %12zu  %8s  %6s  %6d", shown, count, nccl_type_name(b->dt),
              colls[b->coll].has_op ? tern_op_name(b->op) : "none", colls[b->coll].has_root ? b->root : -1);
       print_mode(b, shown, t[0], wrong[0]);
-      if (colls[b->coll].has_inplace) print_mode(b, shown, t[1], wrong[1]);
+      if (colls[b->coll].has_inplace && b->inplace) print_mode(b, shown, t[1], wrong[1]);
       else printf("  %8s %7s %7s %6s", "N/A", "N/A", "N/A", "N/A");
       printf("\n");
       fflush(stdout);
@@ -295,10 +295,11 @@ static int usage(void) {
   fprintf(stderr,
           "usage: tern bench COLL [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-n ITERS] [-w WARMUP]\n"
           "                       [-c 0|1] [-d DTYPE|all] [-o OP|all] [-a 0|1|2|3] [-r ROOT]\n"
-          "                       [-s SIZE,SIZE,...] [-T MS] [-R REPEATS]\n"
+          "                       [-s SIZE,SIZE,...] [-T MS] [-R REPEATS] [-i 0|1]\n"
           "  COLL: allreduce reduce_scatter allgather broadcast reduce alltoall sendrecv\n"
           "  sizes take K, M, G suffixes (powers of 1024); defaults -b 8 -e 64M -f 2 -n 20 -w 5\n"
-          "  -c 1 -d f32 -o sum -a 1 -r 0 -T 0 (fixed -n) -R 1. Run it under `tern run -n N --`.\n");
+          "  -c 1 -d f32 -o sum -a 1 -r 0 -T 0 (fixed -n) -R 1 -i 1 (0: out of place only).\n"
+          "  Run it under `tern run -n N --`.\n");
   return 2;
 }
 
@@ -328,7 +329,7 @@ static int parse(bench *b, int argc, char **argv, bool *all_dt, bool *all_op) {
   optind = 2;
   int ch;
   long v;
-  while ((ch = getopt(argc, argv, "b:e:f:n:w:c:d:o:a:r:s:T:R:h")) != -1) {
+  while ((ch = getopt(argc, argv, "b:e:f:n:w:c:d:o:a:r:s:T:R:i:h")) != -1) {
     bool ok = true;
     switch (ch) {
     case 'b': ok = core_parse_size(optarg, &b->min_bytes); break;
@@ -342,6 +343,7 @@ static int parse(bench *b, int argc, char **argv, bool *all_dt, bool *all_op) {
     case 's': ok = parse_sizes(b, optarg); break;
     case 'T': b->target_ms = atof(optarg); ok = b->target_ms >= 0 && b->target_ms <= 1e6; break;
     case 'R': ok = core_parse_int(optarg, 1, 64, &v), b->repeats = (int)v; break;
+    case 'i': ok = core_parse_int(optarg, 0, 1, &v), b->inplace = (int)v; break;
     case 'd': *all_dt = strcmp(optarg, "all") == 0; ok = *all_dt || core_dtype_parse(optarg, &b->dt); break;
     case 'o': *all_op = strcmp(optarg, "all") == 0; ok = *all_op || core_op_parse(optarg, &b->op); break;
     default: return usage();
@@ -354,7 +356,7 @@ static int parse(bench *b, int argc, char **argv, bool *all_dt, bool *all_op) {
 
 int cmd_bench(int argc, char **argv) {
   bench b = {.min_bytes = 8, .max_bytes = 64u << 20, .factor = 2, .iters = 20, .warmup = 5,
-             .check = 1, .avg = 1, .repeats = 1, .dt = TERN_F32, .op = TERN_SUM};
+             .check = 1, .avg = 1, .repeats = 1, .inplace = 1, .dt = TERN_F32, .op = TERN_SUM};
   bool all_dt = false, all_op = false;
   if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
     usage();
