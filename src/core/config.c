@@ -97,7 +97,7 @@ static void load(void) {
   config.timeout_s = 300;
   config.log_level = CORE_LOG_WARN;
   config.tcp_streams = 4;
-  config.shm_cma = true;
+  config.shm_cma = false; /* TERN_SHM_CMA=1: see docs/PERFORMANCE.md for why it is off */
   if (sodium_init() < 0) complain("%s%s: libsodium failed to initialise", "", "");
 
   const char *v;

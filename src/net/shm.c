@@ -7,12 +7,19 @@
  * payload; the sequence word is written last with release order, so a reader that sees it sees
  * the slot whole. The reader returns slots by advancing the ring's head.
  *
- * Small and medium messages are copied into slots and out again (the reducing receive reduces
- * straight out of the slot, no second copy). Messages of NET_CMA_MIN bytes or more go as a
- * descriptor (the sender's address): the receiver copies them straight from the sender's memory
- * with process_vm_readv, one copy in all, and the send completes when the receiver returns the
- * slot, i.e. when it is done reading. CMA needs ptrace rights over the peer; a probe at start-up
- * decides per peer, and without it the slots carry everything.
+ * Messages are copied into slots and out again (the reducing receive reduces straight out of the
+ * slot, no second copy). With TERN_SHM_CMA=1, messages of NET_CMA_MIN bytes or more go as a
+ * descriptor (the sender's address) instead: the receiver copies them straight from the sender's
+ * memory with process_vm_readv, one copy in all, and the send completes when the receiver returns
+ * the slot, i.e. when it is done reading. CMA needs ptrace rights over the peer; a probe at
+ * start-up decides per peer, and without it the slots carry everything.
+ *
+ * CMA is off by default because the rings were measured faster at every size from 64 KiB to
+ * 64 MiB, at n = 2 and n = 4 (bench/peers, docs/PERFORMANCE.md): through the rings the sender
+ * copies slot k+1 in while the receiver copies slot k out, on two cores at cache speed, and the
+ * sender is free as soon as its last slot is written; with CMA the receiver alone copies,
+ * page-pinning the sender's buffer, while the sender waits for it (n = 2, 16 MiB allreduce:
+ * 4.1 ms with CMA, 1.75 ms through the rings).
  *
  * Nobody spins here: progress is a look at the slots. Waiting is comm/wait.c's job; the doorbell
  * (a futex word in each segment, with a "sleeping" flag so that a sender only pays for the wake

@@ -10,6 +10,12 @@
  * alltoall, n x the per-rank count). With -c 1, each size and mode is first run once on known
  * inputs (pattern.c) and every element of every rank's result is compared, bit for bit.
  * Only rank 0 prints.
+ *
+ * Beyond nccl-tests (bench/peers/ times tern and the peers by one method with these): -T MS
+ * replaces the fixed -n by a calibrated count (batches of 1, 4, 16, ... calls until one lasts
+ * MS/5, then as many calls as last about MS, 3 to 100000, the same on every rank); -R REPEATS
+ * times that many batches after a barrier each and reports their median; -s 8,1K,... gives the
+ * sizes as a list instead of -b -e -f; -i 0 skips the in-place mode (its columns print N/A).
  */
 #include "cmd.h"
 #include "pattern.h"
@@ -45,8 +51,10 @@ typedef struct bench {
   int rank, n;
   bench_coll coll;
   size_t min_bytes, max_bytes;
-  double factor;
-  int iters, warmup, check, avg, root;
+  size_t sizes[64]; /* -s: replaces -b -e -f when nsizes > 0 */
+  int nsizes;
+  double factor, target_ms;
+  int iters, warmup, check, avg, root, repeats, inplace;
   tern_dtype dt;
   tern_op op;
   char *sendbuf, *recvbuf;
@@ -151,6 +159,30 @@ static tern_status fail_call(bench *b, tern_status rc, const char *what) {
   return rc;
 }
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* A barrier, then `iters` back-to-back calls; *secs = time per call, combined over ranks by -a. */
+static tern_status timed_batch(bench *b, const void *send, void *recv, size_t count, int iters,
+                               double *secs) {
+  tern_status rc;
+  if ((rc = tern_barrier(b->comm)) != TERN_OK) return fail_call(b, rc, "barrier");
+  double t0 = now_s();
+  for (int i = 0; i < iters; i++)
+    if ((rc = run_once(b, send, recv, count)) != TERN_OK) return fail_call(b, rc, colls[b->coll].name);
+  double mine = (now_s() - t0) / (iters > 0 ? iters : 1);
+  static const tern_op how[] = {TERN_SUM, TERN_AVG, TERN_MIN, TERN_MAX};
+  if (b->avg == 0) {
+    *secs = mine;
+    rc = tern_broadcast(b->comm, &mine, secs, 1, TERN_F64, 0);
+  } else {
+    rc = tern_allreduce(b->comm, &mine, secs, 1, TERN_F64, how[b->avg]);
+  }
+  return rc == TERN_OK ? TERN_OK : fail_call(b, rc, "combining the times");
+}
+
 /* Times one (size, mode); *wrong gets the number of wrong elements over all ranks (or -1). */
 static tern_status measure(bench *b, size_t count, bool inplace, double *secs, long *wrong) {
   const void *send;
@@ -168,27 +200,34 @@ static tern_status measure(bench *b, size_t count, bool inplace, double *secs, l
   }
   for (int i = 0; i < b->warmup; i++)
     if ((rc = run_once(b, send, recv, count)) != TERN_OK) return fail_call(b, rc, "warm-up");
-  if ((rc = tern_barrier(b->comm)) != TERN_OK) return fail_call(b, rc, "barrier");
-  double t0 = now_s();
-  for (int i = 0; i < b->iters; i++)
-    if ((rc = run_once(b, send, recv, count)) != TERN_OK) return fail_call(b, rc, colls[b->coll].name);
-  double mine = (now_s() - t0) / (b->iters > 0 ? b->iters : 1);
-  static const tern_op how[] = {TERN_SUM, TERN_AVG, TERN_MIN, TERN_MAX};
-  if (b->avg == 0) {
-    *secs = mine;
-    rc = tern_broadcast(b->comm, &mine, secs, 1, TERN_F64, 0);
-  } else {
-    rc = tern_allreduce(b->comm, &mine, secs, 1, TERN_F64, how[b->avg]);
+  int iters = b->iters;
+  if (b->target_ms > 0) {
+    double per_call = 0, target = b->target_ms * 1e-3;
+    for (int k = 1;; k *= 4) {
+      if ((rc = timed_batch(b, send, recv, count, k, &per_call)) != TERN_OK) return rc;
+      if (per_call * k >= target / 5 || k >= 100000) break;
+    }
+    double want = target / (per_call > 0 ? per_call : 1e-9);
+    iters = want < 3 ? 3 : want > 100000 ? 100000 : (int)want;
   }
-  return rc == TERN_OK ? TERN_OK : fail_call(b, rc, "combining the times");
+  double reps[64];
+  for (int r = 0; r < b->repeats; r++)
+    if ((rc = timed_batch(b, send, recv, count, iters, &reps[r])) != TERN_OK) return rc;
+  qsort(reps, (size_t)b->repeats, sizeof *reps, cmp_double);
+  int m = b->repeats / 2;
+  *secs = b->repeats % 2 ? reps[m] : (reps[m - 1] + reps[m]) / 2;
+  return TERN_OK;
 }
 
 static void print_header(const bench *b) {
   const char *algo = getenv("TERN_ALGO");
-  printf("# tern bench %s: %d ranks, %s %s, root %d, %d iterations after %d warm-up, check %d, "
-         "times %s\n",
-         colls[b->coll].name, b->n, tern_dtype_name(b->dt), tern_op_name(b->op), b->root, b->iters,
-         b->warmup, b->check, (const char *[]){"of rank 0", "averaged over ranks", "min over ranks", "max over ranks"}[b->avg]);
+  char iters[64];
+  if (b->target_ms > 0) snprintf(iters, sizeof iters, "iterations for %g ms", b->target_ms);
+  else snprintf(iters, sizeof iters, "%d iterations", b->iters);
+  printf("# tern bench %s: %d ranks, %s %s, root %d, %s after %d warm-up, median of %d, "
+         "check %d, times %s\n",
+         colls[b->coll].name, b->n, tern_dtype_name(b->dt), tern_op_name(b->op), b->root, iters,
+         b->warmup, b->repeats, b->check, (const char *[]){"of rank 0", "averaged over ranks", "min over ranks", "max over ranks"}[b->avg]);
   printf("# algorithm: %s; transport: %s\n#\n", algo && *algo ? algo : "chosen by the selector",
          getenv("TERN_TRANSPORT") && *getenv("TERN_TRANSPORT") ? getenv("TERN_TRANSPORT") : "auto");
   printf("# %10s  %12s  %8s  %6s  %6s  %30s  %30s\n", "", "", "", "", "", "out-of-place", "in-place");
@@ -204,7 +243,9 @@ static void print_mode(const bench *b, size_t bytes, double secs, long wrong) {
   char w[24];
   if (wrong < 0) snprintf(w, sizeof w, "N/A");
   else snprintf(w, sizeof w, "%ld", wrong);
-  printf("  %8.2f %7.2f %7.2f %6s", secs * 1e6, algbw, algbw * bus_factor(b->coll, b->n), w);
+  /* -T times to a few ns: keep three decimals where nccl-tests' two would round them away */
+  printf(b->target_ms > 0 ? "  %8.3f %7.2f %7.2f %6s" : "  %8.2f %7.2f %7.2f %6s", secs * 1e6, algbw,
+         algbw * bus_factor(b->coll, b->n), w);
 }
 
 static int run_sizes(bench *b) {
@@ -213,20 +254,20 @@ static int run_sizes(bench *b) {
   int rows = 0;
   long wrong_total = 0;
   if (b->rank == 0) print_header(b);
-  for (size_t bytes = b->min_bytes; bytes <= b->max_bytes;) {
+  for (size_t bytes = b->nsizes ? b->sizes[0] : b->min_bytes, si = 0; bytes <= b->max_bytes;) {
     size_t count = bytes / esize / blocks;
     size_t shown = count * esize * blocks;
     double t[2] = {0, 0};
     long wrong[2] = {-1, -1};
     for (int mode = 0; mode < 2; mode++) {
-      if (mode == 1 && !colls[b->coll].has_inplace) continue;
+      if (mode == 1 && (!colls[b->coll].has_inplace || !b->inplace)) continue;
       if (measure(b, count, mode == 1, &t[mode], &wrong[mode]) != TERN_OK) return 1;
     }
     if (b->rank == 0) {
       printf("  %10zu  %12zu  %8s  %6s  %6d", shown, count, nccl_type_name(b->dt),
              colls[b->coll].has_op ? tern_op_name(b->op) : "none", colls[b->coll].has_root ? b->root : -1);
       print_mode(b, shown, t[0], wrong[0]);
-      if (colls[b->coll].has_inplace) print_mode(b, shown, t[1], wrong[1]);
+      if (colls[b->coll].has_inplace && b->inplace) print_mode(b, shown, t[1], wrong[1]);
       else printf("  %8s %7s %7s %6s", "N/A", "N/A", "N/A", "N/A");
       printf("\n");
       fflush(stdout);
@@ -234,6 +275,11 @@ static int run_sizes(bench *b) {
     bus_sum += t[0] > 0 ? (double)shown / t[0] / 1e9 * bus_factor(b->coll, b->n) : 0;
     rows++;
     for (int m = 0; m < 2; m++) wrong_total += wrong[m] > 0 ? wrong[m] : 0;
+    if (b->nsizes) {
+      if (++si == (size_t)b->nsizes) break;
+      bytes = b->sizes[si];
+      continue;
+    }
     size_t next = b->factor > 1 ? (size_t)((double)bytes * b->factor) : bytes * 2;
     if (next <= bytes) break;
     bytes = next;
@@ -249,10 +295,29 @@ static int usage(void) {
   fprintf(stderr,
           "usage: tern bench COLL [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-n ITERS] [-w WARMUP]\n"
           "                       [-c 0|1] [-d DTYPE|all] [-o OP|all] [-a 0|1|2|3] [-r ROOT]\n"
+          "                       [-s SIZE,SIZE,...] [-T MS] [-R REPEATS] [-i 0|1]\n"
           "  COLL: allreduce reduce_scatter allgather broadcast reduce alltoall sendrecv\n"
           "  sizes take K, M, G suffixes (powers of 1024); defaults -b 8 -e 64M -f 2 -n 20 -w 5\n"
-          "  -c 1 -d f32 -o sum -a 1 -r 0. Run it under `tern run -n N --`.\n");
+          "  -c 1 -d f32 -o sum -a 1 -r 0 -T 0 (fixed -n) -R 1 -i 1 (0: out of place only).\n"
+          "  Run it under `tern run -n N --`.\n");
   return 2;
+}
+
+/* -s 8,1K,64M: ascending, so that -e can be the largest. */
+static bool parse_sizes(bench *b, const char *list) {
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s", list);
+  b->nsizes = 0;
+  for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    size_t v;
+    if (b->nsizes == (int)CORE_ARRAY_LEN(b->sizes) || !core_parse_size(t, &v) || v == 0) return false;
+    if (b->nsizes > 0 && v <= b->sizes[b->nsizes - 1]) return false;
+    b->sizes[b->nsizes++] = v;
+  }
+  if (b->nsizes == 0) return false;
+  b->min_bytes = b->sizes[0];
+  b->max_bytes = b->sizes[b->nsizes - 1];
+  return true;
 }
 
 static int parse(bench *b, int argc, char **argv, bool *all_dt, bool *all_op) {
@@ -264,7 +329,7 @@ static int parse(bench *b, int argc, char **argv, bool *all_dt, bool *all_op) {
   optind = 2;
   int ch;
   long v;
-  while ((ch = getopt(argc, argv, "b:e:f:n:w:c:d:o:a:r:h")) != -1) {
+  while ((ch = getopt(argc, argv, "b:e:f:n:w:c:d:o:a:r:s:T:R:i:h")) != -1) {
     bool ok = true;
     switch (ch) {
     case 'b': ok = core_parse_size(optarg, &b->min_bytes); break;
@@ -275,6 +340,10 @@ static int parse(bench *b, int argc, char **argv, bool *all_dt, bool *all_op) {
     case 'c': ok = core_parse_int(optarg, 0, 1, &v), b->check = (int)v; break;
     case 'a': ok = core_parse_int(optarg, 0, 3, &v), b->avg = (int)v; break;
     case 'r': ok = core_parse_int(optarg, 0, 1 << 30, &v), b->root = (int)v; break;
+    case 's': ok = parse_sizes(b, optarg); break;
+    case 'T': b->target_ms = atof(optarg); ok = b->target_ms >= 0 && b->target_ms <= 1e6; break;
+    case 'R': ok = core_parse_int(optarg, 1, 64, &v), b->repeats = (int)v; break;
+    case 'i': ok = core_parse_int(optarg, 0, 1, &v), b->inplace = (int)v; break;
     case 'd': *all_dt = strcmp(optarg, "all") == 0; ok = *all_dt || core_dtype_parse(optarg, &b->dt); break;
     case 'o': *all_op = strcmp(optarg, "all") == 0; ok = *all_op || core_op_parse(optarg, &b->op); break;
     default: return usage();
@@ -287,7 +356,7 @@ static int parse(bench *b, int argc, char **argv, bool *all_dt, bool *all_op) {
 
 int cmd_bench(int argc, char **argv) {
   bench b = {.min_bytes = 8, .max_bytes = 64u << 20, .factor = 2, .iters = 20, .warmup = 5,
-             .check = 1, .avg = 1, .dt = TERN_F32, .op = TERN_SUM};
+             .check = 1, .avg = 1, .repeats = 1, .inplace = 1, .dt = TERN_F32, .op = TERN_SUM};
   bool all_dt = false, all_op = false;
   if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
     usage();
