@@ -12,6 +12,7 @@ int cmd_plan(int argc, char **argv);
 int cmd_sim_plan(int argc, char **argv); /* `tern sim plan`, in sim_plan.c */
 int cmd_demo(int argc, char **argv);
 int cmd_sim_averaging(int argc, char **argv);
+int cmd_swarm(int argc, char **argv);
 
 /* Prints "tern SUB: message" to stderr and returns 2, the exit code for a usage error. */
 int cmd_usage_error(const char *sub, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
