@@ -12,6 +12,7 @@ int cmd_plan(int argc, char **argv);
 int cmd_sim_plan(int argc, char **argv); /* `tern sim plan`, in sim_plan.c */
 int cmd_demo(int argc, char **argv);
 int cmd_sim_averaging(int argc, char **argv);
+int cmd_swarm(int argc, char **argv);
 
 /* `tern demo`'s swarm phase (demo_swarm.c): peers that train by swarm averaging, one killed and
  * one joining mid-run. Returns 0 when every live peer ends at min_accuracy or above. */
