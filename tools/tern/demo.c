@@ -32,6 +32,7 @@
 
 typedef struct demo {
   int n, epochs, hidden, rounds;
+  const char *only; /* run this phase alone; NULL: all */
   const char *data;
   bool tty;
   uint64_t sent_all;   /* bytes sent by all ranks, as of the last epoch's end */
@@ -43,7 +44,7 @@ typedef struct demo {
 static void usage(FILE *out) {
   fprintf(out,
           "usage: tern demo [-n RANKS] [--epochs E] [--hidden H] [--transport shm|tcp] "
-          "[--rounds R] [--data FILE]\n\n"
+          "[--rounds R] [--only collectives|swarm] [--data FILE]\n\n"
           "Trains a %d-H-%d MLP on scikit-learn's handwritten digits, twice: by data-parallel "
           "SGD over\ntern's collectives (%d ranks on this host by default, %d epochs), then by "
           "a swarm of 4 peers\naveraging in groups (%d rounds; one peer killed, one joining). "
@@ -207,6 +208,8 @@ static int parse(demo *d, int argc, char **argv, bool *is_rank) {
     } else if (!strcmp(a, "--transport") && (!strcmp(v, "shm") || !strcmp(v, "tcp"))) {
       setenv("TERN_TRANSPORT", v, 1); /* the ranks inherit it */
       core_config_reload();
+    } else if (!strcmp(a, "--only") && (!strcmp(v, "collectives") || !strcmp(v, "swarm"))) {
+      d->only = v;
     } else if (!strcmp(a, "--data")) {
       d->data = v;
     } else {
@@ -231,7 +234,7 @@ int cmd_demo(int argc, char **argv) {
          d.hidden);
   uint64_t t0 = core_now_ns();
   for (size_t i = 0; i < CORE_ARRAY_LEN(phases); i++)
-    if ((rc = phases[i].run(&d)) != 0) {
+    if ((d.only == NULL || !strcmp(d.only, phases[i].name)) && (rc = phases[i].run(&d)) != 0) {
       fprintf(stderr, "tern demo: phase %s failed (exit code %d)\n", phases[i].name, rc);
       return rc;
     }

@@ -48,6 +48,7 @@ typedef struct swarm_demo {
   peer_slot p[SWARM_SLOTS];
   int np;
   int killed_at, joined_at; /* peer 0's round when it happened; 0: not yet */
+  int rounds_with_loss;     /* rounds in which some peer's group lost a member */
   char run_id[64];
   bool tty;
 } swarm_demo;
@@ -144,14 +145,15 @@ static void draw(const swarm_demo *s) {
 /* One line from peer k. Returns true when the line changed what the progress line shows. */
 static bool take_line(swarm_demo *s, peer_slot *p, const char *line) {
   if (line[0] == 'A') {
-    snprintf(p->addr, sizeof p->addr, "%s", line + 2);
-    p->addr[strcspn(p->addr, "\n")] = '\0';
+    size_t len = strcspn(line + 2, "\n");
+    if (len < sizeof p->addr) memcpy(p->addr, line + 2, len), p->addr[len] = '\0';
     return false;
   }
   double loss;
   if (sscanf(line, "R %d %lf %lf %d %d %llu", &p->round, &p->acc, &loss, &p->group, &p->failed,
              &p->sent) != 6)
     return false;
+  s->rounds_with_loss += p->failed > 0;
   return p == &s->p[0];
 }
 
@@ -176,8 +178,10 @@ static void read_peers(swarm_demo *s, int ms) {
     char *nl;
     bool redraw = false;
     while ((nl = strchr(p->line, '\n')) != NULL) {
+      char one[sizeof p->line]; /* take_line writes into *p */
       *nl = '\0';
-      redraw |= take_line(s, p, p->line);
+      snprintf(one, sizeof one, "%s", p->line);
+      redraw |= take_line(s, p, one);
       p->len -= (size_t)(nl + 1 - p->line);
       memmove(p->line, nl + 1, p->len + 1);
     }
@@ -239,6 +243,7 @@ static int summarise(const swarm_demo *s, double seconds) {
   printf("\nphase 2 done: %d rounds in %.2f s; peer 3 killed at round %d, peer 4 joined at round "
          "%d\n",
          s->o->rounds, seconds, s->killed_at, s->joined_at);
+  printf("  %d peer-rounds lost a group member and finished without it\n", s->rounds_with_loss);
   int below = 0;
   for (int i = 0; i < s->np; i++) {
     const peer_slot *p = &s->p[i];
