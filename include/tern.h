@@ -167,6 +167,86 @@ tern_status tern_wait(tern_request *req);
  * *done is 0, req stays valid and TERN_OK is returned. */
 tern_status tern_test(tern_request *req, int *done);
 
+
+/* ---- swarm averaging (Moshpit) ----------------------------------------------------------- */
+/* Peers that find each other through a DHT (OpenDHT, bootstrapped only from the addresses given)
+ * average a float vector in small groups each round, after "Moshpit SGD" (Ryabinin et al.,
+ * NeurIPS 2021): peer coordinates form a grid, and round r groups the peers that share every
+ * coordinate but axis r mod d, so that N = M^d peers hold the exact global average after d
+ * rounds. Inside a group a butterfly all-reduce: member j reduces part j (sized by its
+ * bandwidth) and sends it back. A peer that dies or stalls is dropped at a deadline; the round
+ * finishes with the contributions that arrived. docs/SWARM.md tells the whole story. */
+
+typedef struct tern_swarm tern_swarm; /* opaque: this process's peer in one swarm */
+
+/* Compression of the vectors on the wire, chosen per call of tern_swarm_average. */
+typedef enum tern_compress {
+  TERN_COMPRESS_NONE = 0, /* f32 */
+  TERN_COMPRESS_FP16,     /* IEEE binary16, round to nearest even */
+  TERN_COMPRESS_BF16,     /* bfloat16, round to nearest even */
+  TERN_COMPRESS_INT8      /* blocks of 256 values: one f32 scale (max |x| / 127) + 8-bit codes */
+} tern_compress;
+
+#define TERN_SWARM_MAX_DIMS 8
+#define TERN_SWARM_MAX_BOOTSTRAP 16
+
+typedef struct tern_swarm_options {
+  const char *listen;    /* "host:port": the DHT's UDP port and the averaging TCP port (the same
+                            number); port 0 picks a free one */
+  const char *bootstrap[TERN_SWARM_MAX_BOOTSTRAP]; /* "host:port" of live peers, NULL-ended; the
+                                                      only addresses the DHT is seeded with */
+  const char *run_id;    /* peers of one run share it; it also names the DHT network */
+  const char *key;       /* shared secret or NULL (then TERN_KEY/TERN_KEY_FILE, if set): peers
+                            and DHT records without it are refused */
+  int ndims;             /* grid dimensions d (1..TERN_SWARM_MAX_DIMS); 0 means 1 */
+  int coords[TERN_SWARM_MAX_DIMS]; /* this peer's place on the grid */
+  double bandwidth;      /* declared bandwidth in bytes/s (> 0; 0 means 1e9): part sizes follow it */
+} tern_swarm_options;
+
+typedef struct tern_swarm_average_options {
+  tern_compress compress;
+  int min_group;         /* fewer peers than this found: average alone (0 means 2) */
+  int target_group;      /* stop matching once this many are found (0 means 64) */
+  double match_timeout;  /* seconds to find and assemble a group (0 means 5) */
+  double average_timeout; /* seconds for the all-reduce itself (0 means 10) */
+} tern_swarm_average_options;
+
+#define TERN_SWARM_MAX_FAILED 16
+
+typedef struct tern_swarm_report {
+  unsigned round;             /* the round this call was (0, 1, ...) */
+  int group_size;             /* members of the group, this peer included (1: alone) */
+  int failed_count;           /* members dropped during the all-reduce */
+  unsigned long long failed[TERN_SWARM_MAX_FAILED]; /* their peer ids (the first 16) */
+  int parts_updated;          /* parts of the vector that came back averaged (of group_size) */
+  double weight_before, weight_after; /* this peer's weight entering and leaving the round */
+  unsigned long long bytes_sent, bytes_received; /* averaging traffic, headers included */
+  double seconds_matching, seconds_averaging;
+} tern_swarm_report;
+
+/* Starts a peer: binds listen, starts the DHT, bootstraps from the given addresses. The peer id
+ * is random. On failure *sw is NULL and tern_swarm_last_error(NULL) says why. */
+tern_status tern_swarm_join(tern_swarm **sw, const tern_swarm_options *opt);
+/* This peer's id and the "host:port" it listens on. */
+unsigned long long tern_swarm_id(const tern_swarm *sw);
+const char *tern_swarm_address(const tern_swarm *sw);
+/* For a peer that joins a running swarm, before its first average: copies count values and the
+ * round number from a live peer (one of the bootstrap addresses), so that this peer starts
+ * where the swarm is. TERN_ERR_PEER_LOST when no bootstrap peer has a state to give. */
+tern_status tern_swarm_download_state(tern_swarm *sw, float *values, size_t count,
+                                      double timeout_s);
+/* One round: finds a group, averages values (count floats, in place) with it, weighted by
+ * *weight, and sets *weight to this peer's share of the group's total weight. opt may be NULL.
+ * report (may be NULL) says what happened. A failed group is not an error: the call averages
+ * with whoever is left (alone at worst) and says so in the report. Errors: bad arguments,
+ * a count that differs from the group's (TERN_ERR_INVALID_ARG), system failures. */
+tern_status tern_swarm_average(tern_swarm *sw, float *values, size_t count, double *weight,
+                               const tern_swarm_average_options *opt, tern_swarm_report *report);
+/* Tells the last group this peer left, stops the DHT and frees everything. NULL is accepted. */
+void tern_swarm_leave(tern_swarm *sw);
+/* What went wrong last on sw (or in the last failed join when sw is NULL); "" when nothing. */
+const char *tern_swarm_last_error(const tern_swarm *sw);
+
 #ifdef __cplusplus
 }
 #endif

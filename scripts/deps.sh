@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # deps.sh GROUP: installs the Debian packages that GROUP needs and this machine lacks.
-#   build  what compiling libtern and the tern command takes (SimGrid: `tern sim coll` only)
+#   build  what compiling libtern and the tern command takes (SimGrid: `tern sim coll` only;
+#          OpenDHT's C API: the swarm's DHT)
 #   test   build + what `make test` takes (cmocka, clang's libFuzzer, python3 + numpy + torch for
 #          the binding's and the DDP hook's tests (torch is about 800 MB), iproute2, Open MPI's and
 #          MPICH's launchers, which the launch-environment tests start ranks with, and nftables
@@ -9,7 +10,7 @@
 # Run as root (it calls apt-get); as another user it names what to install and fails.
 set -euo pipefail
 
-build=(cmake make gcc pkg-config libsodium-dev libjansson-dev libsimgrid-dev)
+build=(cmake make gcc pkg-config libsodium-dev libjansson-dev libsimgrid-dev libopendht-c-dev)
 test=("${build[@]}" libcmocka-dev clang libclang-rt-14-dev python3 python3-numpy python3-torch
       iproute2 procps openmpi-bin mpich nftables iptables util-linux)
 bench=("${test[@]}" openmpi-bin libopenmpi-dev mpich libmpich-dev python3-torch python3-matplotlib

@@ -63,7 +63,8 @@ tern_status net_read_all(int fd, void *buf, size_t n, uint64_t deadline_ns, cons
 typedef enum net_role {
   NET_ROLE_RANK = 1,         /* rank-to-rank data connection */
   NET_ROLE_STORE_CLIENT = 2, /* a rank (or tool) talking to the store */
-  NET_ROLE_STORE_SERVER = 3  /* the store answering */
+  NET_ROLE_STORE_SERVER = 3, /* the store answering */
+  NET_ROLE_SWARM = 4         /* swarm peer to swarm peer (src/swarm): pairs only with itself */
 } net_role;
 
 typedef struct net_hello {

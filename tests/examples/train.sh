@@ -6,7 +6,9 @@
 #                      in-program check says bit-identical, and every rank printed the same hash
 #   demo               `tern demo` as `make demo` runs it: the progress line's fields, a summary
 #                      with bit-identical weights and the accuracy, all within 120 s
-#   demo_tcp           the same over TCP, fewer epochs
+#                      and the swarm phase: a peer killed, one joining, every live peer's
+#                      held-out accuracy reported (the demo itself fails under 90%)
+#   demo_tcp           the first phase over TCP, fewer epochs
 #   bad_data           a data file with a bad line: exit 1, the message names the file and line
 #   usage              bad options: exit 2 with a message
 set -u
@@ -64,11 +66,14 @@ case $case in
     [ "$secs" -lt 120 ] || fail "took ${secs}s, over 2 minutes"
     expect '^  epoch  40/40  loss [0-9.]+  held-out +[0-9.]+%  +[0-9]+ samples/s +[0-9.]+ [KMG]B moved  allreduce [a-z]+/shm$'
     expect 'weights bit-identical on all 4 ranks'
+    expect '^phase 2 done: 30 rounds in [0-9.]+ s; peer 3 killed at round [0-9]+, peer 4 joined at round [0-9]+$'
+    expect '^  peer 4 \(shard 3\): [0-9]+ rounds, held-out accuracy [0-9.]+%'
+    expect '^  [0-9]+ peer-rounds lost a group member and finished without it$'
     expect '^next: docs/DEMO.md'
     expect_accuracy
     echo "train.sh: the demo ran in ${secs}s" ;;
   demo_tcp)
-    run "$tern" demo --transport tcp --epochs 10
+    run "$tern" demo --transport tcp --epochs 10 --only collectives
     [ "$rc" -eq 0 ] || fail "exit code $rc"
     expect 'allreduce [a-z]+/tcp$'
     expect 'weights bit-identical on all 4 ranks' ;;

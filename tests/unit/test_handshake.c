@@ -71,7 +71,7 @@ static void hello_decode_refuses(void **state) {
       {0, 1, 'X', "not a tern peer"},
       {4, 2, 2, "version 2"},
       {6, 1, 0, "role 0"},
-      {6, 1, 4, "role 4"},
+      {6, 1, 5, "role 5"},
       {7, 1, 2, "reserved"},
       {38, 1, 1, "reserved"},
       {28, 4, (uint32_t)-1, "size -1"},
@@ -227,6 +227,13 @@ static void roles_must_pair(void **state) {
   run_pair(&a, &c, NULL, &b, &c, NULL);
   assert_int_equal(a.rc, TERN_ERR_PROTOCOL);
   assert_int_equal(b.rc, TERN_ERR_PROTOCOL);
+  net_hello w = hello(NET_ROLE_SWARM, -1, 0); /* a swarm peer pairs with swarm peers only */
+  run_pair(&a, &w, NULL, &b, &r, NULL);
+  assert_int_equal(a.rc, TERN_ERR_PROTOCOL);
+  assert_non_null(strstr(a.err.msg, "rank"));
+  run_pair(&a, &w, NULL, &b, &w, NULL);
+  assert_int_equal(a.rc, TERN_OK);
+  assert_int_equal(b.rc, TERN_OK);
 }
 
 static void write_raw(int fd, const void *buf, size_t n) {

@@ -12,6 +12,16 @@ int cmd_plan(int argc, char **argv);
 int cmd_sim_plan(int argc, char **argv); /* `tern sim plan`, in sim_plan.c */
 int cmd_demo(int argc, char **argv);
 int cmd_sim_averaging(int argc, char **argv);
+int cmd_swarm(int argc, char **argv);
+
+/* `tern demo`'s swarm phase (demo_swarm.c): peers that train by swarm averaging, one killed and
+ * one joining mid-run. Returns 0 when every live peer ends at min_accuracy or above. */
+typedef struct demo_swarm_options {
+  int rounds, hidden;
+  const char *data; /* NULL: the data set the build knows */
+  double min_accuracy;
+} demo_swarm_options;
+int demo_swarm(const demo_swarm_options *o);
 
 /* Prints "tern SUB: message" to stderr and returns 2, the exit code for a usage error. */
 int cmd_usage_error(const char *sub, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -9,8 +9,8 @@
  * samples per second, the bytes every rank has sent so far (one all-reduce of the counters at
  * each epoch's end) and the algorithm the last gradient all-reduce ran (coll_engine_counters).
  * On a terminal the line is redrawn in place; otherwise each epoch is a line of its own.
- * Swarm mode (a peer killed and a new one joining mid-run) is the phase that follows once swarm
- * averaging lands: one more entry in `phases`.
+ * Phase 2, "swarm" (demo_swarm.c), trains the same model by swarm averaging, with a peer killed
+ * and a new one joining mid-run.
  */
 #include "cmd.h"
 
@@ -27,9 +27,12 @@
 #define DEMO_RANKS 4
 #define DEMO_EPOCHS 40
 #define DEMO_HIDDEN 256 /* 19,210 parameters: a 77 KB gradient, a few ms of compute per step */
+#define DEMO_SWARM_ROUNDS 30
+#define DEMO_SWARM_ACCURACY 0.90 /* phase 1 reaches about 97%; local SGD on a quarter each, less */
 
 typedef struct demo {
-  int n, epochs, hidden;
+  int n, epochs, hidden, rounds;
+  const char *only; /* run this phase alone; NULL: all */
   const char *data;
   bool tty;
   uint64_t sent_all;   /* bytes sent by all ranks, as of the last epoch's end */
@@ -41,11 +44,12 @@ typedef struct demo {
 static void usage(FILE *out) {
   fprintf(out,
           "usage: tern demo [-n RANKS] [--epochs E] [--hidden H] [--transport shm|tcp] "
-          "[--data FILE]\n\n"
-          "Trains a %d-H-%d MLP on scikit-learn's handwritten digits by data-parallel SGD over "
-          "tern:\n%d ranks on this host by default, %d epochs, H = %d. docs/DEMO.md explains "
-          "the run.\n",
-          64, 10, DEMO_RANKS, DEMO_EPOCHS, DEMO_HIDDEN);
+          "[--rounds R] [--only collectives|swarm] [--data FILE]\n\n"
+          "Trains a %d-H-%d MLP on scikit-learn's handwritten digits, twice: by data-parallel "
+          "SGD over\ntern's collectives (%d ranks on this host by default, %d epochs), then by "
+          "a swarm of 4 peers\naveraging in groups (%d rounds; one peer killed, one joining). "
+          "H = %d. docs/DEMO.md explains the run.\n",
+          64, 10, DEMO_RANKS, DEMO_EPOCHS, DEMO_SWARM_ROUNDS, DEMO_HIDDEN);
 }
 
 static void human_bytes(double b, char *out, size_t cap) {
@@ -164,12 +168,21 @@ static int phase_collectives(demo *d) {
   return cmd_run(argc, argv);
 }
 
+/* Phase 2: swarm averaging, a peer killed and a new one joining (demo_swarm.c). */
+static int phase_swarm(demo *d) {
+  demo_swarm_options o = {.rounds = d->rounds,
+                          .hidden = d->hidden,
+                          .data = d->data,
+                          .min_accuracy = DEMO_SWARM_ACCURACY};
+  return demo_swarm(&o);
+}
+
 static const struct {
   const char *name;
   int (*run)(demo *);
 } phases[] = {
     {"collectives", phase_collectives},
-    /* {"swarm", phase_swarm}: swarm averaging (issue 6), a peer killed, a new one joining */
+    {"swarm", phase_swarm},
 };
 
 static int parse(demo *d, int argc, char **argv, bool *is_rank) {
@@ -190,9 +203,13 @@ static int parse(demo *d, int argc, char **argv, bool *is_rank) {
       d->epochs = (int)x;
     } else if (!strcmp(a, "--hidden") && core_parse_int(v, 1, 4096, &x)) {
       d->hidden = (int)x;
+    } else if (!strcmp(a, "--rounds") && core_parse_int(v, 6, 10000, &x)) {
+      d->rounds = (int)x;
     } else if (!strcmp(a, "--transport") && (!strcmp(v, "shm") || !strcmp(v, "tcp"))) {
       setenv("TERN_TRANSPORT", v, 1); /* the ranks inherit it */
       core_config_reload();
+    } else if (!strcmp(a, "--only") && (!strcmp(v, "collectives") || !strcmp(v, "swarm"))) {
+      d->only = v;
     } else if (!strcmp(a, "--data")) {
       d->data = v;
     } else {
@@ -207,7 +224,7 @@ static int parse(demo *d, int argc, char **argv, bool *is_rank) {
 }
 
 int cmd_demo(int argc, char **argv) {
-  demo d = {.n = DEMO_RANKS, .epochs = DEMO_EPOCHS, .hidden = DEMO_HIDDEN};
+  demo d = {.n = DEMO_RANKS, .epochs = DEMO_EPOCHS, .hidden = DEMO_HIDDEN, .rounds = DEMO_SWARM_ROUNDS};
   bool is_rank = false;
   int rc = parse(&d, argc, argv, &is_rank);
   if (rc >= 0) return rc;
@@ -217,7 +234,7 @@ int cmd_demo(int argc, char **argv) {
          d.hidden);
   uint64_t t0 = core_now_ns();
   for (size_t i = 0; i < CORE_ARRAY_LEN(phases); i++)
-    if ((rc = phases[i].run(&d)) != 0) {
+    if ((d.only == NULL || !strcmp(d.only, phases[i].name)) && (rc = phases[i].run(&d)) != 0) {
       fprintf(stderr, "tern demo: phase %s failed (exit code %d)\n", phases[i].name, rc);
       return rc;
     }

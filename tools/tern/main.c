@@ -15,6 +15,7 @@ static const struct {
     {"bench", cmd_bench, "bench COLL [-b -e -f -n -w -c -d -o -a -r]: time a collective"},
     {"tune", cmd_tune, "tune [--budget S] [--ns 2,4] [-o FILE]: measure, fit, write the tuning file"},
     {"sim", cmd_sim, "sim WHAT ...: the simulators"},
+    {"swarm", cmd_swarm, "swarm --listen H:P --run-id ID [--join H:P]...: a swarm averaging peer"},
     {"plan", cmd_plan, "plan SCENARIO.json: place training jobs across regions (geo planner)"},
     {"demo", cmd_demo, "demo [-n N] [--epochs E]: ranks train a model with tern, live"},
 };

@@ -1,0 +1,351 @@
+/* butterfly.c: the all-reduce inside a group.
+ *
+ * Member j reduces part j of the vector, [off[j], off[j+1]), whose length follows its declared
+ * bandwidth. Every member sends part j of value to member j with its weight w (one thread per
+ * member it sends to, each with the round's deadline); member j adds up w * value over the
+ * contributions that arrived by the reduce deadline, divides by their total weight W, and sends
+ * the averaged part back with W and the set S of contributors (a 64-bit mask).
+ *
+ * Consistency when members fail: a part comes back only to the members in its S, and every
+ * member of S gets the same bytes (the reducer keeps the decoded copy of what it sends). A
+ * member whose part did not reach the reducer in time keeps its own values for that part, and
+ * so does everyone when the reducer itself died: nothing is counted twice. The weight mass of
+ * part j, W, is shared equally by the members of S, so this peer's new weight is the mean, over
+ * parts and by length, of W_j / |S_j| (or of its own w where the part was not updated).
+ */
+#include "swarm/swarm.h"
+
+#include "compress/compress.h"
+#include "core/bytes.h"
+
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void swarm_parts(const swarm_member *group, int n, size_t count, size_t *off) {
+  double total = 0, cum = 0;
+  for (int j = 0; j < n; j++) total += group[j].bw;
+  off[0] = 0;
+  for (int j = 0; j < n; j++) {
+    cum += group[j].bw;
+    off[j + 1] = j == n - 1 ? count : (size_t)((double)count * (cum / total));
+    if (off[j + 1] < off[j]) off[j + 1] = off[j];
+  }
+}
+
+static void put_f64(uint8_t *p, double d) {
+  uint64_t u;
+  memcpy(&u, &d, 8);
+  core_put64(p, u);
+}
+
+static double get_f64(const uint8_t *p) {
+  uint64_t u = core_get64(p);
+  double d;
+  memcpy(&d, &u, 8);
+  return d;
+}
+
+/* One member this peer sends its part to and hears back from. */
+typedef struct job {
+  tern_swarm *sw;
+  const swarm_member *m;
+  int part, me;
+  uint64_t tag;
+  const float *src;
+  size_t len;
+  double weight;
+  tern_compress codec;
+  uint64_t deadline;
+  pthread_t thread;
+  bool started, ok;
+  float *out;
+  double W;
+  uint64_t mask;
+  unsigned long long sent, received;
+  core_err err;
+} job;
+
+static tern_status job_run(job *j, char *what, int *fd) {
+  size_t clen = compress_size(j->codec, j->len);
+  uint8_t *buf = malloc(CORE_MAX(8 + clen, 16 + clen));
+  j->out = malloc(CORE_MAX(j->len, 1) * sizeof(float));
+  if (!buf || !j->out) {
+    free(buf);
+    return core_err_set(&j->err, TERN_ERR_NOMEM, "part %d", j->part);
+  }
+  put_f64(buf, j->weight);
+  compress_encode(j->codec, j->src, j->len, buf + 8);
+  swarm_hdr h = {.type = SWARM_PART, .codec = (uint8_t)j->codec, .part = (uint16_t)j->part,
+                 .round = j->sw->round, .sender = j->sw->id, .tag = j->tag, .len = 8 + clen};
+  tern_status rc = swarm_dial(j->sw, j->m, j->deadline, fd, &j->err);
+  if (rc == TERN_OK) rc = swarm_send(*fd, &h, buf, j->deadline, what, &j->err);
+  if (rc == TERN_OK) j->sent += SWARM_HDR_LEN + h.len;
+  if (rc == TERN_OK) rc = swarm_recv_hdr(*fd, &h, j->deadline, what, &j->err);
+  if (rc == TERN_OK && (h.type != SWARM_RESULT || h.tag != j->tag || h.part != j->part ||
+                        h.codec != j->codec || h.len != 16 + clen))
+    rc = core_err_set(&j->err, TERN_ERR_PROTOCOL, "%s answered a %s of %llu bytes", what,
+                      swarm_type_name(h.type), (unsigned long long)h.len);
+  if (rc == TERN_OK) rc = net_read_all(*fd, buf, h.len, j->deadline, what, &j->err);
+  if (rc == TERN_OK) {
+    j->received += SWARM_HDR_LEN + h.len;
+    j->W = get_f64(buf);
+    j->mask = core_get64(buf + 8);
+    if (!isfinite(j->W) || j->W <= 0 || !(j->mask >> j->me & 1))
+      rc = core_err_set(&j->err, TERN_ERR_PROTOCOL, "%s sent weight %g, mask %llx", what, j->W,
+                        (unsigned long long)j->mask);
+  }
+  if (rc == TERN_OK) rc = compress_decode(j->codec, buf + 16, clen, j->len, j->out, &j->err);
+  free(buf);
+  return rc;
+}
+
+static void *job_main(void *arg) {
+  job *j = arg;
+  char what[128];
+  snprintf(what, sizeof what, "peer %016llx (%s:%d)", (unsigned long long)j->m->id, j->m->host,
+           j->m->port);
+  int fd = -1;
+  j->ok = job_run(j, what, &fd) == TERN_OK;
+  if (fd >= 0) close(fd);
+  if (!j->ok) CORE_INFO("swarm: round %u: part %d: %s", j->sw->round, j->part, j->err.msg);
+  return NULL;
+}
+
+/* A contribution to this peer's part, read in the poll loop. */
+typedef struct contrib {
+  int fd;
+  uint8_t *buf;
+  size_t len, done;
+  bool complete;
+} contrib;
+
+typedef struct part_want {
+  uint32_t round;
+  uint64_t tag;
+  int part;
+  const swarm_member *group;
+  int n;
+  const contrib *have;
+} part_want;
+
+static bool is_part(const swarm_conn *c, void *arg) {
+  const part_want *w = arg;
+  if (c->hdr.type != SWARM_PART || c->hdr.round != w->round || c->hdr.tag != w->tag ||
+      c->hdr.part != w->part)
+    return false;
+  for (int i = 0; i < w->n; i++)
+    if (w->group[i].id == c->hdr.sender) return w->have[i].fd < 0 && !w->have[i].complete;
+  return false;
+}
+
+/* Registers a queued part connection: the header must announce exactly our part's bytes. */
+static void take_part(const part_want *w, contrib *have, swarm_conn *c, size_t expect,
+                      tern_compress codec) {
+  int i = 0;
+  while (w->group[i].id != c->hdr.sender) i++;
+  if (c->hdr.len != expect || c->hdr.codec != codec || !(have[i].buf = malloc(expect))) {
+    CORE_WARN("swarm: round %u: %s sent a part of %llu bytes in codec %u (expected %zu in %u): "
+              "dropped",
+              w->round, c->from, (unsigned long long)c->hdr.len, c->hdr.codec, expect, codec);
+    swarm_conn_close(c);
+    return;
+  }
+  have[i].fd = c->fd;
+  have[i].len = expect;
+  c->fd = -1;
+  swarm_conn_close(c);
+}
+
+/* Reads the contributions to part `me` until all arrived or the deadline. */
+static void gather(tern_swarm *sw, part_want *w, contrib *have, size_t expect,
+                   tern_compress codec, uint64_t deadline, unsigned long long *received) {
+  int n = w->n, missing = n - 1;
+  while (missing > 0 && core_now_ns() < deadline) {
+    swarm_conn c;
+    int open = 0;
+    for (int i = 0; i < n; i++) open += have[i].fd >= 0;
+    /* Nothing to read yet: sleep on the queue; else glance at it and poll the sockets. */
+    while (swarm_queue_take(sw, is_part, w, open ? 0 : deadline, &c)) {
+      take_part(w, have, &c, expect, codec);
+      open++;
+    }
+    struct pollfd fds[SWARM_MAX_GROUP];
+    int who[SWARM_MAX_GROUP], k = 0;
+    for (int i = 0; i < n; i++)
+      if (have[i].fd >= 0) {
+        who[k] = i;
+        fds[k++] = (struct pollfd){.fd = have[i].fd, .events = POLLIN};
+      }
+    if (k == 0) continue;
+    if (poll(fds, (nfds_t)k, core_ms_left(deadline, 5)) <= 0) continue;
+    for (int q = 0; q < k; q++) {
+      contrib *h = &have[who[q]];
+      if (!fds[q].revents) continue;
+      ssize_t r = read(h->fd, h->buf + h->done, h->len - h->done);
+      if (r > 0) h->done += (size_t)r;
+      if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
+        close(h->fd); /* the contributor died mid-part: its part is not counted */
+        h->fd = -1;
+        free(h->buf);
+        h->buf = NULL;
+        h->done = 0;
+        continue;
+      }
+      if (h->done == h->len) {
+        h->complete = true;
+        *received += SWARM_HDR_LEN + h->len;
+        missing--;
+      }
+    }
+  }
+}
+
+/* Sends result (len bytes) on every complete contribution's socket, concurrently, by deadline. */
+static void scatter(contrib *have, int n, const swarm_hdr *h, const uint8_t *result,
+                    uint64_t deadline, unsigned long long *sent) {
+  uint8_t hdr[SWARM_HDR_LEN];
+  swarm_hdr_encode(h, hdr);
+  size_t total = SWARM_HDR_LEN + h->len;
+  for (int i = 0; i < n; i++) have[i].done = 0;
+  for (;;) {
+    struct pollfd fds[SWARM_MAX_GROUP];
+    int who[SWARM_MAX_GROUP], k = 0;
+    for (int i = 0; i < n; i++)
+      if (have[i].fd >= 0 && have[i].complete && have[i].done < total) {
+        who[k] = i;
+        fds[k++] = (struct pollfd){.fd = have[i].fd, .events = POLLOUT};
+      }
+    if (k == 0 || core_now_ns() >= deadline) return;
+    if (poll(fds, (nfds_t)k, core_ms_left(deadline, 100)) <= 0) continue;
+    for (int q = 0; q < k; q++) {
+      contrib *c = &have[who[q]];
+      if (!fds[q].revents) continue;
+      const uint8_t *p = c->done < SWARM_HDR_LEN ? hdr + c->done : result + (c->done - SWARM_HDR_LEN);
+      size_t left = c->done < SWARM_HDR_LEN ? SWARM_HDR_LEN - c->done : total - c->done;
+      ssize_t r = send(c->fd, p, left, MSG_NOSIGNAL);
+      if (r > 0) {
+        c->done += (size_t)r;
+        if (c->done == total) *sent += total;
+      } else if (r < 0 && errno != EAGAIN && errno != EINTR) {
+        c->complete = false; /* it will not hear back; it keeps its own values for this part */
+      }
+    }
+  }
+}
+
+/* This peer's own part: gather, average, send back. Returns the part's weight and mask. */
+static tern_status reduce_own(tern_swarm *sw, const swarm_member *g, int n, int me, uint64_t tag,
+                              float *part, size_t len, double w, tern_compress codec,
+                              uint64_t reduce_deadline, uint64_t send_deadline,
+                              swarm_avg_result *res, double *W_out, uint64_t *mask_out,
+                              bool *got_from) {
+  size_t clen = compress_size(codec, len);
+  contrib have[SWARM_MAX_GROUP];
+  for (int i = 0; i < n; i++) have[i] = (contrib){.fd = -1};
+  have[me].complete = true;
+  part_want pw = {sw->round, tag, me, g, n, have};
+  gather(sw, &pw, have, 8 + clen, codec, reduce_deadline, &res->received);
+  double *acc = calloc(CORE_MAX(len, 1), sizeof *acc);
+  float *tmp = malloc(CORE_MAX(len, 1) * sizeof *tmp);
+  uint8_t *out = malloc(16 + clen);
+  tern_status rc = acc && tmp && out ? TERN_OK : TERN_ERR_NOMEM;
+  double W = w;
+  uint64_t mask = 1ull << me;
+  for (size_t k = 0; rc == TERN_OK && k < len; k++) acc[k] = w * (double)part[k];
+  for (int i = 0; rc == TERN_OK && i < n; i++) {
+    if (i == me || !have[i].complete) continue;
+    double wi = get_f64(have[i].buf);
+    core_err err = {0};
+    if (!isfinite(wi) || wi < 0 ||
+        compress_decode(codec, have[i].buf + 8, clen, len, tmp, &err) != TERN_OK) {
+      CORE_WARN("swarm: round %u: peer %016llx sent weight %g or bad data: dropped %s",
+                sw->round, (unsigned long long)g[i].id, wi, err.msg);
+      have[i].complete = false;
+      continue;
+    }
+    for (size_t k = 0; k < len; k++) acc[k] += wi * (double)tmp[k];
+    W += wi;
+    mask |= 1ull << i;
+  }
+  for (int i = 0; i < n; i++) got_from[i] = have[i].complete;
+  if (rc == TERN_OK && W > 0) {
+    for (size_t k = 0; k < len; k++) tmp[k] = (float)(acc[k] / W);
+    put_f64(out, W);
+    core_put64(out + 8, mask);
+    compress_encode(codec, tmp, len, out + 16);
+    compress_decode(codec, out + 16, clen, len, part, NULL); /* hold what the others get */
+    swarm_hdr h = {.type = SWARM_RESULT, .codec = (uint8_t)codec, .part = (uint16_t)me,
+                   .round = sw->round, .sender = sw->id, .tag = tag, .len = 16 + clen};
+    have[me].complete = false;
+    scatter(have, n, &h, out, send_deadline, &res->sent);
+  }
+  for (int i = 0; i < n; i++) {
+    if (have[i].fd >= 0) close(have[i].fd);
+    free(have[i].buf);
+  }
+  free(acc);
+  free(tmp);
+  free(out);
+  *W_out = W;
+  *mask_out = mask;
+  return rc;
+}
+
+static int popcount64(uint64_t x) {
+  int c = 0;
+  for (; x; x &= x - 1) c++;
+  return c;
+}
+
+tern_status swarm_butterfly(tern_swarm *sw, const swarm_member *g, int n, uint64_t tag,
+                            float *values, size_t count, double weight, tern_compress codec,
+                            double timeout_s, swarm_avg_result *res, core_err *err) {
+  size_t off[SWARM_MAX_GROUP + 1];
+  swarm_parts(g, n, count, off);
+  int me = 0;
+  while (g[me].id != sw->id) me++;
+  uint64_t t0 = core_now_ns(), T = (uint64_t)(timeout_s * 1e9);
+  job *jobs = calloc((size_t)n, sizeof *jobs);
+  if (!jobs) return core_err_set(err, TERN_ERR_NOMEM, "all-reduce of %zu values", count);
+  for (int j = 0; j < n; j++) {
+    if (j == me) continue;
+    jobs[j] = (job){.sw = sw, .m = &g[j], .part = j, .me = me, .tag = tag, .src = values + off[j],
+                    .len = off[j + 1] - off[j], .weight = weight, .codec = codec,
+                    .deadline = t0 + T};
+    jobs[j].started = pthread_create(&jobs[j].thread, NULL, job_main, &jobs[j]) == 0;
+  }
+  double Wme = weight;
+  uint64_t mask_me = 1ull << me;
+  bool got_from[SWARM_MAX_GROUP];
+  /* Parts must all be in by half the time; results go back by three quarters; the senders wait
+   * for their results until the end. */
+  tern_status rc = reduce_own(sw, g, n, me, tag, values + off[me], off[me + 1] - off[me], weight,
+                              codec, t0 + T / 2, t0 + T / 4 * 3, res, &Wme, &mask_me, got_from);
+  double wsum = count ? (double)(off[me + 1] - off[me]) / (double)count *
+                            (Wme / popcount64(mask_me))
+                      : weight;
+  res->parts_updated = 1;
+  for (int j = 0; j < n; j++) {
+    if (j == me) continue;
+    size_t len = off[j + 1] - off[j];
+    if (jobs[j].started) pthread_join(jobs[j].thread, NULL);
+    bool ok = jobs[j].started && jobs[j].ok;
+    if (ok) memcpy(values + off[j], jobs[j].out, len * sizeof(float));
+    if (count) wsum += (double)len / (double)count *
+                       (ok ? jobs[j].W / popcount64(jobs[j].mask) : weight);
+    res->parts_updated += ok;
+    res->sent += jobs[j].sent;
+    res->received += jobs[j].received;
+    if ((!ok || !got_from[j]) && res->failed_count < TERN_SWARM_MAX_FAILED)
+      res->failed[res->failed_count++] = g[j].id;
+    free(jobs[j].out);
+  }
+  free(jobs);
+  res->weight_after = wsum;
+  if (rc != TERN_OK) return core_err_set(err, rc, "all-reduce of %zu values", count);
+  return TERN_OK;
+}

@@ -1,0 +1,151 @@
+/* dht.c: the swarm's DHT: an OpenDHT node through its C API (opendht/opendht_c.h).
+ *
+ * The node runs in OpenDHT's own threads. It is seeded only from the bootstrap addresses the
+ * user gives, with peer discovery (multicast) and publishing off, and a network id derived from
+ * the run id, so that it never talks to a public bootstrap node and nodes of other runs ignore
+ * it. Gets are made synchronous with a deadline: the callbacks fill a context that the waiter
+ * and OpenDHT share by reference count, so a late callback after a timeout touches only memory
+ * that is still alive.
+ */
+#include "swarm/swarm.h"
+
+#include <netdb.h>
+#include <opendht/opendht_c.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define GET_MAX_VALUES 256
+
+tern_status swarm_dht_start(tern_swarm *sw, int port, core_err *err) {
+  dht_runner_config cfg;
+  dht_runner_config_default(&cfg);
+  cfg.dht_config.node_config.network =
+      (uint32_t)sw->run_hash[0] | (uint32_t)sw->run_hash[1] << 8 |
+      (uint32_t)sw->run_hash[2] << 16 | (uint32_t)(sw->run_hash[3] & 0x7f) << 24;
+  cfg.dht_config.node_config.maintain_storage = false;
+  cfg.threaded = true;
+  cfg.peer_discovery = false;
+  cfg.peer_publish = false;
+  cfg.log = false;
+  sw->dht = dht_runner_new();
+  if (!sw->dht) return core_err_set(err, TERN_ERR_NOMEM, "cannot create the DHT node");
+  int rc = dht_runner_run_config(sw->dht, (in_port_t)port, &cfg);
+  if (rc != 0)
+    return core_err_set(err, TERN_ERR_SYSTEM, "the DHT node cannot bind UDP port %d (error %d)",
+                        port, rc);
+  for (int i = 0; i < sw->nbootstrap; i++) {
+    char host[NET_HOST_LEN], service[8];
+    int bport;
+    if (net_parse_addr(sw->bootstrap[i], host, sizeof host, &bport, false, err) != TERN_OK)
+      return err->status;
+    snprintf(service, sizeof service, "%d", bport);
+    dht_runner_bootstrap(sw->dht, host, service);
+  }
+  return TERN_OK;
+}
+
+void swarm_dht_stop(tern_swarm *sw) {
+  if (!sw->dht) return;
+  dht_runner_delete(sw->dht); /* joins OpenDHT's threads */
+  sw->dht = NULL;
+}
+
+/* A ping (unlike dht_runner_bootstrap, which only adds to a list the node works through while
+ * it is disconnected) goes out at once from OpenDHT's priority queue; its answer makes the
+ * other node a good one, and this node "connected", so that its gets and puts run. */
+void swarm_dht_ping(tern_swarm *sw, const char *host, int port) {
+  char service[8];
+  snprintf(service, sizeof service, "%d", port);
+  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM,
+                           .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV},
+                  *res = NULL;
+  if (getaddrinfo(host, service, &hints, &res) != 0 || !res) {
+    CORE_INFO("swarm: cannot ping %s:%d: not a numeric address", host, port);
+    return;
+  }
+  dht_runner_ping(sw->dht, res->ai_addr, res->ai_addrlen, NULL, NULL);
+  freeaddrinfo(res);
+}
+
+void swarm_dht_put(tern_swarm *sw, const uint8_t gkey[32], const uint8_t *data, size_t len) {
+  dht_infohash h;
+  dht_infohash_get(&h, gkey, 32);
+  dht_value *v = dht_value_new(data, len);
+  if (!v) return;
+  dht_runner_put(sw->dht, &h, v, NULL, NULL, false);
+  dht_value_unref(v);
+}
+
+typedef struct get_ctx {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int refs;
+  bool done;
+  int n;
+  size_t len[GET_MAX_VALUES];
+  uint8_t val[GET_MAX_VALUES][SWARM_RECORD_MAX];
+} get_ctx;
+
+static void ctx_unref(get_ctx *c) {
+  pthread_mutex_lock(&c->mu);
+  bool last = --c->refs == 0;
+  pthread_mutex_unlock(&c->mu);
+  if (last) {
+    pthread_cond_destroy(&c->cv);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+  }
+}
+
+static bool on_value(const dht_value *value, void *arg) {
+  get_ctx *c = arg;
+  dht_data_view d = dht_value_get_data(value);
+  pthread_mutex_lock(&c->mu);
+  if (c->n < GET_MAX_VALUES && d.size <= SWARM_RECORD_MAX) {
+    memcpy(c->val[c->n], d.data, d.size);
+    c->len[c->n++] = d.size;
+  } else if (d.size > SWARM_RECORD_MAX) {
+    CORE_WARN("swarm: ignored a %zu-byte DHT value (records are at most %d bytes)", d.size,
+              SWARM_RECORD_MAX);
+  }
+  pthread_mutex_unlock(&c->mu);
+  return true;
+}
+
+static void on_done(bool ok, void *arg) {
+  (void)ok;
+  get_ctx *c = arg;
+  pthread_mutex_lock(&c->mu);
+  c->done = true;
+  pthread_cond_broadcast(&c->cv);
+  pthread_mutex_unlock(&c->mu);
+  ctx_unref(c);
+}
+
+void swarm_dht_get(tern_swarm *sw, const uint8_t gkey[32], double timeout_s,
+                   void (*each)(const uint8_t *, size_t, void *), void *arg) {
+  get_ctx *c = calloc(1, sizeof *c);
+  if (!c) return;
+  pthread_mutex_init(&c->mu, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&c->cv, &ca);
+  pthread_condattr_destroy(&ca);
+  c->refs = 2;
+  dht_infohash h;
+  dht_infohash_get(&h, gkey, 32);
+  dht_runner_get(sw->dht, &h, on_value, on_done, c);
+  uint64_t deadline = core_deadline_after(timeout_s);
+  struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000ull),
+                        .tv_nsec = (long)(deadline % 1000000000ull)};
+  pthread_mutex_lock(&c->mu);
+  while (!c->done && core_now_ns() < deadline) pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+  /* What arrived so far counts even if the get is not done: a get waits for remote nodes. */
+  int n = c->n;
+  pthread_mutex_unlock(&c->mu);
+  for (int i = 0; i < n; i++) each(c->val[i], c->len[i], arg);
+  ctx_unref(c);
+}

@@ -1,0 +1,314 @@
+/* listen.c: the listener thread of a swarm peer.
+ *
+ * It accepts connections on the peer's TCP port and drives up to SWARM_PENDING_MAX of them at
+ * once through tern's handshake and the first message header, each within its own deadline, in
+ * one poll loop. Whatever is not a swarm peer of this run (a port scanner, garbage, an absurd
+ * length, the wrong key) is closed with a log line and counted in sw->refused; the loop carries
+ * on. State requests, leave notices and hellos are answered here; joins and parts go to the
+ * queue that tern_swarm_average takes from.
+ *
+ * A hello is how a new peer makes its bootstrap peers reach it in turn. Without it, the first
+ * peer of a swarm, which bootstrapped from nobody, only ever hears pings from the others and
+ * OpenDHT holds its gets back while it stays "connecting"; pinging the newcomer back makes it
+ * connected at once.
+ */
+#include "swarm/swarm.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PENDING_SECONDS 5.0 /* handshake + header + control payload */
+#define QUEUED_SECONDS 30.0 /* a queued join or part nobody takes is closed after this */
+
+typedef struct pending {
+  net_handshake hs;
+  bool hs_done;
+  uint8_t hdr[SWARM_HDR_LEN];
+  size_t hdr_done;
+  swarm_hdr h;
+  uint8_t *payload;
+  size_t payload_done;
+  uint64_t deadline_ns;
+} pending;
+
+void swarm_conn_close(swarm_conn *c) {
+  if (c->fd >= 0) close(c->fd);
+  c->fd = -1;
+  free(c->payload);
+  c->payload = NULL;
+}
+
+static void refuse(tern_swarm *sw, pending *p, const char *why) {
+  CORE_WARN("swarm: refused %s: %s", p->hs.from, why);
+  close(p->hs.fd);
+  free(p->payload);
+  memset(p, 0, sizeof *p);
+  p->hs.fd = -1;
+  pthread_mutex_lock(&sw->mu);
+  sw->refused++;
+  pthread_mutex_unlock(&sw->mu);
+}
+
+static void serve_state(tern_swarm *sw, int fd, const char *from) {
+  swarm_hdr h = {.type = SWARM_REJECT, .sender = sw->id};
+  uint8_t *payload = NULL;
+  pthread_mutex_lock(&sw->mu);
+  if (sw->has_state) {
+    h.type = SWARM_STATE;
+    h.round = sw->state_round;
+    h.len = 8 + 4 * (uint64_t)sw->state_count;
+    payload = malloc(h.len);
+    if (payload) {
+      uint64_t n = sw->state_count;
+      memcpy(payload, &n, 8); /* little-endian hosts only, as the f32 values that follow */
+      memcpy(payload + 8, sw->state, 4 * sw->state_count);
+    } else {
+      h.type = SWARM_REJECT;
+      h.len = 0;
+    }
+  }
+  pthread_mutex_unlock(&sw->mu);
+  core_err err = {0};
+  if (swarm_send(fd, &h, payload, core_deadline_after(10), from, &err) != TERN_OK)
+    CORE_WARN("swarm: state for %s: %s", from, err.msg);
+  free(payload);
+}
+
+static void note_departed(tern_swarm *sw, uint64_t id) {
+  pthread_mutex_lock(&sw->mu);
+  sw->departed[sw->ndeparted++ % CORE_ARRAY_LEN(sw->departed)] = id;
+  pthread_mutex_unlock(&sw->mu);
+}
+
+bool swarm_departed(tern_swarm *sw, uint64_t id) {
+  bool found = false;
+  pthread_mutex_lock(&sw->mu);
+  for (size_t i = 0; i < CORE_ARRAY_LEN(sw->departed) && i < sw->ndeparted; i++)
+    if (sw->departed[i] == id) found = true;
+  pthread_mutex_unlock(&sw->mu);
+  return found;
+}
+
+/* A join for the round this peer follows someone in: point it at the leader. */
+static bool redirect(tern_swarm *sw, int fd, const swarm_hdr *j) {
+  swarm_member leader;
+  pthread_mutex_lock(&sw->mu);
+  bool yes = sw->following && j->round == sw->follow_round && j->tag == sw->follow_tag &&
+             sw->leader.id < j->sender;
+  leader = sw->leader;
+  pthread_mutex_unlock(&sw->mu);
+  if (!yes) return false;
+  uint8_t buf[19 + SWARM_HOST_LEN];
+  swarm_hdr h = {.type = SWARM_REDIRECT, .round = j->round, .sender = sw->id,
+                 .len = swarm_member_encode(&leader, buf)};
+  core_err err = {0};
+  swarm_send(fd, &h, buf, core_deadline_after(1), "a joining peer", &err);
+  return true;
+}
+
+/* A complete first message: answer it or queue it. */
+static void dispatch(tern_swarm *sw, pending *p) {
+  int fd = p->hs.fd;
+  if (p->h.type == SWARM_JOIN && redirect(sw, fd, &p->h)) {
+    close(fd);
+  } else if (p->h.type == SWARM_STATE_REQ) {
+    serve_state(sw, fd, p->hs.from);
+    close(fd);
+  } else if (p->h.type == SWARM_HELLO) {
+    swarm_member m;
+    size_t used;
+    core_err err = {0};
+    if (swarm_member_decode(p->payload, p->h.len, &used, &m, &err) == TERN_OK)
+      swarm_dht_ping(sw, m.host, m.port);
+    else
+      CORE_WARN("swarm: a bad hello from %s: %s", p->hs.from, err.msg);
+    close(fd);
+  } else if (p->h.type == SWARM_LEAVE) {
+    CORE_INFO("swarm: peer %016llx left", (unsigned long long)p->h.sender);
+    note_departed(sw, p->h.sender);
+    close(fd);
+  } else if (p->h.type == SWARM_JOIN || p->h.type == SWARM_PART) {
+    pthread_mutex_lock(&sw->mu);
+    if (sw->nqueue < SWARM_QUEUE_MAX) {
+      swarm_conn *c = &sw->queue[sw->nqueue++];
+      c->fd = fd;
+      c->hdr = p->h;
+      c->payload = p->payload;
+      p->payload = NULL;
+      snprintf(c->from, sizeof c->from, "%s", p->hs.from);
+      c->expires_ns = core_deadline_after(QUEUED_SECONDS);
+      pthread_cond_broadcast(&sw->cv);
+      fd = -1;
+    }
+    pthread_mutex_unlock(&sw->mu);
+    if (fd >= 0) {
+      CORE_WARN("swarm: queue full, dropped a %s from %s", swarm_type_name(p->h.type),
+                p->hs.from);
+      close(fd);
+    }
+  } else {
+    refuse(sw, p, "a first message that no peer sends first");
+    return;
+  }
+  free(p->payload);
+  memset(p, 0, sizeof *p);
+  p->hs.fd = -1;
+}
+
+/* Reads what the socket has for this pending connection. */
+static void advance(tern_swarm *sw, pending *p) {
+  core_err err = {0};
+  if (!p->hs_done) {
+    if (net_handshake_step(&p->hs, &p->hs_done, &err) != TERN_OK) return refuse(sw, p, err.msg);
+    if (!p->hs_done) return;
+  }
+  while (p->hdr_done < SWARM_HDR_LEN) {
+    ssize_t r = read(p->hs.fd, p->hdr + p->hdr_done, SWARM_HDR_LEN - p->hdr_done);
+    if (r == 0) return refuse(sw, p, "closed before its first message");
+    if (r < 0) {
+      if (errno == EAGAIN || errno == EINTR) return;
+      return refuse(sw, p, strerror(errno));
+    }
+    p->hdr_done += (size_t)r;
+    if (p->hdr_done == SWARM_HDR_LEN) {
+      if (swarm_hdr_decode(p->hdr, &p->h, p->hs.from, &err) != TERN_OK)
+        return refuse(sw, p, err.msg);
+      bool control = p->h.type != SWARM_PART;
+      if (control && p->h.len > 0 && !(p->payload = malloc(p->h.len)))
+        return refuse(sw, p, "out of memory");
+    }
+  }
+  if (p->h.type == SWARM_PART) return dispatch(sw, p); /* the reducer reads the data */
+  while (p->payload_done < p->h.len) {
+    ssize_t r = read(p->hs.fd, p->payload + p->payload_done, p->h.len - p->payload_done);
+    if (r == 0) return refuse(sw, p, "closed in the middle of a message");
+    if (r < 0) {
+      if (errno == EAGAIN || errno == EINTR) return;
+      return refuse(sw, p, strerror(errno));
+    }
+    p->payload_done += (size_t)r;
+  }
+  dispatch(sw, p);
+}
+
+static void accept_new(tern_swarm *sw, pending *pend) {
+  for (;;) {
+    int fd;
+    char peer[96];
+    core_err err = {0};
+    if (net_accept(sw->listen_fd, &fd, peer, sizeof peer, &err) != TERN_OK || fd < 0) return;
+    int slot = -1;
+    for (int i = 0; i < SWARM_PENDING_MAX && slot < 0; i++)
+      if (pend[i].hs.fd < 0) slot = i;
+    if (slot < 0) {
+      CORE_WARN("swarm: %d connections in their handshake already, refused %s",
+                SWARM_PENDING_MAX, peer);
+      close(fd);
+      continue;
+    }
+    pending *p = &pend[slot];
+    memset(p, 0, sizeof *p);
+    net_hello mine = {.role = NET_ROLE_SWARM, .rank = -1, .size = 0, .stream = 0, .nstreams = 1};
+    memcpy(mine.run_id, sw->run_id, 16);
+    net_handshake_start(&p->hs, fd, &mine, sw->keyed ? sw->key : NULL);
+    snprintf(p->hs.from, sizeof p->hs.from, "%s", peer);
+    p->deadline_ns = core_deadline_after(PENDING_SECONDS);
+  }
+}
+
+/* Closes queued entries nobody took in time. Called with sw->mu held. */
+static void expire_queue(tern_swarm *sw, uint64_t now) {
+  int k = 0;
+  for (int i = 0; i < sw->nqueue; i++) {
+    if (sw->queue[i].expires_ns <= now) swarm_conn_close(&sw->queue[i]);
+    else sw->queue[k++] = sw->queue[i];
+  }
+  sw->nqueue = k;
+}
+
+static void *listener(void *arg) {
+  tern_swarm *sw = arg;
+  pending *pend = calloc(SWARM_PENDING_MAX, sizeof *pend);
+  if (!pend) return NULL;
+  for (int i = 0; i < SWARM_PENDING_MAX; i++) pend[i].hs.fd = -1;
+  struct pollfd fds[SWARM_PENDING_MAX + 2];
+  int who[SWARM_PENDING_MAX + 2];
+  for (;;) {
+    int n = 0;
+    fds[n++] = (struct pollfd){.fd = sw->wake[0], .events = POLLIN};
+    fds[n++] = (struct pollfd){.fd = sw->listen_fd, .events = POLLIN};
+    uint64_t now = core_now_ns();
+    for (int i = 0; i < SWARM_PENDING_MAX; i++) {
+      if (pend[i].hs.fd < 0) continue;
+      if (pend[i].deadline_ns <= now) {
+        refuse(sw, &pend[i], "silent past its deadline");
+        continue;
+      }
+      short ev = pend[i].hs_done ? POLLIN : net_handshake_events(&pend[i].hs);
+      who[n] = i;
+      fds[n++] = (struct pollfd){.fd = pend[i].hs.fd, .events = ev};
+    }
+    pthread_mutex_lock(&sw->mu);
+    expire_queue(sw, now);
+    pthread_mutex_unlock(&sw->mu);
+    if (poll(fds, (nfds_t)n, 200) < 0 && errno != EINTR) break;
+    if (fds[0].revents) break;
+    for (int k = 2; k < n; k++)
+      if (fds[k].revents) advance(sw, &pend[who[k]]);
+    if (fds[1].revents) accept_new(sw, pend);
+  }
+  for (int i = 0; i < SWARM_PENDING_MAX; i++)
+    if (pend[i].hs.fd >= 0) {
+      close(pend[i].hs.fd);
+      free(pend[i].payload);
+    }
+  free(pend);
+  return NULL;
+}
+
+tern_status swarm_listener_start(tern_swarm *sw, core_err *err) {
+  if (pipe(sw->wake) != 0) return core_err_errno(err, errno, "pipe");
+  if (pthread_create(&sw->thread, NULL, listener, sw) != 0)
+    return core_err_set(err, TERN_ERR_SYSTEM, "cannot start the swarm's listener thread");
+  sw->thread_started = true;
+  return TERN_OK;
+}
+
+void swarm_listener_stop(tern_swarm *sw) {
+  if (sw->thread_started) {
+    ssize_t w = write(sw->wake[1], "x", 1);
+    (void)w;
+    pthread_join(sw->thread, NULL);
+    sw->thread_started = false;
+  }
+  if (sw->wake[0] >= 0) close(sw->wake[0]);
+  if (sw->wake[1] >= 0) close(sw->wake[1]);
+  sw->wake[0] = sw->wake[1] = -1;
+  for (int i = 0; i < sw->nqueue; i++) swarm_conn_close(&sw->queue[i]);
+  sw->nqueue = 0;
+}
+
+bool swarm_queue_take(tern_swarm *sw, bool (*want)(const swarm_conn *, void *), void *arg,
+                      uint64_t deadline_ns, swarm_conn *out) {
+  bool got = false;
+  pthread_mutex_lock(&sw->mu);
+  for (;;) {
+    for (int i = 0; i < sw->nqueue && !got; i++)
+      if (want(&sw->queue[i], arg)) {
+        *out = sw->queue[i];
+        sw->queue[i] = sw->queue[--sw->nqueue];
+        got = true;
+      }
+    uint64_t now = core_now_ns();
+    if (got || now >= deadline_ns) break;
+    uint64_t until = CORE_MIN(deadline_ns, now + 100000000ull); /* re-check at least each 100 ms */
+    struct timespec ts = {.tv_sec = (time_t)(until / 1000000000ull),
+                          .tv_nsec = (long)(until % 1000000000ull)};
+    pthread_cond_timedwait(&sw->cv, &sw->mu, &ts);
+  }
+  pthread_mutex_unlock(&sw->mu);
+  return got;
+}

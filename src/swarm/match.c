@@ -1,0 +1,293 @@
+/* match.c: finding this round's group through the DHT, then assembling it.
+ *
+ * Round r's group key hashes the run, r, the axis a = r mod d and every coordinate but a: the
+ * peers that share it are one line of the Moshpit grid. Each writes its record (record.c) under
+ * that key and reads the key until it has seen target peers, or at least min and no new one for
+ * a moment, or half the matching time has passed.
+ *
+ * The lowest id seen leads; everyone else sends it a join. Leadership only ever points to a
+ * lower id, so two peers never wait on each other: a peer asked to lead that follows someone
+ * else answers with a redirect to its own leader (or a reject once its group is closed). The
+ * leader closes the group when all it saw have joined, or at the deadline, and sends every
+ * member the list, sorted by id. Fewer than min members: everyone averages alone this round.
+ */
+#include "swarm/swarm.h"
+
+#include "core/bytes.h"
+
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FOLLOW_HOPS 4
+
+typedef struct seen {
+  tern_swarm *sw;
+  uint32_t round;
+  const uint8_t *gkey;
+  swarm_member m[SWARM_MAX_GROUP];
+  int n;
+  uint8_t bad[16][16]; /* digests of refused records, so each is logged once */
+  int nbad;
+} seen;
+
+static void group_key(const tern_swarm *sw, uint32_t round, uint8_t out[32]) {
+  int axis = (int)(round % (uint32_t)sw->ndims);
+  uint8_t buf[32 + 8 + 4 * TERN_SWARM_MAX_DIMS];
+  size_t n = 0;
+  memcpy(buf, sw->run_hash, 32);
+  n += 32;
+  core_put32(buf + n, round);
+  core_put32(buf + n + 4, (uint32_t)axis);
+  n += 8;
+  for (int i = 0; i < sw->ndims; i++, n += 4)
+    core_put32(buf + n, i == axis ? 0xffffffffu : (uint32_t)sw->coords[i]);
+  crypto_generichash(out, 32, buf, n, (const uint8_t *)"tern-swarm-group", 16);
+}
+
+static uint64_t key_tag(const uint8_t *gkey, uint64_t leader) {
+  uint8_t buf[40], h[8];
+  memcpy(buf, gkey, 32);
+  core_put64(buf + 32, leader);
+  crypto_generichash(h, sizeof h, buf, sizeof buf, NULL, 0);
+  return core_get64(h);
+}
+
+static void on_record(const uint8_t *v, size_t len, void *arg) {
+  seen *s = arg;
+  swarm_member m;
+  core_err err = {0};
+  if (swarm_record_decode(v, len, s->round, s->gkey, s->sw->keyed ? s->sw->key : NULL, &m,
+                          &err) != TERN_OK) {
+    uint8_t d[16];
+    crypto_generichash(d, sizeof d, v, len, NULL, 0);
+    for (int i = 0; i < s->nbad; i++)
+      if (memcmp(s->bad[i], d, 16) == 0) return;
+    if (s->nbad < 16) memcpy(s->bad[s->nbad++], d, 16);
+    CORE_WARN("swarm: round %u: ignored a DHT record: %s", s->round, err.msg);
+    return;
+  }
+  if (swarm_departed(s->sw, m.id)) return;
+  for (int i = 0; i < s->n; i++)
+    if (s->m[i].id == m.id) return;
+  if (s->n < SWARM_MAX_GROUP) s->m[s->n++] = m;
+}
+
+static int by_id(const void *a, const void *b) {
+  uint64_t x = ((const swarm_member *)a)->id, y = ((const swarm_member *)b)->id;
+  return x < y ? -1 : x > y;
+}
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* Reads the DHT until enough peers are seen (see the top of the file). */
+static void discover(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t deadline_ns) {
+  uint8_t rec[SWARM_RECORD_MAX];
+  size_t len = swarm_record_encode(&sw->self, s->round, s->gkey, sw->keyed ? sw->key : NULL, rec);
+  swarm_dht_put(sw, s->gkey, rec, len);
+  s->m[s->n++] = sw->self;
+  double settle = CORE_MIN(0.5, o->match_timeout / 4);
+  uint64_t last_growth = core_now_ns();
+  for (;;) {
+    int before = s->n;
+    swarm_dht_get(sw, s->gkey, 0.25, on_record, s);
+    uint64_t now = core_now_ns();
+    if (s->n > before) last_growth = now;
+    if (s->n >= o->target_group || now >= deadline_ns) break;
+    if (s->n >= o->min_group && (double)(now - last_growth) / 1e9 >= settle) break;
+    sleep_ms(20);
+  }
+}
+
+typedef struct join_want {
+  uint32_t round;
+  uint64_t gtag;
+} join_want;
+
+static bool is_join(const swarm_conn *c, void *arg) {
+  const join_want *w = arg;
+  return c->hdr.type == SWARM_JOIN && c->hdr.round == w->round && c->hdr.tag == w->gtag;
+}
+
+static void reply(tern_swarm *sw, int fd, uint8_t type, uint32_t round, const uint8_t *payload,
+                  size_t len) {
+  swarm_hdr h = {.type = type, .round = round, .sender = sw->id, .len = len};
+  core_err err = {0};
+  swarm_send(fd, &h, payload, core_deadline_after(2), "a joining peer", &err);
+}
+
+static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gtag,
+                 uint64_t deadline_ns, swarm_member *group, int *n) {
+  int fds[SWARM_MAX_GROUP];
+  int nf = 0;
+  group[0] = sw->self;
+  *n = 1;
+  int want = CORE_MIN(s->n, o->target_group);
+  join_want jw = {s->round, gtag};
+  while (*n < want) {
+    swarm_conn c;
+    if (!swarm_queue_take(sw, is_join, &jw, deadline_ns, &c)) break;
+    swarm_member m;
+    size_t used;
+    core_err err = {0};
+    bool dup = false;
+    if (swarm_member_decode(c.payload, c.hdr.len, &used, &m, &err) != TERN_OK ||
+        m.id != c.hdr.sender || m.id == sw->id) {
+      CORE_WARN("swarm: refused a join from %s: %s", c.from, err.msg[0] ? err.msg : "bad id");
+      swarm_conn_close(&c);
+      continue;
+    }
+    for (int i = 0; i < *n; i++) dup |= group[i].id == m.id;
+    if (dup || *n >= SWARM_MAX_GROUP) {
+      reply(sw, c.fd, SWARM_REJECT, s->round, NULL, 0);
+      swarm_conn_close(&c);
+      continue;
+    }
+    group[(*n)++] = m;
+    fds[nf++] = c.fd;
+    c.fd = -1;
+    swarm_conn_close(&c);
+  }
+  if (*n < o->min_group) {
+    for (int i = 0; i < nf; i++) {
+      reply(sw, fds[i], SWARM_REJECT, s->round, NULL, 0);
+      close(fds[i]);
+    }
+    *n = 1;
+    return;
+  }
+  qsort(group, (size_t)*n, sizeof *group, by_id);
+  uint8_t *buf = malloc(4 + (size_t)*n * (19 + SWARM_HOST_LEN));
+  size_t len = 4;
+  if (buf) {
+    core_put32(buf, (uint32_t)*n);
+    for (int i = 0; i < *n; i++) len += swarm_member_encode(&group[i], buf + len);
+  }
+  for (int i = 0; i < nf; i++) {
+    if (buf) reply(sw, fds[i], SWARM_GROUP, s->round, buf, len);
+    close(fds[i]);
+  }
+  if (!buf) *n = 1;
+  free(buf);
+}
+
+/* Parses a group list: sorted, unique, bounded, and holding this peer. */
+static bool parse_group(tern_swarm *sw, const uint8_t *p, size_t len, swarm_member *group,
+                        int *n, core_err *err) {
+  if (len < 4) return false;
+  uint32_t k = core_get32(p);
+  if (k < 2 || k > SWARM_MAX_GROUP) return false;
+  size_t at = 4;
+  bool me = false;
+  for (uint32_t i = 0; i < k; i++) {
+    size_t used;
+    if (swarm_member_decode(p + at, len - at, &used, &group[i], err) != TERN_OK) return false;
+    at += used;
+    if (i > 0 && group[i].id <= group[i - 1].id) return false;
+    me |= group[i].id == sw->id;
+  }
+  *n = (int)k;
+  return me && at == len;
+}
+
+static void follow(tern_swarm *sw, seen *s, swarm_member leader, uint64_t gtag,
+                   uint64_t deadline_ns, swarm_member *group, int *n) {
+  *n = 1;
+  group[0] = sw->self;
+  uint8_t mine[19 + SWARM_HOST_LEN];
+  size_t mlen = swarm_member_encode(&sw->self, mine);
+  for (int hop = 0; hop < FOLLOW_HOPS; hop++) {
+    core_err err = {0};
+    int fd = -1;
+    swarm_hdr h = {.type = SWARM_JOIN, .round = s->round, .sender = sw->id, .tag = gtag,
+                   .len = mlen};
+    char what[96];
+    snprintf(what, sizeof what, "leader %016llx (%s:%d)", (unsigned long long)leader.id,
+             leader.host, leader.port);
+    uint8_t *payload = NULL;
+    tern_status rc = swarm_dial(sw, &leader, deadline_ns, &fd, &err);
+    if (rc == TERN_OK) rc = swarm_send(fd, &h, mine, deadline_ns, what, &err);
+    if (rc == TERN_OK) rc = swarm_recv_hdr(fd, &h, deadline_ns, what, &err);
+    if (rc == TERN_OK && h.len > 0) {
+      payload = malloc(h.len);
+      rc = payload ? net_read_all(fd, payload, h.len, deadline_ns, what, &err) : TERN_ERR_NOMEM;
+    }
+    if (fd >= 0) close(fd);
+    size_t used;
+    if (rc == TERN_OK && h.type == SWARM_REDIRECT &&
+        swarm_member_decode(payload, h.len, &used, &leader, &err) == TERN_OK &&
+        leader.id < sw->id) {
+      free(payload);
+      continue;
+    }
+    if (rc == TERN_OK && h.type == SWARM_GROUP && !parse_group(sw, payload, h.len, group, n, &err)) {
+      CORE_WARN("swarm: round %u: %s sent a group list that is not valid", s->round, what);
+      *n = 1;
+      group[0] = sw->self;
+    }
+    if (rc != TERN_OK) CORE_INFO("swarm: round %u: no group: %s", s->round, err.msg);
+    free(payload);
+    return;
+  }
+}
+
+static bool is_stale_join(const swarm_conn *c, void *arg) {
+  const uint32_t *lim = arg; /* lim[0]: round; lim[1]: 1 to include it */
+  /* Parts of the current round may already be here: the all-reduce takes them. */
+  if (c->hdr.type == SWARM_PART) return c->hdr.round < lim[0];
+  bool old = lim[1] ? c->hdr.round <= lim[0] : c->hdr.round < lim[0];
+  return old && c->hdr.type == SWARM_JOIN;
+}
+
+void swarm_reject_stale(tern_swarm *sw, uint32_t round, bool include_current) {
+  uint32_t lim[2] = {round, include_current};
+  swarm_conn c;
+  while (swarm_queue_take(sw, is_stale_join, lim, 0, &c)) {
+    if (c.hdr.type == SWARM_JOIN) reply(sw, c.fd, SWARM_REJECT, c.hdr.round, NULL, 0);
+    swarm_conn_close(&c);
+  }
+}
+
+tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member *group, int *n,
+                        uint64_t *tag, core_err *err) {
+  (void)err;
+  uint8_t gkey[32];
+  group_key(sw, sw->round, gkey);
+  seen *s = calloc(1, sizeof *s);
+  if (!s) return core_err_set(err, TERN_ERR_NOMEM, "matchmaking");
+  s->sw = sw;
+  s->round = sw->round;
+  s->gkey = gkey;
+  uint64_t start = core_now_ns();
+  uint64_t deadline = start + (uint64_t)(o->match_timeout * 1e9);
+  swarm_reject_stale(sw, sw->round, false);
+  discover(sw, o, s, start + (uint64_t)(o->match_timeout * 0.5e9));
+  qsort(s->m, (size_t)s->n, sizeof s->m[0], by_id);
+  uint64_t gtag = core_get64(gkey);
+  *n = 1;
+  group[0] = sw->self;
+  if (s->n >= o->min_group) {
+    if (s->m[0].id == sw->id) lead(sw, o, s, gtag, deadline, group, n);
+    else {
+      pthread_mutex_lock(&sw->mu);
+      sw->following = true;
+      sw->follow_round = sw->round;
+      sw->follow_tag = gtag;
+      sw->leader = s->m[0];
+      pthread_mutex_unlock(&sw->mu);
+      follow(sw, s, s->m[0], gtag, deadline, group, n);
+      pthread_mutex_lock(&sw->mu);
+      sw->following = false;
+      pthread_mutex_unlock(&sw->mu);
+    }
+  }
+  *tag = key_tag(gkey, group[0].id);
+  free(s);
+  swarm_reject_stale(sw, sw->round, true);
+  return TERN_OK;
+}

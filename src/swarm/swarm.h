@@ -1,0 +1,193 @@
+/* swarm.h: the swarm layer's insides: peers, DHT records, messages, the listener, matchmaking
+ * and the group all-reduce. The public face is the tern_swarm_* section of tern.h.
+ *
+ * One peer = one TCP listening socket and one OpenDHT node on the same port number (TCP for
+ * averaging, UDP for the DHT). A listener thread accepts connections, runs tern's handshake
+ * (role NET_ROLE_SWARM, the run id, the optional key), reads the first message header, answers
+ * what it can alone (a state request, a leave notice) and queues the rest (joins, parts) for
+ * the thread inside tern_swarm_average.
+ */
+#ifndef TERN_SWARM_H
+#define TERN_SWARM_H
+
+#include "core/core.h"
+#include "net/net.h"
+
+#include <pthread.h>
+#include <stdio.h>
+
+#define SWARM_MAX_GROUP 64 /* contributor masks are 64-bit */
+#define SWARM_HOST_LEN 64
+
+typedef struct swarm_member {
+  uint64_t id;
+  char host[SWARM_HOST_LEN];
+  int port;
+  double bw; /* declared bandwidth, bytes/s */
+} swarm_member;
+
+/* ---- matchmaking records on the DHT (record.c) ------------------------------------------- */
+/* Wire form: "TSR1" | u8 keyed | u8 hostlen | u16 port | u32 round | u64 id | f64 bw |
+ * group key (32) | host | [crypto_auth MAC (32) over all before it, when keyed]. The group key
+ * and round inside the record (covered by the MAC) stop a record being replayed elsewhere. */
+#define SWARM_RECORD_MAX (60 + SWARM_HOST_LEN + 32)
+size_t swarm_record_encode(const swarm_member *m, uint32_t round, const uint8_t gkey[32],
+                           const uint8_t *key, uint8_t *out);
+/* TERN_ERR_PROTOCOL for malformed records, records of another round or group key, and
+ * keyedness that differs from ours; TERN_ERR_AUTH for a bad MAC. */
+tern_status swarm_record_decode(const uint8_t *in, size_t len, uint32_t round,
+                                const uint8_t gkey[32], const uint8_t *key, swarm_member *m,
+                                core_err *err);
+
+/* ---- messages after the handshake (wire.c) ----------------------------------------------- */
+/* Header, 40 bytes little-endian: "TSW1" | u8 type | u8 codec | u16 part | u32 round |
+ * u32 zero | u64 sender | u64 tag | u64 payload length. */
+#define SWARM_HDR_LEN 40
+#define SWARM_SMALL_MAX 65536           /* control messages: joins, groups, redirects */
+#define SWARM_DATA_MAX (1ull << 34)     /* data messages: 16 GiB, far past any vector */
+
+enum swarm_type {
+  SWARM_JOIN = 1,  /* follower -> leader: my member record */
+  SWARM_GROUP,     /* leader -> follower: the members, sorted by id */
+  SWARM_REDIRECT,  /* "I follow this peer": its member record */
+  SWARM_REJECT,    /* no group for you here */
+  SWARM_PART,      /* contributor -> reducer: f64 weight + a part of the vector */
+  SWARM_RESULT,    /* reducer -> contributor: f64 total weight, u64 mask, the averaged part */
+  SWARM_STATE_REQ, /* joiner -> live peer */
+  SWARM_STATE,     /* u32 round, u64 count, f32 values */
+  SWARM_LEAVE,     /* a peer leaving cleanly */
+  SWARM_HELLO,     /* a new peer to its bootstrap peers: my member record (the DHT port) */
+  SWARM_TYPE_END
+};
+
+typedef struct swarm_hdr {
+  uint8_t type, codec;
+  uint16_t part;
+  uint32_t round;
+  uint64_t sender, tag, len;
+} swarm_hdr;
+
+void swarm_hdr_encode(const swarm_hdr *h, uint8_t out[SWARM_HDR_LEN]);
+/* Checks magic, type, codec, zero bytes, and the length against the type's bound. */
+tern_status swarm_hdr_decode(const uint8_t in[SWARM_HDR_LEN], swarm_hdr *h, const char *from,
+                             core_err *err);
+/* Members: u64 id | u16 port | u8 hostlen | host | f64 bw; hosts are checked to be printable
+ * address characters. */
+size_t swarm_member_encode(const swarm_member *m, uint8_t *out);
+tern_status swarm_member_decode(const uint8_t *in, size_t len, size_t *used, swarm_member *m,
+                                core_err *err);
+const char *swarm_type_name(int type);
+
+/* ---- the peer ---------------------------------------------------------------------------- */
+
+#define SWARM_QUEUE_MAX 256
+#define SWARM_PENDING_MAX 64
+
+typedef struct swarm_conn {
+  int fd;
+  swarm_hdr hdr;
+  uint8_t *payload; /* control messages only (len <= SWARM_SMALL_MAX); data stays in the socket */
+  char from[96];
+  uint64_t expires_ns;
+} swarm_conn;
+
+struct dht_runner;
+
+struct tern_swarm {
+  uint64_t id;
+  swarm_member self;
+  char addr[96];
+  uint8_t run_id[16];
+  uint8_t run_hash[32];
+  bool keyed;
+  uint8_t key[32];
+  int ndims;
+  int coords[TERN_SWARM_MAX_DIMS];
+  char bootstrap[TERN_SWARM_MAX_BOOTSTRAP][NET_HOST_LEN + 8];
+  int nbootstrap;
+  struct dht_runner *dht;
+
+  int listen_fd;
+  int wake[2]; /* a byte written here stops the listener */
+  pthread_t thread;
+  bool thread_started;
+
+  pthread_mutex_t mu; /* guards everything below */
+  pthread_cond_t cv;  /* signalled when the queue grows */
+  swarm_conn queue[SWARM_QUEUE_MAX];
+  int nqueue;
+  uint64_t departed[64]; /* ids that said SWARM_LEAVE, a ring */
+  unsigned ndeparted;
+  float *state;
+  size_t state_count;
+  uint32_t state_round;
+  bool has_state;
+  unsigned long long refused; /* connections refused by the listener, for tests and logs */
+  /* While this peer follows a leader in round follow_round, joins of that round are redirected
+   * to the leader by the listener at once (leadership only points to lower ids). */
+  bool following;
+  uint32_t follow_round;
+  uint64_t follow_tag;
+  swarm_member leader;
+
+  uint32_t round; /* used by the averaging thread only */
+  swarm_member last_group[SWARM_MAX_GROUP];
+  int last_group_n;
+  core_err err;
+};
+
+/* listen.c */
+tern_status swarm_listener_start(tern_swarm *sw, core_err *err);
+void swarm_listener_stop(tern_swarm *sw);
+/* Takes the first queued connection that satisfies want(conn, arg), waiting until deadline_ns;
+ * false when none came. Expired entries are closed on the way. */
+bool swarm_queue_take(tern_swarm *sw, bool (*want)(const swarm_conn *, void *), void *arg,
+                      uint64_t deadline_ns, swarm_conn *out);
+bool swarm_departed(tern_swarm *sw, uint64_t id);
+void swarm_conn_close(swarm_conn *c);
+
+/* dht.c: OpenDHT, bootstrapped only from the given addresses, peer discovery off. */
+tern_status swarm_dht_start(tern_swarm *sw, int port, core_err *err);
+void swarm_dht_stop(tern_swarm *sw);
+/* Pings host:port so that this node knows it (see SWARM_HELLO in listen.c). */
+void swarm_dht_ping(tern_swarm *sw, const char *host, int port);
+void swarm_dht_put(tern_swarm *sw, const uint8_t gkey[32], const uint8_t *data, size_t len);
+/* Calls each(value, len, arg) for the values stored under gkey, waiting at most timeout_s. */
+void swarm_dht_get(tern_swarm *sw, const uint8_t gkey[32], double timeout_s,
+                   void (*each)(const uint8_t *, size_t, void *), void *arg);
+
+/* Opens a connection to m and runs the handshake; the fd is nonblocking. */
+tern_status swarm_dial(tern_swarm *sw, const swarm_member *m, uint64_t deadline_ns, int *fd,
+                       core_err *err);
+/* Sends a header and payload / reads a header (checked) and its payload (len <= max). */
+tern_status swarm_send(int fd, const swarm_hdr *h, const void *payload, uint64_t deadline_ns,
+                       const char *what, core_err *err);
+tern_status swarm_recv_hdr(int fd, swarm_hdr *h, uint64_t deadline_ns, const char *what,
+                           core_err *err);
+
+/* match.c: the group for this round, members sorted by id (n = 1: alone). *tag names the
+ * group's all-reduce. */
+typedef struct swarm_match_opts {
+  int min_group, target_group;
+  double match_timeout;
+} swarm_match_opts;
+tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member *group, int *n,
+                        uint64_t *tag, core_err *err);
+/* Answers the queued joins of rounds before `round` (and of `round` once assembled). */
+void swarm_reject_stale(tern_swarm *sw, uint32_t round, bool include_current);
+
+/* butterfly.c: the group all-reduce. */
+typedef struct swarm_avg_result {
+  int parts_updated;
+  int failed_count;
+  uint64_t failed[TERN_SWARM_MAX_FAILED];
+  double weight_after;
+  unsigned long long sent, received;
+} swarm_avg_result;
+tern_status swarm_butterfly(tern_swarm *sw, const swarm_member *group, int n, uint64_t tag,
+                            float *values, size_t count, double weight, tern_compress codec,
+                            double timeout_s, swarm_avg_result *res, core_err *err);
+/* [off[j], off[j+1]) is part j: shares of count proportional to the members' bandwidths. */
+void swarm_parts(const swarm_member *group, int n, size_t count, size_t *off);
+
+#endif /* TERN_SWARM_H */

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# grid_exact.sh TERN M D [COMPRESS TOL]: N = M^D peers on an M x ... x M grid, unequal values
+# and weights, D rounds, no failures: every peer must then hold the exact weighted global
+# average (to float rounding, or TOL with compression) and the weights must sum to the total.
+source "$(dirname "$0")/lib.sh" "$1"
+M=$2 D=$3 COMPRESS=${4:-none} TOL=${5:-1e-5}
+N=$((M ** D))
+GRID=$(printf "$M,%.0s" $(seq "$D")); GRID=${GRID%,}
+for i in $(seq 0 $((N - 1))); do
+  coord="" x=$i
+  for _ in $(seq "$D"); do coord="$coord,$((x % M))"; x=$((x / M)); done
+  join=""
+  [ "$i" -gt 0 ] && join="--join $(addr_of p0)"
+  [ "$i" -gt 1 ] && join="$join --join $(addr_of p$((i - 1)))"
+  start_peer "p$i" --listen 127.0.0.1:0 $join --run-id "grid-$$" --grid "$GRID" \
+    --coord "${coord#,}" --rounds "$D" --dim 1000 --value "$((i * 7 % 13)).25" \
+    --weight "$((1 + i % 3))" --target-group "$M" --min-group "$M" --match-timeout 10 \
+    --timeout 10 --compress "$COMPRESS"
+done
+for p in "${PIDS[@]}"; do wait "$p" || fail "a peer exited with an error"; done
+# Expected: element 0 = sum(w v) / sum(w), with v = value + 0.
+read -r want wsum < <(awk -v n="$N" 'BEGIN { s = 0; w = 0;
+  for (i = 0; i < n; i++) { v = (i * 7 % 13) + 0.25; wi = 1 + i % 3; s += wi * v; w += wi }
+  printf "%.9g %.9g\n", s / w, w }')
+total=0
+for i in $(seq 0 $((N - 1))); do
+  line=$(grep '^final' "$WORK/p$i.out") || fail "peer $i printed no final line"
+  grep -q "group $M " "$WORK/p$i.out" || fail "peer $i never was in a full group"
+  [ "$(grep -c "^round .* group $M failed 0 parts $M/$M" "$WORK/p$i.out")" -eq "$D" ] ||
+    fail "peer $i: not $D full rounds"
+  got=$(echo "$line" | awk '{ print $7 }')
+  w=$(echo "$line" | awk '{ print $3 }')
+  close_to "$got" "$want" "$TOL" || fail "peer $i holds $got, the global average is $want"
+  total=$(awk -v a="$total" -v b="$w" 'BEGIN { printf "%.12g", a + b }')
+done
+close_to "$total" "$wsum" 1e-9 || fail "weights sum to $total, not $wsum"
+echo "OK: $N peers on a ${GRID} grid hold the global average $want after $D rounds (weights sum $total)"

@@ -1,0 +1,50 @@
+# lib.sh: helpers for the swarm's multi-process tests (sourced). Every peer is a `tern swarm`
+# process on 127.0.0.1; nothing leaves loopback. Ports come from a base picked per test so that
+# tests running side by side do not collide.
+set -u
+TERN=$1
+shift
+WORK=$(mktemp -d /tmp/tern-swarm-test.XXXXXX)
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# addr_of NAME: the "host:port" peer NAME listens on (it binds port 0 and prints it), waiting
+# for it at most 10 s.
+addr_of() {
+  local i
+  for i in $(seq 100); do
+    local a
+    a=$(awk '/^peer .* listening on/ { print $5; exit }' "$WORK/$1.out" 2>/dev/null)
+    [ -n "$a" ] && { echo "$a"; return 0; }
+    sleep 0.1
+  done
+  fail "peer $1 did not start"
+}
+
+# start_peer NAME ARGS...: starts `tern swarm ARGS` with output in $WORK/NAME.out/.err.
+start_peer() {
+  local name=$1
+  shift
+  timeout 120 "$TERN" swarm "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
+  PIDS+=($!)
+  eval "PID_$name=$!"
+}
+
+fail() {
+  echo "FAIL: $*"
+  for f in "$WORK"/*.out "$WORK"/*.err; do
+    [ -s "$f" ] && { echo "--- $f"; tail -n 30 "$f"; }
+  done
+  exit 1
+}
+
+# close_to A B REL: |A - B| <= REL * max(1, |B|)
+close_to() {
+  awk -v a="$1" -v b="$2" -v r="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b;
+    if (m < 1) m = 1; exit !(d <= r * m) }'
+}

@@ -1,0 +1,197 @@
+/* swarm.c: `tern swarm`, one swarm peer: joins through the given addresses, runs rounds of
+ * Moshpit averaging on a vector and prints a report per round (tern_swarm_* in tern.h).
+ *
+ * The vector is made up for the demonstration and the tests: element k of this peer's vector
+ * is --value + (k mod 7). The last line sums up: the peer's weight, the vector's mean and its
+ * first elements, so that a script can check what the swarm computed.
+ */
+#include "cmd.h"
+
+#include "compress/compress.h"
+#include "core/core.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct opts {
+  tern_swarm_options sw;
+  tern_swarm_average_options avg;
+  int nboot;
+  long rounds, dim;
+  double value, weight;
+  bool download, rss;
+  int show;
+} opts;
+
+static int usage(FILE *out) {
+  fprintf(out,
+          "usage: tern swarm --listen HOST:PORT --run-id NAME [--join HOST:PORT]...\n"
+          "                  [--grid M,M,...] [--coord C,C,...] [--rounds R] [--dim N]\n"
+          "                  [--value V] [--weight W] [--compress none|fp16|bf16|int8]\n"
+          "                  [--key SECRET] [--bandwidth B/s] [--min-group K] [--target-group K]\n"
+          "                  [--match-timeout S] [--timeout S] [--download] [--rss] [--show K]\n\n"
+          "A swarm peer: joins the DHT through the --join addresses (the only ones it contacts\n"
+          "first), then averages an N-float vector (element k = V + k mod 7) with its group for R\n"
+          "rounds, printing one report per round. --coord places the peer on the Moshpit grid\n"
+          "(--grid gives only the number of dimensions and checks the coordinates). --download\n"
+          "first takes the current vector and round from a --join peer (joining mid-run). --rss\n"
+          "adds the process's resident memory to each report.\n");
+  return out == stdout ? 0 : 2;
+}
+
+static bool parse_ints(const char *s, int *out, int *n) {
+  char buf[256];
+  if (strlen(s) >= sizeof buf) return false;
+  strcpy(buf, s);
+  *n = 0;
+  for (char *save, *t = strtok_r(buf, ",x", &save); t; t = strtok_r(NULL, ",x", &save)) {
+    long v;
+    if (*n == TERN_SWARM_MAX_DIMS || !core_parse_int(t, 0, 1 << 20, &v)) return false;
+    out[(*n)++] = (int)v;
+  }
+  return *n > 0;
+}
+
+static long rss_kb(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  long kb = -1;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "VmRSS: %ld kB", &kb) == 1) break;
+  if (f) fclose(f);
+  return kb;
+}
+
+static int parse(int argc, char **argv, opts *o) {
+  static const struct option longs[] = {
+      {"listen", 1, 0, 'l'},        {"join", 1, 0, 'j'},          {"run-id", 1, 0, 'r'},
+      {"grid", 1, 0, 'g'},          {"coord", 1, 0, 'c'},         {"rounds", 1, 0, 'R'},
+      {"dim", 1, 0, 'n'},           {"value", 1, 0, 'v'},         {"weight", 1, 0, 'w'},
+      {"compress", 1, 0, 'z'},      {"key", 1, 0, 'k'},           {"bandwidth", 1, 0, 'b'},
+      {"min-group", 1, 0, 'm'},     {"target-group", 1, 0, 't'},  {"match-timeout", 1, 0, 'M'},
+      {"timeout", 1, 0, 'T'},       {"download", 0, 0, 'd'},      {"rss", 0, 0, 'S'},
+      {"show", 1, 0, 's'},          {"help", 0, 0, 'h'},          {0, 0, 0, 0}};
+  int grid[TERN_SWARM_MAX_DIMS], ngrid = 0, ncoord = 0, c;
+  long v;
+  double d;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+    switch (c) {
+    case 'l': o->sw.listen = optarg; break;
+    case 'j':
+      if (o->nboot == TERN_SWARM_MAX_BOOTSTRAP) return cmd_usage_error("swarm", "too many --join");
+      o->sw.bootstrap[o->nboot++] = optarg;
+      break;
+    case 'r': o->sw.run_id = optarg; break;
+    case 'g':
+      if (!parse_ints(optarg, grid, &ngrid)) return cmd_usage_error("swarm", "bad --grid %s", optarg);
+      break;
+    case 'c':
+      if (!parse_ints(optarg, o->sw.coords, &ncoord))
+        return cmd_usage_error("swarm", "bad --coord %s", optarg);
+      o->sw.ndims = ncoord;
+      break;
+    case 'R':
+    case 'n':
+    case 'm':
+    case 't':
+    case 's':
+      if (!core_parse_int(optarg, c == 'R' || c == 's' ? 0 : 1, c == 'n' ? 1L << 30 : 1L << 20, &v))
+        return cmd_usage_error("swarm", "bad number %s", optarg);
+      if (c == 'R') o->rounds = v;
+      if (c == 'n') o->dim = v;
+      if (c == 'm') o->avg.min_group = (int)v;
+      if (c == 't') o->avg.target_group = (int)v;
+      if (c == 's') o->show = (int)v;
+      break;
+    case 'v':
+    case 'w':
+    case 'b':
+    case 'M':
+    case 'T': {
+      char *end;
+      d = strtod(optarg, &end);
+      if (end == optarg || *end || d < 0) return cmd_usage_error("swarm", "bad number %s", optarg);
+      if (c == 'v') o->value = d;
+      if (c == 'w') o->weight = d;
+      if (c == 'b') o->sw.bandwidth = d;
+      if (c == 'M') o->avg.match_timeout = d;
+      if (c == 'T') o->avg.average_timeout = d;
+      break;
+    }
+    case 'z':
+      if (!compress_parse(optarg, &o->avg.compress))
+        return cmd_usage_error("swarm", "bad --compress %s", optarg);
+      break;
+    case 'k': o->sw.key = optarg; break;
+    case 'd': o->download = true; break;
+    case 'S': o->rss = true; break;
+    case 'h': return usage(stdout) - 1;
+    default: return usage(stderr);
+    }
+  }
+  if (!o->sw.listen || !o->sw.run_id) return cmd_usage_error("swarm", "--listen and --run-id are needed");
+  if (ngrid && ngrid != ncoord) return cmd_usage_error("swarm", "--grid has %d dimensions, --coord %d", ngrid, ncoord);
+  for (int i = 0; i < ngrid; i++)
+    if (o->sw.coords[i] >= grid[i])
+      return cmd_usage_error("swarm", "coordinate %d is %d, outside the grid's %d", i,
+                             o->sw.coords[i], grid[i]);
+  if (o->weight <= 0) return cmd_usage_error("swarm", "--weight must be > 0");
+  return 0;
+}
+
+static void report(const opts *o, const tern_swarm_report *r) {
+  printf("round %u group %d failed %d", r->round, r->group_size, r->failed_count);
+  for (int i = 0; i < r->failed_count && i < TERN_SWARM_MAX_FAILED; i++)
+    printf("%s%016llx", i ? "," : " [", r->failed[i]);
+  printf("%s parts %d/%d weight %.9g -> %.9g sent %llu received %llu matching %.3f s "
+         "averaging %.3f s",
+         r->failed_count ? "]" : "", r->parts_updated, r->group_size, r->weight_before,
+         r->weight_after, r->bytes_sent, r->bytes_received, r->seconds_matching,
+         r->seconds_averaging);
+  if (o->rss) printf(" rss %ld kB", rss_kb());
+  printf("\n");
+  fflush(stdout);
+}
+
+int cmd_swarm(int argc, char **argv) {
+  opts o = {.rounds = 10, .dim = 1024, .weight = 1, .show = 4};
+  int rc = parse(argc, argv, &o);
+  if (rc) return rc < 0 ? 0 : rc;
+  signal(SIGPIPE, SIG_IGN);
+  float *x = malloc((size_t)o.dim * sizeof *x);
+  if (!x) return 1;
+  for (long k = 0; k < o.dim; k++) x[k] = (float)(o.value + (double)(k % 7));
+  tern_swarm *sw;
+  if (tern_swarm_join(&sw, &o.sw) != TERN_OK) {
+    fprintf(stderr, "tern swarm: %s\n", tern_swarm_last_error(NULL));
+    free(x);
+    return 1;
+  }
+  printf("peer %016llx listening on %s\n", tern_swarm_id(sw), tern_swarm_address(sw));
+  fflush(stdout);
+  tern_status st = TERN_OK;
+  if (o.download && (st = tern_swarm_download_state(sw, x, (size_t)o.dim, 10)) != TERN_OK)
+    fprintf(stderr, "tern swarm: %s\n", tern_swarm_last_error(sw));
+  else if (o.download)
+    printf("downloaded state: v0 %.9g\n", (double)x[0]);
+  double w = o.weight;
+  for (long i = 0; st == TERN_OK && i < o.rounds; i++) {
+    tern_swarm_report r;
+    st = tern_swarm_average(sw, x, (size_t)o.dim, &w, &o.avg, &r);
+    if (st != TERN_OK) fprintf(stderr, "tern swarm: %s\n", tern_swarm_last_error(sw));
+    else report(&o, &r);
+  }
+  double mean = 0;
+  for (long k = 0; k < o.dim; k++) mean += x[k];
+  printf("final weight %.9g mean %.9g values", w, mean / (double)o.dim);
+  for (int k = 0; k < o.show && k < o.dim; k++) printf(" %.9g", (double)x[k]);
+  printf("\n");
+  fflush(stdout);
+  tern_swarm_leave(sw);
+  free(x);
+  return st == TERN_OK ? 0 : 1;
+}
