@@ -173,9 +173,10 @@ def bound(med, results):
 
 def oversub(med):
     ns = sorted({k[2] for k in med if k[2] >= 4})
+    swept = sorted({k[3] for k in med if k[2] > 4}, key=COLLS.index) or COLLS
     rows = []
     for tr in ("shm", "tcp"):
-        for coll in COLLS:
+        for coll in swept:
             for b in (8, 64 << 10, 16 << 20):
                 row = [tr, coll, size_str(b)]
                 for n in ns:
@@ -187,8 +188,18 @@ def oversub(med):
                     row.append(f"{time_str(t)} / {time_str(bt)} {bp} = **{t / bt:.2f}**" if bt
                                else f"{time_str(t)} / no peer")
                 rows.append(row)
-    return md_table(["transport", "collective", "size"] + [f"n = {n}: tern / best peer" for n in ns],
-                    rows)
+    ratio = md_table(["transport", "collective", "size"] +
+                     [f"n = {n}: tern / best peer" for n in ns], rows)
+    every = []  # every tool's time, to show who collapses
+    for tr in ("shm", "tcp"):
+        for coll in swept:
+            for b in (8, 64 << 10, 16 << 20):
+                for tool in ["tern"] + PEERS[tr]:
+                    cells = [time_str(med.get((tool, tr, n, coll, b))) for n in ns]
+                    if any(c != "n/a" for c in cells):
+                        every.append([tr, coll, size_str(b), tool] + cells)
+    return ratio + "\n\nEvery tool's time per call:\n\n" + md_table(
+        ["transport", "collective", "size", "tool"] + [f"n = {n}" for n in ns], every)
 
 
 def main():

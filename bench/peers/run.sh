@@ -16,7 +16,7 @@
 # first comment): checked call, warm-up, calibrated back-to-back calls, max over ranks, median of
 # repeats; the tables take the median over rounds.
 #
-#   bench/peers/run.sh           full run (about 14 minutes here), rewrites results/ and the page
+#   bench/peers/run.sh           full run (about 12 minutes here), rewrites results/ and the page
 #   bench/peers/run.sh --quick   n = 2, three sizes, one round (about a minute): a smoke run,
 #                                written to results-quick/, the page untouched
 #   bench/peers/run.sh --plots   tables, page and plots again from results/, without measuring

@@ -36,7 +36,10 @@ static void host_identity(char *out, size_t len) {
   snprintf(out, len, "%s/%s", host, boot);
 }
 
+/* The CPUs this host's ranks share: TERN_HOST_CPUS when a launcher that binds each rank to one
+ * CPU says so (tern run), else this process's affinity mask. */
 static int online_cpus(void) {
+  if (core_config_get()->host_cpus > 0) return core_config_get()->host_cpus;
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
   long n = sysconf(_SC_NPROCESSORS_ONLN);

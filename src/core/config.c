@@ -123,6 +123,11 @@ static void load(void) {
     if (core_parse_int(v, 0, 1, &cma)) config.shm_cma = cma == 1;
     else complain("%s='%s' is not 0 or 1", "TERN_SHM_CMA", v);
   }
+  long cpus;
+  if ((v = getenv("TERN_HOST_CPUS")) && *v) {
+    if (core_parse_int(v, 1, 1 << 20, &cpus)) config.host_cpus = (int)cpus;
+    else complain("%s='%s' is not a number of CPUs", "TERN_HOST_CPUS", v);
+  }
   long hosts;
   if ((v = getenv("TERN_HOSTS")) && *v) {
     if (core_parse_int(v, 1, 1 << 20, &hosts)) config.pretend_hosts = (int)hosts;

@@ -87,6 +87,7 @@ typedef struct core_config {
   char tuning[4096];        /* TERN_TUNING, "" for the default path */
   int tcp_streams;          /* TERN_TCP_STREAMS, sockets per peer, default 4 */
   int pretend_hosts;        /* TERN_HOSTS: cut the ranks into this many pretend hosts (0: off) */
+  int host_cpus;             /* TERN_HOST_CPUS: CPUs the ranks of this host share (0: own mask) */
   bool shm_cma;             /* TERN_SHM_CMA=1 turns single-copy shared memory on (default off) */
   char config_error[256];   /* a variable that could not be parsed, "" when all were fine */
 } core_config;
