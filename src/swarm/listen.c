@@ -121,9 +121,10 @@ static void dispatch(tern_swarm *sw, pending *p) {
     swarm_member m;
     size_t used;
     core_err err = {0};
-    if (swarm_member_decode(p->payload, p->h.len, &used, &m, &err) == TERN_OK)
+    if (swarm_member_decode(p->payload, p->h.len, &used, &m, &err) == TERN_OK) {
+      CORE_INFO("swarm: hello from %s (DHT port %d)", p->hs.from, m.port);
       swarm_dht_ping(sw, m.host, m.port);
-    else
+    } else
       CORE_WARN("swarm: a bad hello from %s: %s", p->hs.from, err.msg);
     close(fd);
   } else if (p->h.type == SWARM_LEAVE) {

@@ -129,9 +129,15 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
   *n = 1;
   int want = CORE_MIN(s->n, o->target_group);
   join_want jw = {s->round, gtag};
+  /* Once min members are in, a peer seen on the DHT that has not joined within the settling
+   * time is taken for gone (dead since it wrote its record, or in another group). */
+  uint64_t settle = (uint64_t)(CORE_MIN(0.5, o->match_timeout / 4) * 1e9);
+  uint64_t last_join = core_now_ns();
   while (*n < want) {
     swarm_conn c;
-    if (!swarm_queue_take(sw, is_join, &jw, deadline_ns, &c)) break;
+    uint64_t until = *n >= o->min_group ? CORE_MIN(deadline_ns, last_join + settle) : deadline_ns;
+    if (!swarm_queue_take(sw, is_join, &jw, until, &c)) break;
+    last_join = core_now_ns();
     swarm_member m;
     size_t used;
     core_err err = {0};
@@ -272,7 +278,10 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
   *n = 1;
   group[0] = sw->self;
   if (s->n >= o->min_group) {
-    if (s->m[0].id == sw->id) lead(sw, o, s, gtag, deadline, group, n);
+    /* The leader closes its group at 80% of the time, so that a follower, which waits for
+     * the list until the end, does not give up just as the list is sent. */
+    if (s->m[0].id == sw->id)
+      lead(sw, o, s, gtag, start + (uint64_t)(o->match_timeout * 0.8e9), group, n);
     else {
       pthread_mutex_lock(&sw->mu);
       sw->following = true;
