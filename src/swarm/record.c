@@ -50,6 +50,9 @@ tern_status swarm_record_decode(const uint8_t *in, size_t len, uint32_t round,
                                 const uint8_t gkey[32], const uint8_t *key, swarm_member *m,
                                 core_err *err) {
   const size_t fixed = RECORD_FIXED;
+  if (len > SWARM_RECORD_MAX)
+    return core_err_set(err, TERN_ERR_PROTOCOL, "a %zu-byte DHT value (records are at most %d "
+                        "bytes)", len, SWARM_RECORD_MAX);
   if (len < fixed || memcmp(in, "TSR1", 4) != 0)
     return core_err_set(err, TERN_ERR_PROTOCOL, "a %zu-byte DHT record that is not tern's", len);
   bool keyed = in[4] == 1;

@@ -36,7 +36,9 @@ for i in 0 1 2; do
   total=$(awk -v a="$total" -v b="$(echo "$line" | awk '{ print $3 }')" 'BEGIN { printf "%.12g", a + b }')
 done
 close_to "$total" 3 1e-9 || fail "the survivors' weights sum to $total, not 3"
+# The survivors went on without it: the victim is named as failed, or later groups are smaller.
 grep -q "failed [1-9] .*$victim" "$WORK/p0.out" "$WORK/p1.out" "$WORK/p2.out" ||
-  grep -q '^round [0-9]* group 3 ' "$WORK/p0.out" || fail "nobody noticed the victim $victim"
+  grep -q '^round \([2-9]\|1[0-9]\) group [123] ' "$WORK/p0.out" "$WORK/p1.out" "$WORK/p2.out" ||
+  fail "nobody noticed the victim $victim"
 grep -h "failed [1-9]" "$WORK"/p[012].out | head -3
 echo "OK: SIG$SIG on a peer mid-run: 3 survivors finished 20 rounds, weights sum $total, values $first"
