@@ -77,6 +77,8 @@ size_t swarm_member_encode(const swarm_member *m, uint8_t *out);
 tern_status swarm_member_decode(const uint8_t *in, size_t len, size_t *used, swarm_member *m,
                                 core_err *err);
 const char *swarm_type_name(int type);
+/* A host is 1..SWARM_HOST_LEN-1 characters of [0-9A-Za-z.:-]: an address or a plain name. */
+bool swarm_host_ok(const char *h, size_t n);
 
 /* ---- the peer ---------------------------------------------------------------------------- */
 
