@@ -167,7 +167,7 @@ static void gather(tern_swarm *sw, part_want *w, contrib *have, size_t expect,
   while (missing > 0 && core_now_ns() < deadline) {
     swarm_conn c;
     int open = 0;
-    for (int i = 0; i < n; i++) open += have[i].fd >= 0;
+    for (int i = 0; i < n; i++) open += have[i].fd >= 0 && !have[i].complete;
     /* Nothing to read yet: sleep on the queue; else glance at it and poll the sockets. */
     while (swarm_queue_take(sw, is_part, w, open ? 0 : deadline, &c)) {
       take_part(w, have, &c, expect, codec);
@@ -176,7 +176,7 @@ static void gather(tern_swarm *sw, part_want *w, contrib *have, size_t expect,
     struct pollfd fds[SWARM_MAX_GROUP];
     int who[SWARM_MAX_GROUP], k = 0;
     for (int i = 0; i < n; i++)
-      if (have[i].fd >= 0) {
+      if (have[i].fd >= 0 && !have[i].complete) { /* a complete one waits for its result */
         who[k] = i;
         fds[k++] = (struct pollfd){.fd = have[i].fd, .events = POLLIN};
       }

@@ -35,6 +35,11 @@ tern_status swarm_dht_start(tern_swarm *sw, int port, core_err *err) {
   if (rc != 0)
     return core_err_set(err, TERN_ERR_SYSTEM, "the DHT node cannot bind UDP port %d (error %d)",
                         port, rc);
+  /* OpenDHT runs on whichever of IPv4 and IPv6 it could bind: a UDP port taken on IPv4 by some
+   * other program leaves it on IPv6 alone, unreachable at 127.0.0.1:port. */
+  if (dht_runner_get_bound_port(sw->dht, AF_INET) != port)
+    return core_err_set(err, TERN_ERR_SYSTEM, "UDP port %d (IPv4) is taken: the DHT node cannot "
+                        "use the peer's port", port);
   for (int i = 0; i < sw->nbootstrap; i++) {
     char host[NET_HOST_LEN], service[8];
     int bport;
@@ -44,12 +49,6 @@ tern_status swarm_dht_start(tern_swarm *sw, int port, core_err *err) {
     dht_runner_bootstrap(sw->dht, host, service);
   }
   return TERN_OK;
-}
-
-void swarm_dht_stop(tern_swarm *sw) {
-  if (!sw->dht) return;
-  dht_runner_delete(sw->dht); /* joins OpenDHT's threads */
-  sw->dht = NULL;
 }
 
 /* A ping (unlike dht_runner_bootstrap, which only adds to a list the node works through while
@@ -79,6 +78,8 @@ void swarm_dht_put(tern_swarm *sw, const uint8_t gkey[32], const uint8_t *data, 
 }
 
 typedef struct get_ctx {
+  struct get_ctx *prev, *next; /* in the peer's list of gets OpenDHT still holds */
+  tern_swarm *sw;
   pthread_mutex_t mu;
   pthread_cond_t cv;
   int refs;
@@ -88,27 +89,34 @@ typedef struct get_ctx {
   uint8_t val[GET_MAX_VALUES][SWARM_RECORD_MAX];
 } get_ctx;
 
+static void ctx_free(get_ctx *c) {
+  pthread_cond_destroy(&c->cv);
+  pthread_mutex_destroy(&c->mu);
+  free(c);
+}
+
+/* The last of the waiter and OpenDHT's done callback frees the context. */
 static void ctx_unref(get_ctx *c) {
   pthread_mutex_lock(&c->mu);
   bool last = --c->refs == 0;
   pthread_mutex_unlock(&c->mu);
-  if (last) {
-    pthread_cond_destroy(&c->cv);
-    pthread_mutex_destroy(&c->mu);
-    free(c);
-  }
+  if (!last) return;
+  tern_swarm *sw = c->sw;
+  pthread_mutex_lock(&sw->mu);
+  if (c->prev) c->prev->next = c->next;
+  else sw->gets = c->next;
+  if (c->next) c->next->prev = c->prev;
+  pthread_mutex_unlock(&sw->mu);
+  ctx_free(c);
 }
 
 static bool on_value(const dht_value *value, void *arg) {
   get_ctx *c = arg;
   dht_data_view d = dht_value_get_data(value);
   pthread_mutex_lock(&c->mu);
-  if (c->n < GET_MAX_VALUES && d.size <= SWARM_RECORD_MAX) {
-    memcpy(c->val[c->n], d.data, d.size);
+  if (c->n < GET_MAX_VALUES) { /* a longer value keeps its length, its head is enough to refuse it */
+    memcpy(c->val[c->n], d.data, CORE_MIN(d.size, (size_t)SWARM_RECORD_MAX));
     c->len[c->n++] = d.size;
-  } else if (d.size > SWARM_RECORD_MAX) {
-    CORE_WARN("swarm: ignored a %zu-byte DHT value (records are at most %d bytes)", d.size,
-              SWARM_RECORD_MAX);
   }
   pthread_mutex_unlock(&c->mu);
   return true;
@@ -135,6 +143,12 @@ void swarm_dht_get(tern_swarm *sw, const uint8_t gkey[32], double timeout_s,
   pthread_cond_init(&c->cv, &ca);
   pthread_condattr_destroy(&ca);
   c->refs = 2;
+  c->sw = sw;
+  pthread_mutex_lock(&sw->mu);
+  c->next = sw->gets;
+  if (c->next) c->next->prev = c;
+  sw->gets = c;
+  pthread_mutex_unlock(&sw->mu);
   dht_infohash h;
   dht_infohash_get(&h, gkey, 32);
   dht_runner_get(sw->dht, &h, on_value, on_done, c);
@@ -146,6 +160,19 @@ void swarm_dht_get(tern_swarm *sw, const uint8_t gkey[32], double timeout_s,
   /* What arrived so far counts even if the get is not done: a get waits for remote nodes. */
   int n = c->n;
   pthread_mutex_unlock(&c->mu);
-  for (int i = 0; i < n; i++) each(c->val[i], c->len[i], arg);
+  for (int i = 0; i < n; i++) each(c->val[i], c->len[i], arg); /* len may pass the copy: see on_value */
   ctx_unref(c);
+}
+
+void swarm_dht_stop(tern_swarm *sw) {
+  if (!sw->dht) return;
+  dht_runner_delete(sw->dht); /* joins OpenDHT's threads */
+  sw->dht = NULL;
+  /* Gets still pending when the node stopped never hear their done callback: free them now
+   * that no callback can come. */
+  while (sw->gets) {
+    get_ctx *c = sw->gets;
+    sw->gets = c->next;
+    ctx_free(c);
+  }
 }

@@ -121,9 +121,13 @@ static void dispatch(tern_swarm *sw, pending *p) {
     swarm_member m;
     size_t used;
     core_err err = {0};
-    if (swarm_member_decode(p->payload, p->h.len, &used, &m, &err) == TERN_OK)
+    if (swarm_member_decode(p->payload, p->h.len, &used, &m, &err) == TERN_OK) {
+      CORE_INFO("swarm: hello from %s (DHT port %d)", p->hs.from, m.port);
       swarm_dht_ping(sw, m.host, m.port);
-    else
+      pthread_mutex_lock(&sw->mu);
+      sw->hellos[sw->nhellos++ % CORE_ARRAY_LEN(sw->hellos)] = m;
+      pthread_mutex_unlock(&sw->mu);
+    } else
       CORE_WARN("swarm: a bad hello from %s: %s", p->hs.from, err.msg);
     close(fd);
   } else if (p->h.type == SWARM_LEAVE) {
@@ -149,9 +153,6 @@ static void dispatch(tern_swarm *sw, pending *p) {
                 p->hs.from);
       close(fd);
     }
-  } else {
-    refuse(sw, p, "a first message that no peer sends first");
-    return;
   }
   free(p->payload);
   memset(p, 0, sizeof *p);
@@ -176,6 +177,10 @@ static void advance(tern_swarm *sw, pending *p) {
     if (p->hdr_done == SWARM_HDR_LEN) {
       if (swarm_hdr_decode(p->hdr, &p->h, p->hs.from, &err) != TERN_OK)
         return refuse(sw, p, err.msg);
+      uint8_t t = p->h.type;
+      if (t != SWARM_JOIN && t != SWARM_PART && t != SWARM_STATE_REQ && t != SWARM_LEAVE &&
+          t != SWARM_HELLO)
+        return refuse(sw, p, "a first message that no peer sends first");
       bool control = p->h.type != SWARM_PART;
       if (control && p->h.len > 0 && !(p->payload = malloc(p->h.len)))
         return refuse(sw, p, "out of memory");

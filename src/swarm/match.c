@@ -33,7 +33,7 @@ typedef struct seen {
   int nbad;
 } seen;
 
-static void group_key(const tern_swarm *sw, uint32_t round, uint8_t out[32]) {
+void swarm_group_key(const tern_swarm *sw, uint32_t round, uint8_t out[32]) {
   int axis = (int)(round % (uint32_t)sw->ndims);
   uint8_t buf[32 + 8 + 4 * TERN_SWARM_MAX_DIMS];
   size_t n = 0;
@@ -62,7 +62,7 @@ static void on_record(const uint8_t *v, size_t len, void *arg) {
   if (swarm_record_decode(v, len, s->round, s->gkey, s->sw->keyed ? s->sw->key : NULL, &m,
                           &err) != TERN_OK) {
     uint8_t d[16];
-    crypto_generichash(d, sizeof d, v, len, NULL, 0);
+    crypto_generichash(d, sizeof d, v, CORE_MIN(len, (size_t)SWARM_RECORD_MAX), NULL, 0);
     for (int i = 0; i < s->nbad; i++)
       if (memcmp(s->bad[i], d, 16) == 0) return;
     if (s->nbad < 16) memcpy(s->bad[s->nbad++], d, 16);
@@ -85,6 +85,29 @@ static void sleep_ms(int ms) {
   nanosleep(&ts, NULL);
 }
 
+/* Alone: OpenDHT holds a node's gets and puts back while it counts itself "connecting": a
+ * first peer that only ever heard others' pings, or a node whose answering nodes died (a killed
+ * group member, say). Pings go out regardless, and one answer makes it connected again: ping
+ * the bootstrap peers, the last group (a member's DHT port is its TCP port) and the peers that
+ * said hello. */
+static void reconnect(tern_swarm *sw) {
+  for (int i = 0; i < sw->nbootstrap; i++) {
+    char host[NET_HOST_LEN];
+    int port;
+    if (net_parse_addr(sw->bootstrap[i], host, sizeof host, &port, false, NULL) == TERN_OK)
+      swarm_dht_ping(sw, host, port);
+  }
+  for (int i = 0; i < sw->last_group_n; i++)
+    if (sw->last_group[i].id != sw->id)
+      swarm_dht_ping(sw, sw->last_group[i].host, sw->last_group[i].port);
+  swarm_member h[CORE_ARRAY_LEN(sw->hellos)];
+  pthread_mutex_lock(&sw->mu);
+  size_t nh = CORE_MIN(sw->nhellos, CORE_ARRAY_LEN(sw->hellos));
+  memcpy(h, sw->hellos, sizeof h);
+  pthread_mutex_unlock(&sw->mu);
+  for (size_t i = 0; i < nh; i++) swarm_dht_ping(sw, h[i].host, h[i].port);
+}
+
 /* Reads the DHT until enough peers are seen (see the top of the file). */
 static void discover(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t deadline_ns) {
   uint8_t rec[SWARM_RECORD_MAX];
@@ -93,14 +116,15 @@ static void discover(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
   s->m[s->n++] = sw->self;
   double settle = CORE_MIN(0.5, o->match_timeout / 4);
   uint64_t last_growth = core_now_ns();
-  for (;;) {
+  for (int tries = 0;; tries++) {
     int before = s->n;
     swarm_dht_get(sw, s->gkey, 0.25, on_record, s);
+    if (tries == 2 && s->n == 1) reconnect(sw); /* alone so far: maybe OpenDHT holds us back */
     uint64_t now = core_now_ns();
     if (s->n > before) last_growth = now;
     if (s->n >= o->target_group || now >= deadline_ns) break;
     if (s->n >= o->min_group && (double)(now - last_growth) / 1e9 >= settle) break;
-    sleep_ms(20);
+    sleep_ms(tries < 3 ? 20 : 60); /* each get is a DHT search: poll gently */
   }
 }
 
@@ -129,9 +153,15 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
   *n = 1;
   int want = CORE_MIN(s->n, o->target_group);
   join_want jw = {s->round, gtag};
+  /* Once min members are in, a peer seen on the DHT that has not joined within the settling
+   * time is taken for gone (dead since it wrote its record, or in another group). */
+  uint64_t settle = (uint64_t)(CORE_MIN(0.5, o->match_timeout / 4) * 1e9);
+  uint64_t last_join = core_now_ns();
   while (*n < want) {
     swarm_conn c;
-    if (!swarm_queue_take(sw, is_join, &jw, deadline_ns, &c)) break;
+    uint64_t until = *n >= o->min_group ? CORE_MIN(deadline_ns, last_join + settle) : deadline_ns;
+    if (!swarm_queue_take(sw, is_join, &jw, until, &c)) break;
+    last_join = core_now_ns();
     swarm_member m;
     size_t used;
     core_err err = {0};
@@ -257,22 +287,26 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
                         uint64_t *tag, core_err *err) {
   (void)err;
   uint8_t gkey[32];
-  group_key(sw, sw->round, gkey);
   seen *s = calloc(1, sizeof *s);
   if (!s) return core_err_set(err, TERN_ERR_NOMEM, "matchmaking");
+  uint64_t start = core_now_ns();
+  uint64_t deadline = start + (uint64_t)(o->match_timeout * 1e9);
+  swarm_group_key(sw, sw->round, gkey);
   s->sw = sw;
   s->round = sw->round;
   s->gkey = gkey;
-  uint64_t start = core_now_ns();
-  uint64_t deadline = start + (uint64_t)(o->match_timeout * 1e9);
   swarm_reject_stale(sw, sw->round, false);
   discover(sw, o, s, start + (uint64_t)(o->match_timeout * 0.5e9));
+  if (s->n < o->min_group) reconnect(sw);
   qsort(s->m, (size_t)s->n, sizeof s->m[0], by_id);
   uint64_t gtag = core_get64(gkey);
   *n = 1;
   group[0] = sw->self;
   if (s->n >= o->min_group) {
-    if (s->m[0].id == sw->id) lead(sw, o, s, gtag, deadline, group, n);
+    /* The leader closes its group at 80% of the time, so that a follower, which waits for
+     * the list until the end, does not give up just as the list is sent. */
+    if (s->m[0].id == sw->id)
+      lead(sw, o, s, gtag, start + (uint64_t)(o->match_timeout * 0.8e9), group, n);
     else {
       pthread_mutex_lock(&sw->mu);
       sw->following = true;

@@ -13,17 +13,6 @@
 
 #define RECORD_FIXED 60 /* magic 4, keyed 1, hostlen 1, port 2, round 4, id 8, bw 8, gkey 32 */
 
-static bool host_ok(const char *h, size_t n) {
-  if (n == 0 || n >= SWARM_HOST_LEN) return false;
-  for (size_t i = 0; i < n; i++) {
-    char c = h[i];
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-          c == '.' || c == ':' || c == '-'))
-      return false;
-  }
-  return true;
-}
-
 size_t swarm_record_encode(const swarm_member *m, uint32_t round, const uint8_t gkey[32],
                            const uint8_t *key, uint8_t *out) {
   size_t hl = strlen(m->host);
@@ -50,6 +39,9 @@ tern_status swarm_record_decode(const uint8_t *in, size_t len, uint32_t round,
                                 const uint8_t gkey[32], const uint8_t *key, swarm_member *m,
                                 core_err *err) {
   const size_t fixed = RECORD_FIXED;
+  if (len > SWARM_RECORD_MAX)
+    return core_err_set(err, TERN_ERR_PROTOCOL, "a %zu-byte DHT value (records are at most %d "
+                        "bytes)", len, SWARM_RECORD_MAX);
   if (len < fixed || memcmp(in, "TSR1", 4) != 0)
     return core_err_set(err, TERN_ERR_PROTOCOL, "a %zu-byte DHT record that is not tern's", len);
   bool keyed = in[4] == 1;
@@ -70,7 +62,7 @@ tern_status swarm_record_decode(const uint8_t *in, size_t len, uint32_t round,
   memcpy(&m->bw, &bw, 8);
   m->id = core_get64(in + 12);
   m->port = core_get16(in + 6);
-  if (!host_ok((const char *)in + fixed, hl) || m->port == 0 || !isfinite(m->bw) || m->bw <= 0)
+  if (!swarm_host_ok((const char *)in + fixed, hl) || m->port == 0 || !isfinite(m->bw) || m->bw <= 0)
     return core_err_set(err, TERN_ERR_PROTOCOL,
                         "a DHT record with a bad host, port %d or bandwidth %g", m->port, m->bw);
   memcpy(m->host, in + fixed, hl);

@@ -72,13 +72,26 @@ static tern_status setup(tern_swarm *sw, const tern_swarm_options *o, core_err *
   sw->ndims = o->ndims ? o->ndims : 1;
   memcpy(sw->coords, o->coords, sizeof sw->coords);
   randombytes_buf(&sw->id, sizeof sw->id);
-  rc = net_listen(host, port, &sw->listen_fd, &port, err);
+  /* TCP and UDP share the port number; with port 0 the kernel picks a free TCP port, whose UDP
+   * twin may be taken: then try another. */
+  int want = port;
+  for (int attempt = 0;; attempt++) {
+    port = want;
+    rc = net_listen(host, port, &sw->listen_fd, &port, err);
+    if (rc != TERN_OK) return rc;
+    rc = swarm_dht_start(sw, port, err);
+    if (rc == TERN_OK || want != 0 || attempt == 20) break;
+    CORE_INFO("swarm: %s; trying another port", err->msg);
+    core_err_clear(err);
+    swarm_dht_stop(sw);
+    close(sw->listen_fd);
+    sw->listen_fd = -1;
+  }
   if (rc != TERN_OK) return rc;
   sw->self = (swarm_member){.id = sw->id, .port = port, .bw = o->bandwidth > 0 ? o->bandwidth : 1e9};
   snprintf(sw->self.host, sizeof sw->self.host, "%s", host);
   snprintf(sw->addr, sizeof sw->addr, "%s:%d", host, port);
-  rc = swarm_dht_start(sw, port, err);
-  if (rc == TERN_OK) rc = swarm_listener_start(sw, err);
+  rc = swarm_listener_start(sw, err);
   if (rc == TERN_OK) say_hello(sw);
   return rc;
 }

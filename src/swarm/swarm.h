@@ -77,6 +77,8 @@ size_t swarm_member_encode(const swarm_member *m, uint8_t *out);
 tern_status swarm_member_decode(const uint8_t *in, size_t len, size_t *used, swarm_member *m,
                                 core_err *err);
 const char *swarm_type_name(int type);
+/* A host is 1..SWARM_HOST_LEN-1 characters of [0-9A-Za-z.:-]: an address or a plain name. */
+bool swarm_host_ok(const char *h, size_t n);
 
 /* ---- the peer ---------------------------------------------------------------------------- */
 
@@ -92,6 +94,7 @@ typedef struct swarm_conn {
 } swarm_conn;
 
 struct dht_runner;
+struct get_ctx;
 
 struct tern_swarm {
   uint64_t id;
@@ -106,6 +109,7 @@ struct tern_swarm {
   char bootstrap[TERN_SWARM_MAX_BOOTSTRAP][NET_HOST_LEN + 8];
   int nbootstrap;
   struct dht_runner *dht;
+  struct get_ctx *gets; /* DHT gets whose done callback has not come (dht.c), under mu */
 
   int listen_fd;
   int wake[2]; /* a byte written here stops the listener */
@@ -123,6 +127,8 @@ struct tern_swarm {
   uint32_t state_round;
   bool has_state;
   unsigned long long refused; /* connections refused by the listener, for tests and logs */
+  swarm_member hellos[16]; /* DHT addresses of peers that said hello, a ring (reconnect) */
+  unsigned nhellos;
   /* While this peer follows a leader in round follow_round, joins of that round are redirected
    * to the leader by the listener at once (leadership only points to lower ids). */
   bool following;
@@ -152,7 +158,9 @@ void swarm_dht_stop(tern_swarm *sw);
 /* Pings host:port so that this node knows it (see SWARM_HELLO in listen.c). */
 void swarm_dht_ping(tern_swarm *sw, const char *host, int port);
 void swarm_dht_put(tern_swarm *sw, const uint8_t gkey[32], const uint8_t *data, size_t len);
-/* Calls each(value, len, arg) for the values stored under gkey, waiting at most timeout_s. */
+/* Calls each(value, len, arg) for the values stored under gkey, waiting at most timeout_s. A
+ * value longer than SWARM_RECORD_MAX comes with its true len but only its first
+ * SWARM_RECORD_MAX bytes: no record is that long, so it is refused by its length. */
 void swarm_dht_get(tern_swarm *sw, const uint8_t gkey[32], double timeout_s,
                    void (*each)(const uint8_t *, size_t, void *), void *arg);
 
@@ -165,7 +173,9 @@ tern_status swarm_send(int fd, const swarm_hdr *h, const void *payload, uint64_t
 tern_status swarm_recv_hdr(int fd, swarm_hdr *h, uint64_t deadline_ns, const char *what,
                            core_err *err);
 
-/* match.c: the group for this round, members sorted by id (n = 1: alone). *tag names the
+/* match.c: the DHT key of this peer's group in a round (a line of the grid). */
+void swarm_group_key(const tern_swarm *sw, uint32_t round, uint8_t out[32]);
+/* The group for this round, members sorted by id (n = 1: alone). *tag names the
  * group's all-reduce. */
 typedef struct swarm_match_opts {
   int min_group, target_group;

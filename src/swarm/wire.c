@@ -54,6 +54,17 @@ tern_status swarm_hdr_decode(const uint8_t in[SWARM_HDR_LEN], swarm_hdr *h, cons
   return TERN_OK;
 }
 
+bool swarm_host_ok(const char *h, size_t n) {
+  if (n == 0 || n >= SWARM_HOST_LEN) return false;
+  for (size_t i = 0; i < n; i++) {
+    char c = h[i];
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+          c == '.' || c == ':' || c == '-'))
+      return false;
+  }
+  return true;
+}
+
 size_t swarm_member_encode(const swarm_member *m, uint8_t *out) {
   size_t hl = strlen(m->host);
   core_put64(out, m->id);
@@ -73,12 +84,8 @@ tern_status swarm_member_decode(const uint8_t *in, size_t len, size_t *used, swa
   size_t hl = in[10];
   m->id = core_get64(in);
   m->port = core_get16(in + 8);
-  for (size_t i = 0; i < hl; i++) {
-    char c = (char)in[11 + i];
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-          c == '.' || c == ':' || c == '-'))
-      return core_err_set(err, TERN_ERR_PROTOCOL, "a member record with a bad host");
-  }
+  if (!swarm_host_ok((const char *)in + 11, hl))
+    return core_err_set(err, TERN_ERR_PROTOCOL, "a member record with a bad host");
   memcpy(m->host, in + 11, hl);
   m->host[hl] = 0;
   uint64_t bw = core_get64(in + 11 + hl);

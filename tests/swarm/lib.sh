@@ -12,6 +12,7 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+trap 'exit 1' TERM INT
 
 # addr_of NAME: the "host:port" peer NAME listens on (it binds port 0 and prints it), waiting
 # for it at most 10 s.
@@ -30,7 +31,7 @@ addr_of() {
 start_peer() {
   local name=$1
   shift
-  timeout 120 "$TERN" swarm "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
+  "$TERN" swarm "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" & # $! is tern itself
   PIDS+=($!)
   eval "PID_$name=$!"
 }

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# forged.sh TERN FORGE: four keyed peers average in one group for 6 rounds while FORGE writes
+# forged and malformed records under their group keys and sends garbage, strangers' hellos and
+# absurd lengths to the first peer's port. Every peer must still be in a full group each round
+# and end with the exact average; the first peer must have refused every hostile connection
+# (its log names them) and the peers must have ignored forged records.
+source "$(dirname "$0")/lib.sh" "$1"
+FORGE=$2
+common=(--run-id "forged-$$" --key "s3cret" --rounds 6 --dim 500 --target-group 4 --min-group 4
+        --match-timeout 4 --timeout 3)
+start_peer p0 --listen 127.0.0.1:0 "${common[@]}" --value 0
+A=$(addr_of p0)
+"$FORGE" "$A" "forged-$$" "s3cret" 6 >"$WORK/forge.out" 2>&1 &
+FPID=$!
+PIDS+=($FPID)
+for _ in $(seq 100); do grep -q "forged records" "$WORK/forge.out" && break; sleep 0.05; done
+for i in 1 2 3; do start_peer "p$i" --listen 127.0.0.1:0 --join "$A" "${common[@]}" --value $((i * 10)); done
+for i in 0 1 2 3; do wait "$(eval echo \$PID_p$i)" || fail "p$i exited with an error"; done
+wait $FPID || fail "the forger failed: $(cat "$WORK/forge.out")"
+grep -q "forged records" "$WORK/forge.out" || fail "the forger did nothing"
+for i in 0 1 2 3; do
+  [ "$(grep -c '^round .* group 4 failed 0 parts 4/4' "$WORK/p$i.out")" -eq 6 ] ||
+    fail "p$i was not in a full group every round"
+  grep -q '^final weight 1 mean .* values 15 16 17 18$' "$WORK/p$i.out" ||
+    fail "p$i does not hold the average: $(grep final "$WORK/p$i.out")"
+done
+refused=$(grep -c 'swarm: refused' "$WORK/p0.err")
+[ "$refused" -ge 7 ] || fail "p0 logged $refused refusals, expected 7 hostile connections"
+ignored=$(cat "$WORK"/p*.err | grep -c 'ignored a DHT record\|ignored a .*-byte DHT value')
+[ "$ignored" -ge 4 ] || fail "the peers logged $ignored ignored records"
+grep -h 'swarm: refused' "$WORK"/p0.err | sed 's/^tern [^ ]* [^ ]* [^ ]* //'
+grep -h 'ignored a' "$WORK"/p0.err | sed 's/^.*ignored a/ignored a/' | sort | uniq -c
+echo "OK: $refused hostile connections refused, $ignored forged records ignored; the swarm averaged exactly"
