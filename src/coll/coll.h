@@ -68,6 +68,10 @@ typedef struct coll_choice {
 } coll_choice;
 coll_choice *coll_engine_choice(tern_comm *c, coll_kind kind);
 
+/* The schedules this communicator built last (cache.c): the executor's, so used only by the
+ * thread running operations (under the engine's run lock). */
+coll_sched_cache *coll_engine_scheds(tern_comm *c);
+
 /* An algorithm forced for the calls that follow (`tern tune` measures each one this way);
  * AUTO gives the choice back to TERN_ALGO and the selector. */
 void coll_engine_force(tern_comm *c, coll_algo algo);

@@ -37,6 +37,7 @@ struct coll_engine {
   char *tmp;
   size_t tmp_cap;
   coll_choice choices[COLL_NUM_KINDS];
+  coll_sched_cache scheds; /* touched only by whoever holds run_lock, as the executor is */
   coll_tuning tuning;
   bool tuned;
   coll_algo forced;
@@ -66,6 +67,10 @@ void coll_engine_set_tuning(tern_comm *c, coll_tuning *t) {
 
 coll_choice *coll_engine_choice(tern_comm *c, coll_kind kind) {
   return &c->engine->choices[kind];
+}
+
+coll_sched_cache *coll_engine_scheds(tern_comm *c) {
+  return &c->engine->scheds;
 }
 
 tern_status coll_engine_tmp(tern_comm *c, size_t bytes, char **out) {
@@ -260,6 +265,7 @@ tern_status coll_engine_start(tern_comm *c) {
   pthread_cond_init(&e->done_cond, NULL);
   for (int i = 0; i < POOL; i++) coll_sched_init(&e->pool[i].sched);
   coll_sched_init(&e->inline_req.sched);
+  coll_sched_cache_init(&e->scheds);
   e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   c->engine = e;
   if (e->wake_fd < 0 || pthread_create(&e->thread, NULL, progress_thread, c) != 0) {
@@ -308,6 +314,7 @@ void coll_engine_stop(tern_comm *c) {
   }
   coll_sched_free(&e->inline_req.sched);
   free(e->inline_req.xfers);
+  coll_sched_cache_free(&e->scheds);
   free(e->tmp);
   coll_tuning_free(&e->tuning);
   if (e->wake_fd >= 0) close(e->wake_fd);

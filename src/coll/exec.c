@@ -3,8 +3,9 @@
  * For each phase it posts every transfer of the phase (sends and receives to all the peers the
  * phase talks to), does the phase's local copies and reductions while the first bytes travel,
  * then progresses and waits (comm/wait.c) until every transfer of the phase is complete. The
- * schedule is built anew for each call into storage kept from the last one, and the transfers
- * too: a warm collective allocates nothing.
+ * schedule comes from the communicator's cache of the last ones built (cache.c), so a repeated
+ * call does not build it again, and the transfers are kept from the last call: a warm
+ * collective allocates nothing.
  *
  * The algorithm comes from TERN_ALGO when it names one this collective has, else from the
  * selector (coll_select) with the model of the transport in use; every rank decides alike.
@@ -48,7 +49,13 @@ static coll_algo select_algo(tern_comm *c, tern_request *r, size_t esize) {
   return memo->algo;
 }
 
-static tern_status build(tern_comm *c, tern_request *r) {
+/* *out = r's schedule with algo, from the communicator's cache when it was built before. */
+static tern_status build_algo(tern_comm *c, tern_request *r, coll_algo algo,
+                              const coll_sched **out) {
+  return coll_sched_cache_get(coll_engine_scheds(c), &r->args, algo, out);
+}
+
+static tern_status build(tern_comm *c, tern_request *r, const coll_sched **out) {
   size_t esize = tern_dtype_size(r->dt);
   coll_algo algo = coll_engine_forced(c);
   const char *forced = core_config_get()->algo;
@@ -58,18 +65,18 @@ static tern_status build(tern_comm *c, tern_request *r) {
   r->args.ppn = c->ppn;
   r->args.inner = COLL_ALGO_RING;
   if (algo != COLL_ALGO_AUTO) {
-    rc = coll_build(&r->sched, &r->args, algo);
+    rc = build_algo(c, r, algo, out);
     if (rc == TERN_ERR_UNSUPPORTED)
       CORE_DEBUG("TERN_ALGO=%s has no %s: the selector chooses", forced,
                  coll_kind_name(r->args.kind));
   }
   if (rc == TERN_ERR_UNSUPPORTED) {
     algo = select_algo(c, r, esize);
-    rc = coll_build(&r->sched, &r->args, algo);
+    rc = build_algo(c, r, algo, out);
   }
   if (rc == TERN_ERR_UNSUPPORTED) { /* a tuned choice this layout cannot build */
     algo = coll_select(r->args.kind, c->size, r->args.count, esize, model_of(c));
-    rc = coll_build(&r->sched, &r->args, algo);
+    rc = build_algo(c, r, algo, out);
   }
   if (rc != TERN_OK)
     return core_err_set(&c->err, rc, "building the %s schedule (%s, %d ranks, count %zu) failed",
@@ -77,7 +84,7 @@ static tern_status build(tern_comm *c, tern_request *r) {
   coll_engine_counters(c)->last_algo[r->args.kind] = algo;
   CORE_INFO("%s #%u: %zu elements of %s (%s), %s over %s, %d phases", coll_kind_name(r->args.kind),
             r->seq, r->args.count, tern_dtype_name(r->dt), tern_op_name(r->op),
-            coll_algo_name(algo), transport_of(c), r->sched.nphases);
+            coll_algo_name(algo), transport_of(c), (*out)->nphases);
   return TERN_OK;
 }
 
@@ -138,11 +145,11 @@ static void trace_step(const tern_request *r, const coll_step *s, int phase) {
              kinds[s->kind], peer, bufs[s->buf], s->off, s->count, src);
 }
 
-static tern_status run_phases(tern_comm *c, tern_request *r, char *const bufs[]) {
+static tern_status run_phases(tern_comm *c, tern_request *r, const coll_sched *s,
+                              char *const bufs[]) {
   size_t esize = tern_dtype_size(r->dt);
   net_msg_hdr hdr = {.kind = (uint8_t)r->args.kind, .dtype = (uint8_t)r->dt, .op = (uint8_t)r->op,
                      .seq = r->seq, .root = r->args.root, .count = r->args.count};
-  const coll_sched *s = &r->sched;
   int phase = 0;
   for (size_t begin = 0; begin < s->len; phase++) {
     size_t end = begin;
@@ -196,13 +203,14 @@ static tern_status run_coll(tern_comm *c, tern_request *r) {
   tern_status rc = comm_check_alive(c);
   if (rc != TERN_OK) return rc;
   if (r->args.count == 0 && r->args.kind != COLL_BARRIER) return TERN_OK;
-  if ((rc = build(c, r)) != TERN_OK) return rc;
+  const coll_sched *s = NULL;
+  if ((rc = build(c, r, &s)) != TERN_OK) return rc;
   char *tmp = NULL;
-  if (r->sched.tmp_count &&
-      (rc = coll_engine_tmp(c, r->sched.tmp_count * tern_dtype_size(r->dt), &tmp)) != TERN_OK)
+  if (s->tmp_count &&
+      (rc = coll_engine_tmp(c, s->tmp_count * tern_dtype_size(r->dt), &tmp)) != TERN_OK)
     return rc;
   char *const bufs[COLL_NUM_BUFS] = {(char *)r->sendbuf, r->recvbuf, tmp};
-  if ((rc = run_phases(c, r, bufs)) != TERN_OK) return rc;
+  if ((rc = run_phases(c, r, s, bufs)) != TERN_OK) return rc;
   finish_avg(c, r);
   return TERN_OK;
 }

@@ -154,6 +154,31 @@ bool coll_algo_parse(const char *s, coll_algo *out);
 const char *coll_kind_name(coll_kind kind);
 bool coll_kind_parse(const char *s, coll_kind *out);
 
+/* ---- caching (cache.c) ------------------------------------------------------------------- */
+
+/* The last schedules built, keyed by every field of coll_args and the algorithm (a schedule
+ * depends on nothing else: it names buffers and offsets in elements, not addresses, dtypes or
+ * ops). Least recently used out. */
+#define COLL_SCHED_CACHE_LEN 8
+typedef struct coll_sched_cache_entry {
+  coll_args key;
+  coll_algo algo;
+  uint64_t used; /* the cache's clock at the last use; 0: empty */
+  coll_sched sched;
+} coll_sched_cache_entry;
+typedef struct coll_sched_cache {
+  coll_sched_cache_entry e[COLL_SCHED_CACHE_LEN];
+  uint64_t clock, hits, misses;
+} coll_sched_cache;
+
+void coll_sched_cache_init(coll_sched_cache *k);
+void coll_sched_cache_free(coll_sched_cache *k);
+/* *out = the schedule coll_build(a, algo) writes: the cached one, or built now into the least
+ * recently used entry. The schedule stays valid until the next call on k. Returns coll_build's
+ * status on a miss (a failure is not cached; *out is then an empty schedule). */
+tern_status coll_sched_cache_get(coll_sched_cache *k, const coll_args *a, coll_algo algo,
+                                 const coll_sched **out);
+
 /* ---- checking (check.c) ------------------------------------------------------------------ */
 
 /* Builds the schedules of all n ranks and runs them symbolically: every element carries the set

@@ -1,7 +1,8 @@
 /* test_sched.c: schedules as data: the append helpers and phases, a failed growth that
  * sticks, warm rebuilds that allocate nothing, steps that do not grow with the count, the cost
- * of building, names, and what coll_build refuses (bad arguments, unsupported pairs). Whether
- * the schedules are right is test_check.c's business. */
+ * of building, names, what coll_build refuses (bad arguments, unsupported pairs), and the
+ * schedule cache: one key field apart is another schedule, bounded, least recently used out.
+ * Whether the schedules are right is test_check.c's business. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -253,6 +254,137 @@ static void trivial_cases(void **state) {
   coll_sched_free(&s);
 }
 
+/* ---- the schedule cache (cache.c) ---- */
+
+static void assert_same_sched(const coll_sched *x, const coll_sched *y) {
+  assert_int_equal(x->len, y->len);
+  assert_int_equal(x->tmp_count, y->tmp_count);
+  assert_int_equal(x->nphases, y->nphases);
+  assert_int_equal(x->algo, y->algo);
+  for (size_t i = 0; i < x->len; i++) {
+    const coll_step *a = &x->steps[i], *b = &y->steps[i];
+    assert_int_equal(a->kind, b->kind);
+    assert_int_equal(a->buf, b->buf);
+    assert_int_equal(a->src_buf, b->src_buf);
+    assert_int_equal(a->last, b->last);
+    assert_int_equal(a->peer, b->peer);
+    assert_int_equal(a->off, b->off);
+    assert_int_equal(a->src_off, b->src_off);
+    assert_int_equal(a->count, b->count);
+  }
+}
+
+static bool same_sched(const coll_sched *x, const coll_sched *y) {
+  if (x->len != y->len || x->tmp_count != y->tmp_count || x->nphases != y->nphases) return false;
+  for (size_t i = 0; i < x->len; i++) {
+    const coll_step *a = &x->steps[i], *b = &y->steps[i];
+    if (a->kind != b->kind || a->buf != b->buf || a->src_buf != b->src_buf || a->peer != b->peer ||
+        a->off != b->off || a->src_off != b->src_off || a->count != b->count)
+      return false;
+  }
+  return true;
+}
+
+/* The cache's answer for (a, algo) is what coll_build writes; hit says whether it came from the
+ * cache. */
+static void assert_cached(coll_sched_cache *k, const coll_args *a, coll_algo algo, bool hit) {
+  coll_sched fresh;
+  coll_sched_init(&fresh);
+  assert_int_equal(coll_build(&fresh, a, algo), TERN_OK);
+  uint64_t hits = k->hits;
+  const coll_sched *got = NULL;
+  assert_int_equal(coll_sched_cache_get(k, a, algo, &got), TERN_OK);
+  assert_int_equal(k->hits - hits, hit);
+  assert_same_sched(got, &fresh);
+  coll_sched_free(&fresh);
+}
+
+typedef struct variant {
+  const char *field;
+  coll_args base, other;
+  coll_algo base_algo, other_algo;
+} variant;
+
+/* Two calls that differ in one field of the key only, alternated: each must get its own
+ * schedule. Every pair is checked to build different schedules, so that a field missing from the
+ * key would hand one call the other's schedule and fail here. (The dtype and the op are not part
+ * of a schedule: steps count elements, and the executor applies the call's op.) */
+static void cache_keys_every_field(void **state) {
+  (void)state;
+  coll_args ar = {.kind = COLL_ALLREDUCE, .size = 4, .rank = 1, .count = 100};
+  coll_args ag = {.kind = COLL_ALLGATHER, .size = 4, .rank = 1, .count = 100};
+  coll_args bc = {.kind = COLL_BROADCAST, .size = 4, .rank = 1, .count = 100, .root = 0};
+  coll_args hi = {.kind = COLL_ALLREDUCE, .size = 8, .rank = 3, .count = 100, .ppn = 2,
+                  .inner = COLL_ALGO_RING};
+  variant v[] = {
+      {"count", ar, ar, COLL_ALGO_RING, COLL_ALGO_RING},
+      {"rank", ar, ar, COLL_ALGO_RING, COLL_ALGO_RING},
+      {"size", ar, ar, COLL_ALGO_RING, COLL_ALGO_RING},
+      {"inplace", ag, ag, COLL_ALGO_RING, COLL_ALGO_RING},
+      {"kind", ar, ar, COLL_ALGO_RING, COLL_ALGO_RING},
+      {"algo", ar, ar, COLL_ALGO_RING, COLL_ALGO_RHD},
+      {"root", bc, bc, COLL_ALGO_RING, COLL_ALGO_RING},
+      {"seg_count", bc, bc, COLL_ALGO_RING, COLL_ALGO_RING},
+      {"ppn", hi, hi, COLL_ALGO_HIER, COLL_ALGO_HIER},
+      {"inner", hi, hi, COLL_ALGO_HIER, COLL_ALGO_HIER},
+  };
+  v[0].other.count = 101;
+  v[1].other.rank = 2;
+  v[2].other.size = 5;
+  v[3].other.inplace = true;
+  v[4].other.kind = COLL_REDUCE_SCATTER;
+  v[6].other.root = 2;
+  v[7].other.seg_count = 10;
+  v[8].other.ppn = 4;
+  v[9].other.inner = COLL_ALGO_RHD;
+  for (size_t i = 0; i < CORE_ARRAY_LEN(v); i++) {
+    coll_sched x, y;
+    coll_sched_init(&x);
+    coll_sched_init(&y);
+    assert_int_equal(coll_build(&x, &v[i].base, v[i].base_algo), TERN_OK);
+    assert_int_equal(coll_build(&y, &v[i].other, v[i].other_algo), TERN_OK);
+    if (same_sched(&x, &y)) fail_msg("%s: both calls build the same schedule", v[i].field);
+    coll_sched_free(&x);
+    coll_sched_free(&y);
+    coll_sched_cache k;
+    coll_sched_cache_init(&k);
+    for (int round = 0; round < 3; round++) {
+      assert_cached(&k, &v[i].base, v[i].base_algo, round > 0);
+      assert_cached(&k, &v[i].other, v[i].other_algo, round > 0);
+    }
+    coll_sched_cache_free(&k);
+  }
+}
+
+/* The cache holds COLL_SCHED_CACHE_LEN schedules and evicts the least recently used; a warm hit
+ * hands back the same storage (nothing is allocated or copied); a failed build is not kept. */
+static void cache_is_bounded_lru(void **state) {
+  (void)state;
+  coll_sched_cache k;
+  coll_sched_cache_init(&k);
+  coll_args a = {.kind = COLL_ALLREDUCE, .size = 4, .rank = 0, .count = 1000};
+  for (int i = 0; i < COLL_SCHED_CACHE_LEN; i++, a.count++)
+    assert_cached(&k, &a, COLL_ALGO_RING, false);
+  a.count = 1000; /* the oldest: used again, so the second oldest goes next */
+  const coll_sched *first = NULL, *again = NULL;
+  assert_int_equal(coll_sched_cache_get(&k, &a, COLL_ALGO_RING, &first), TERN_OK);
+  assert_int_equal(coll_sched_cache_get(&k, &a, COLL_ALGO_RING, &again), TERN_OK);
+  assert_ptr_equal(first, again);
+  a.count = 5000;
+  assert_cached(&k, &a, COLL_ALGO_RING, false);
+  a.count = 1000;
+  assert_cached(&k, &a, COLL_ALGO_RING, true);
+  a.count = 1001; /* evicted */
+  assert_cached(&k, &a, COLL_ALGO_RING, false);
+  uint64_t misses = k.misses;
+  const coll_sched *got = NULL;
+  a.kind = COLL_ALLTOALL; /* ring has no alltoall */
+  assert_int_equal(coll_sched_cache_get(&k, &a, COLL_ALGO_RING, &got), TERN_ERR_UNSUPPORTED);
+  assert_int_equal(coll_sched_cache_get(&k, &a, COLL_ALGO_RING, &got), TERN_ERR_UNSUPPORTED);
+  assert_int_equal(k.misses - misses, 2);
+  coll_sched_cache_free(&k);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(appends_and_phases),
@@ -263,6 +395,8 @@ int main(void) {
       cmocka_unit_test(support_table),
       cmocka_unit_test(build_refuses_bad_args),
       cmocka_unit_test(trivial_cases),
+      cmocka_unit_test(cache_keys_every_field),
+      cmocka_unit_test(cache_is_bounded_lru),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
