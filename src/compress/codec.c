@@ -51,19 +51,6 @@ size_t compress_size(tern_compress codec, size_t n) {
   }
 }
 
-static void put_f32(uint8_t *p, float f) {
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  core_put32(p, u);
-}
-
-static float get_f32(const uint8_t *p) {
-  uint32_t u = core_get32(p);
-  float f;
-  memcpy(&f, &u, 4);
-  return f;
-}
-
 /* Layout: all the scales first (4 bytes each), then the codes. */
 static void encode_int8(const float *in, size_t n, uint8_t *out) {
   size_t nb = blocks(n);
@@ -74,7 +61,7 @@ static void encode_int8(const float *in, size_t n, uint8_t *out) {
     for (size_t i = lo; i < hi; i++)
       if (isfinite(in[i]) && fabsf(in[i]) > m) m = fabsf(in[i]);
     float scale = m / 127.0f;
-    put_f32(out + 4 * b, scale);
+    core_put_f32(out + 4 * b, scale);
     float inv = scale > 0 ? 1.0f / scale : 0;
     for (size_t i = lo; i < hi; i++) {
       float q = isfinite(in[i]) ? rintf(in[i] * inv) : 0;
@@ -87,7 +74,7 @@ static tern_status decode_int8(const uint8_t *in, size_t n, float *out, core_err
   size_t nb = blocks(n);
   const int8_t *codes = (const int8_t *)(in + 4 * nb);
   for (size_t b = 0; b < nb; b++) {
-    float scale = get_f32(in + 4 * b);
+    float scale = core_get_f32(in + 4 * b);
     if (!isfinite(scale) || scale < 0)
       return core_err_set(err, TERN_ERR_PROTOCOL, "int8 block %zu has scale %g", b,
                           (double)scale);
@@ -107,7 +94,7 @@ void compress_encode(tern_compress codec, const float *in, size_t n, uint8_t *ou
     break;
   case TERN_COMPRESS_INT8: encode_int8(in, n, out); break;
   default:
-    for (size_t i = 0; i < n; i++) put_f32(out + 4 * i, in[i]);
+    for (size_t i = 0; i < n; i++) core_put_f32(out + 4 * i, in[i]);
     break;
   }
 }
@@ -128,7 +115,7 @@ tern_status compress_decode(tern_compress codec, const uint8_t *in, size_t in_le
     return TERN_OK;
   case TERN_COMPRESS_INT8: return decode_int8(in, n, out, err);
   default:
-    for (size_t i = 0; i < n; i++) out[i] = get_f32(in + 4 * i);
+    for (size_t i = 0; i < n; i++) out[i] = core_get_f32(in + 4 * i);
     return TERN_OK;
   }
 }

@@ -4,6 +4,7 @@
 #define TERN_CORE_BYTES_H
 
 #include <stdint.h>
+#include <string.h>
 
 static inline void core_put16(uint8_t *p, uint16_t v) {
   p[0] = (uint8_t)v;
@@ -29,6 +30,33 @@ static inline uint32_t core_get32(const uint8_t *p) {
 
 static inline uint64_t core_get64(const uint8_t *p) {
   return (uint64_t)core_get32(p) | (uint64_t)core_get32(p + 4) << 32;
+}
+
+/* IEEE floats by their bits, in the same byte order. */
+static inline void core_put_f32(uint8_t *p, float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  core_put32(p, u);
+}
+
+static inline float core_get_f32(const uint8_t *p) {
+  uint32_t u = core_get32(p);
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+static inline void core_put_f64(uint8_t *p, double d) {
+  uint64_t u;
+  memcpy(&u, &d, 8);
+  core_put64(p, u);
+}
+
+static inline double core_get_f64(const uint8_t *p) {
+  uint64_t u = core_get64(p);
+  double d;
+  memcpy(&d, &u, 8);
+  return d;
 }
 
 #endif

@@ -36,19 +36,6 @@ void swarm_parts(const swarm_member *group, int n, size_t count, size_t *off) {
   }
 }
 
-static void put_f64(uint8_t *p, double d) {
-  uint64_t u;
-  memcpy(&u, &d, 8);
-  core_put64(p, u);
-}
-
-static double get_f64(const uint8_t *p) {
-  uint64_t u = core_get64(p);
-  double d;
-  memcpy(&d, &u, 8);
-  return d;
-}
-
 /* One member this peer sends its part to and hears back from. */
 typedef struct job {
   tern_swarm *sw;
@@ -77,7 +64,7 @@ static tern_status job_run(job *j, char *what, int *fd) {
     free(buf);
     return core_err_set(&j->err, TERN_ERR_NOMEM, "part %d", j->part);
   }
-  put_f64(buf, j->weight);
+  core_put_f64(buf, j->weight);
   compress_encode(j->codec, j->src, j->len, buf + 8);
   swarm_hdr h = {.type = SWARM_PART, .codec = (uint8_t)j->codec, .part = (uint16_t)j->part,
                  .round = j->sw->round, .sender = j->sw->id, .tag = j->tag, .len = 8 + clen};
@@ -92,7 +79,7 @@ static tern_status job_run(job *j, char *what, int *fd) {
   if (rc == TERN_OK) rc = net_read_all(*fd, buf, h.len, j->deadline, what, &j->err);
   if (rc == TERN_OK) {
     j->received += SWARM_HDR_LEN + h.len;
-    j->W = get_f64(buf);
+    j->W = core_get_f64(buf);
     j->mask = core_get64(buf + 8);
     if (!isfinite(j->W) || j->W <= 0 || !(j->mask >> j->me & 1))
       rc = core_err_set(&j->err, TERN_ERR_PROTOCOL, "%s sent weight %g, mask %llx", what, j->W,
@@ -258,7 +245,7 @@ static tern_status reduce_own(tern_swarm *sw, const swarm_member *g, int n, int 
   for (size_t k = 0; rc == TERN_OK && k < len; k++) acc[k] = w * (double)part[k];
   for (int i = 0; rc == TERN_OK && i < n; i++) {
     if (i == me || !have[i].complete) continue;
-    double wi = get_f64(have[i].buf);
+    double wi = core_get_f64(have[i].buf);
     core_err err = {0};
     if (!isfinite(wi) || wi < 0 ||
         compress_decode(codec, have[i].buf + 8, clen, len, tmp, &err) != TERN_OK) {
@@ -274,7 +261,7 @@ static tern_status reduce_own(tern_swarm *sw, const swarm_member *g, int n, int 
   for (int i = 0; i < n; i++) got_from[i] = have[i].complete;
   if (rc == TERN_OK && W > 0) {
     for (size_t k = 0; k < len; k++) tmp[k] = (float)(acc[k] / W);
-    put_f64(out, W);
+    core_put_f64(out, W);
     core_put64(out + 8, mask);
     compress_encode(codec, tmp, len, out + 16);
     compress_decode(codec, out + 16, clen, len, part, NULL); /* hold what the others get */
