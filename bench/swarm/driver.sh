@@ -40,17 +40,19 @@ ring() { # tag, then wan_allreduce's arguments
   done
 }
 
-swarm() { # tag port rounds, then extra tern swarm options
-  local tag=$1 port=$2 rounds=$3
-  shift 3
+swarm() { # tag port rounds grid (2,2,2 or 2,4), then extra tern swarm options
+  local tag=$1 port=$2 rounds=$3 grid=$4
+  shift 4
   local boot
   boot="$("$WAN" addr 0):$port"
   pids=()
   for k in $(seq 0 $((n - 1))); do
     local join=()
     [ "$k" -eq 0 ] || join=(--join "$boot")
+    local coord="$((k % 2)),$((k / 2 % 2)),$((k / 4))"
+    [ "$grid" = 2,2,2 ] || coord="$((k % 2)),$((k / 2))"
     "$WAN" exec "$k" timeout 400 "$tern" swarm --listen "$("$WAN" addr "$k"):$port" "${join[@]}" \
-      --run-id "bench-$tag" --grid 2,2,2 --coord "$((k % 2)),$((k / 2 % 2)),$((k / 4))" \
+      --run-id "bench-$tag" --grid "$grid" --coord "$coord" \
       --dim "$count" --init-peer "$k" --peers "$n" --rounds "$rounds" --show 2 "$@" \
       >"$out/$tag-$k.out" 2>"$out/$tag-$k.err" &
     pids+=($!)
@@ -69,10 +71,18 @@ grep -h seconds_per_iter "$out"/ring-*.out || log "ring: no timing line"
 opts=(--match-timeout 20 --timeout 60)
 
 log "moshpit plain"
-swarm plain 7101 4 "${opts[@]}"
+swarm plain 7101 4 2,2,2 "${opts[@]}"
 wait_all pids
 log "moshpit int8"
-swarm int8 7102 6 "${opts[@]}" --compress int8
+swarm int8 7102 6 2,2,2 "${opts[@]}" --compress int8
+wait_all pids
+# the same on a 2x4 grid: round 0 pairs the peers of a region, round 1 groups one peer of each
+# region (exact after 2 rounds; each peer's cross-region traffic is 3 quarters, spread over 3 links)
+log "moshpit plain, grid 2x4"
+swarm plain24 7105 3 2,4 "${opts[@]}" --target-group 4
+wait_all pids
+log "moshpit int8, grid 2x4"
+swarm int824 7106 4 2,4 "${opts[@]}" --target-group 4 --compress int8
 wait_all pids
 
 # two sets of victims, one per round 0-3, each 1 s after the first survivor began that round:
@@ -83,7 +93,7 @@ kill_run() { # tag port victims...
   shift 2
   local victims=("$@") dead=()
   log "moshpit $tag: a peer killed in each of rounds 0-3 (peers ${victims[*]})"
-  swarm "$tag" "$port" 8 "${opts[@]}"
+  swarm "$tag" "$port" 8 2,2,2 "${opts[@]}"
   for r in 0 1 2 3; do
     # round r has begun when a survivor has reported r rounds (r = 0: when all have started)
     local deadline=$((SECONDS + 300)) started

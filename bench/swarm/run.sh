@@ -9,6 +9,8 @@
 #               axis pairs the two peers of a region; --init-peer k --peers 8 gives vectors whose
 #               global average is known, and every round reports the relative L2 error to it
 #   int8        the same through the 8-bit codec
+#   plain24, int824  the same two on a 2x4 grid, coordinate (k%2, k/2): round 0 pairs the two
+#               peers of a region, round 1 groups one peer of each region (--target-group 4)
 #   kill        the same as moshpit (plain) with one peer SIGKILLed in each of the first 4
 #               rounds (peers 1, 3, 5, 7), 1 s after the first survivor starts that round: the
 #               survivors 0, 2, 4, 6 still form a full 2x2 grid
