@@ -5,6 +5,8 @@ set -euo pipefail
 root=$1 out=$2 count=$3
 tern=$root/build/tern bin=$root/build/tests/wan
 n=$WAN_PEERS
+only=${BENCH_ONLY:-}         # "grid24": the ring and the 2x4 grids only
+r24=${BENCH_ROUNDS_24:-3}    # rounds of the 2x4 runs (the int8 one does one more)
 "$WAN" links >"$out/links"
 
 log() { echo "[$(date -u +%T)] $*"; }
@@ -70,19 +72,21 @@ grep -h seconds_per_iter "$out"/ring-*.out || log "ring: no timing line"
 # slowest link used, Frankfurt-Oregon at 40 Mbit/s x 0.1 scale... see run.sh's header)
 opts=(--match-timeout 20 --timeout 60)
 
+if [ -z "$only" ]; then
 log "moshpit plain"
 swarm plain 7101 4 2,2,2 "${opts[@]}"
 wait_all pids
 log "moshpit int8"
 swarm int8 7102 6 2,2,2 "${opts[@]}" --compress int8
 wait_all pids
+fi
 # the same on a 2x4 grid: round 0 pairs the peers of a region, round 1 groups one peer of each
 # region (exact after 2 rounds; each peer's cross-region traffic is 3 quarters, spread over 3 links)
 log "moshpit plain, grid 2x4"
-swarm plain24 7105 3 2,4 "${opts[@]}" --target-group 4
+swarm plain24 7105 "$r24" 2,4 "${opts[@]}" --target-group 4
 wait_all pids
 log "moshpit int8, grid 2x4"
-swarm int824 7106 4 2,4 "${opts[@]}" --target-group 4 --compress int8
+swarm int824 7106 $((r24 + 1)) 2,4 "${opts[@]}" --target-group 4 --compress int8
 wait_all pids
 
 # two sets of victims, one per round 0-3, each 1 s after the first survivor began that round:
@@ -119,6 +123,7 @@ kill_run() { # tag port victims...
   done
   wait_all pids
 }
+[ -z "$only" ] || { log "done ($only only)"; exit 0; }
 kill_run kill 7103 1 3 5 7
 kill_run kill2 7104 1 2 4 7
 

@@ -16,6 +16,8 @@
 #               survivors 0, 2, 4, 6 still form a full 2x2 grid
 #   kill2       the same with peers 1, 2, 4, 7: in rounds 1 and 2 the victim is peer 0's partner
 #   ring-kill   wan_allreduce --until-error with peer 5 SIGKILLed 10 s into the calls
+# BENCH_ONLY=grid24 runs only the ring and the 2x4 grids, BENCH_ROUNDS_24=R gives those R rounds
+# (default 3; the 8-bit one R + 1), BENCH_OUT=DIR writes to bench/swarm/DIR instead of results.
 # Writes bench/swarm/results/ (raw logs, summary.txt, summary.md) and docs/swarm/error_vs_time.png.
 # Needs root (network namespaces) and a build in build/ (tern, tests/wan/*).
 set -euo pipefail
@@ -27,13 +29,15 @@ scale=${2:-0.1}
 for f in "$root/build/tern" "$root/build/tests/wan/wan_allreduce" "$root/build/tests/wan/wan_store"; do
   [ -x "$f" ] || { echo "run.sh: $f missing: build first" >&2; exit 1; }
 done
-out="$here/results"
+out="$here/${BENCH_OUT:-results}"
 rm -rf "$out"
 mkdir -p "$out" "$root/docs/swarm"
 echo "count $count bw_scale $scale started $(date -u +%FT%TZ) host_load $(cut -d' ' -f1-3 /proc/loadavg)" >"$out/params"
 rc=0
-"$root/tests/wan/wan.sh" --peers 8 --bw-scale "$scale" --deadline 1500 -- \
+BENCH_ONLY=${BENCH_ONLY:-} BENCH_ROUNDS_24=${BENCH_ROUNDS_24:-3} "$root/tests/wan/wan.sh" --peers 8 --bw-scale "$scale" --deadline 1500 -- \
   "$here/driver.sh" "$root" "$out" "$count" 2>&1 | tee "$out/driver.log" || rc=$?
 [ "${PIPESTATUS[0]}" -eq 0 ] || rc=${PIPESTATUS[0]}
-/usr/bin/python3 "$here/summarize.py" "$out" "$root/docs/swarm/error_vs_time.png" || rc=1
+png=$root/docs/swarm/error_vs_time.png
+[ -z "${BENCH_OUT:-}" ] || png=$root/docs/swarm/error_vs_time-${BENCH_OUT}.png
+/usr/bin/python3 "$here/summarize.py" "$out" "$png" || rc=1
 exit "$rc"
