@@ -11,10 +11,12 @@
 #include "core/core.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct opts {
   tern_swarm_options sw;
@@ -24,6 +26,7 @@ typedef struct opts {
   double value, weight;
   bool download, rss;
   int show;
+  long init_peer, npeers; /* --init-peer K --peers N: a vector whose global average is known */
 } opts;
 
 static int usage(FILE *out) {
@@ -32,13 +35,17 @@ static int usage(FILE *out) {
           "                  [--grid M,M,...] [--coord C,C,...] [--rounds R] [--dim N]\n"
           "                  [--value V] [--weight W] [--compress none|fp16|bf16|int8]\n"
           "                  [--key SECRET] [--bandwidth B/s] [--min-group K] [--target-group K]\n"
-          "                  [--match-timeout S] [--timeout S] [--download] [--rss] [--show K]\n\n"
+          "                  [--match-timeout S] [--timeout S] [--download] [--rss] [--show K]\n"
+          "                  [--init-peer K --peers N]\n\n"
           "A swarm peer: joins the DHT through the --join addresses (the only ones it contacts\n"
           "first), then averages an N-float vector (element k = V + k mod 7) with its group for R\n"
           "rounds, printing one report per round. --coord places the peer on the Moshpit grid\n"
           "(--grid gives only the number of dimensions and checks the coordinates). --download\n"
           "first takes the current vector and round from a --join peer (joining mid-run). --rss\n"
-          "adds the process's resident memory to each report.\n");
+          "adds the process's resident memory to each report. --init-peer K --peers N (for the\n"
+          "benchmark) makes element k = (K + 1) (1 + k mod 7) instead, so that the global average\n"
+          "of N such peers (weights 1) is (N + 1) / 2 (1 + k mod 7); each report then adds the\n"
+          "time (CLOCK_REALTIME) and the vector's relative L2 error against that average.\n");
   return out == stdout ? 0 : 2;
 }
 
@@ -73,7 +80,8 @@ static int parse(int argc, char **argv, opts *o) {
       {"compress", 1, 0, 'z'},      {"key", 1, 0, 'k'},           {"bandwidth", 1, 0, 'b'},
       {"min-group", 1, 0, 'm'},     {"target-group", 1, 0, 't'},  {"match-timeout", 1, 0, 'M'},
       {"timeout", 1, 0, 'T'},       {"download", 0, 0, 'd'},      {"rss", 0, 0, 'S'},
-      {"show", 1, 0, 's'},          {"help", 0, 0, 'h'},          {0, 0, 0, 0}};
+      {"show", 1, 0, 's'},          {"help", 0, 0, 'h'},          {"init-peer", 1, 0, 'K'},
+      {"peers", 1, 0, 'N'},         {0, 0, 0, 0}};
   int grid[TERN_SWARM_MAX_DIMS], ngrid = 0, ncoord = 0, c;
   long v;
   double d;
@@ -126,6 +134,13 @@ static int parse(int argc, char **argv, opts *o) {
       if (!compress_parse(optarg, &o->avg.compress))
         return cmd_usage_error("swarm", "bad --compress %s", optarg);
       break;
+    case 'K':
+    case 'N':
+      if (!core_parse_int(optarg, c == 'K' ? 0 : 1, 1L << 20, &v))
+        return cmd_usage_error("swarm", "bad number %s", optarg);
+      if (c == 'K') o->init_peer = v;
+      else o->npeers = v;
+      break;
     case 'k': o->sw.key = optarg; break;
     case 'd': o->download = true; break;
     case 'S': o->rss = true; break;
@@ -139,11 +154,30 @@ static int parse(int argc, char **argv, opts *o) {
     if (o->sw.coords[i] >= grid[i])
       return cmd_usage_error("swarm", "coordinate %d is %d, outside the grid's %d", i,
                              o->sw.coords[i], grid[i]);
+  if ((o->init_peer >= 0) != (o->npeers > 0) || (o->npeers > 0 && o->init_peer >= o->npeers))
+    return cmd_usage_error("swarm", "--init-peer K needs --peers N, K < N");
   if (o->weight <= 0) return cmd_usage_error("swarm", "--weight must be > 0");
   return 0;
 }
 
-static void report(const opts *o, const tern_swarm_report *r) {
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ||x - a|| / ||a||, a the global average of --peers N vectors made by --init-peer */
+static double rel_error(const opts *o, const float *x) {
+  double num = 0, den = 0, half = (double)(o->npeers + 1) / 2;
+  for (long k = 0; k < o->dim; k++) {
+    double a = half * (double)(1 + k % 7), d = (double)x[k] - a;
+    num += d * d;
+    den += a * a;
+  }
+  return sqrt(num / den);
+}
+
+static void report(const opts *o, const tern_swarm_report *r, const float *x) {
   printf("round %u group %d failed %d", r->round, r->group_size, r->failed_count);
   for (int i = 0; i < r->failed_count && i < TERN_SWARM_MAX_FAILED; i++)
     printf("%s%016llx", i ? "," : " [", r->failed[i]);
@@ -153,18 +187,21 @@ static void report(const opts *o, const tern_swarm_report *r) {
          r->weight_after, r->bytes_sent, r->bytes_received, r->seconds_matching,
          r->seconds_averaging);
   if (o->rss) printf(" rss %ld kB", rss_kb());
+  if (o->npeers > 0) printf(" at %.6f relerr %.6g", now_s(), rel_error(o, x));
   printf("\n");
   fflush(stdout);
 }
 
 int cmd_swarm(int argc, char **argv) {
-  opts o = {.rounds = 10, .dim = 1024, .weight = 1, .show = 4};
+  opts o = {.rounds = 10, .dim = 1024, .weight = 1, .show = 4, .init_peer = -1};
   int rc = parse(argc, argv, &o);
   if (rc) return rc < 0 ? 0 : rc;
   signal(SIGPIPE, SIG_IGN);
   float *x = malloc((size_t)o.dim * sizeof *x);
   if (!x) return 1;
-  for (long k = 0; k < o.dim; k++) x[k] = (float)(o.value + (double)(k % 7));
+  for (long k = 0; k < o.dim; k++)
+    x[k] = o.npeers > 0 ? (float)((double)(o.init_peer + 1) * (double)(1 + k % 7))
+                        : (float)(o.value + (double)(k % 7));
   tern_swarm *sw;
   if (tern_swarm_join(&sw, &o.sw) != TERN_OK) {
     fprintf(stderr, "tern swarm: %s\n", tern_swarm_last_error(NULL));
@@ -172,6 +209,7 @@ int cmd_swarm(int argc, char **argv) {
     return 1;
   }
   printf("peer %016llx listening on %s\n", tern_swarm_id(sw), tern_swarm_address(sw));
+  if (o.npeers > 0) printf("start at %.6f relerr %.6g\n", now_s(), rel_error(&o, x));
   fflush(stdout);
   tern_status st = TERN_OK;
   if (o.download && (st = tern_swarm_download_state(sw, x, (size_t)o.dim, 10)) != TERN_OK)
@@ -183,7 +221,7 @@ int cmd_swarm(int argc, char **argv) {
     tern_swarm_report r;
     st = tern_swarm_average(sw, x, (size_t)o.dim, &w, &o.avg, &r);
     if (st != TERN_OK) fprintf(stderr, "tern swarm: %s\n", tern_swarm_last_error(sw));
-    else report(&o, &r);
+    else report(&o, &r, x);
   }
   double mean = 0;
   for (long k = 0; k < o.dim; k++) mean += x[k];

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# run.sh [COUNT [BW_SCALE]]: issue 6's swarm benchmark in the WAN harness (docs/WAN.md), one run.
+# 8 peers in 4 regions (Virginia, Frankfurt, Tokyo, Oregon; peers 0-1 in region 0, 2-3 in 1, ...),
+# AWS link figures from tests/wan/aws-10-regions.json, rates x BW_SCALE (default 0.1, the
+# harness's default), a vector of COUNT floats (default 16M). Scenarios, all in one world:
+#   ring        tests/wan/wan_allreduce, TERN_ALGO=ring: one warm-up call, a barrier, one timed
+#               call (the time to the exact sum, hence the exact average)
+#   moshpit     8 `tern swarm` peers, grid 2x2x2 with coordinate (k%2, k/2%2, k/4): the first
+#               axis pairs the two peers of a region; --init-peer k --peers 8 gives vectors whose
+#               global average is known, and every round reports the relative L2 error to it
+#   int8        the same through the 8-bit codec
+#   plain24, int824  the same two on a 2x4 grid, coordinate (k%2, k/2): round 0 pairs the two
+#               peers of a region, round 1 groups one peer of each region (--target-group 4)
+#   kill        the same as moshpit (plain) with one peer SIGKILLed in each of the first 4
+#               rounds (peers 1, 3, 5, 7), 1 s after the first survivor starts that round: the
+#               survivors 0, 2, 4, 6 still form a full 2x2 grid
+#   kill2       the same with peers 1, 2, 4, 7: in rounds 1 and 2 the victim is peer 0's partner
+#   ring-kill   wan_allreduce --until-error with peer 5 SIGKILLed 10 s into the calls
+# BENCH_ONLY=grid24 runs only the ring and the 2x4 grids, BENCH_ROUNDS_24=R gives those R rounds
+# (default 3; the 8-bit one R + 1), BENCH_OUT=DIR writes to bench/swarm/DIR instead of results.
+# Writes bench/swarm/results/ (raw logs, summary.txt, summary.md) and docs/swarm/error_vs_time.png.
+# Needs root (network namespaces) and a build in build/ (tern, tests/wan/*).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+count=${1:-16777216}
+scale=${2:-0.1}
+[ "$(id -u)" -eq 0 ] || { echo "run.sh: needs root (network namespaces)" >&2; exit 77; }
+for f in "$root/build/tern" "$root/build/tests/wan/wan_allreduce" "$root/build/tests/wan/wan_store"; do
+  [ -x "$f" ] || { echo "run.sh: $f missing: build first" >&2; exit 1; }
+done
+out="$here/${BENCH_OUT:-results}"
+rm -rf "$out"
+mkdir -p "$out" "$root/docs/swarm"
+echo "count $count bw_scale $scale started $(date -u +%FT%TZ) host_load $(cut -d' ' -f1-3 /proc/loadavg)" >"$out/params"
+rc=0
+BENCH_ONLY=${BENCH_ONLY:-} BENCH_ROUNDS_24=${BENCH_ROUNDS_24:-3} "$root/tests/wan/wan.sh" --peers 8 --bw-scale "$scale" --deadline 1500 -- \
+  "$here/driver.sh" "$root" "$out" "$count" 2>&1 | tee "$out/driver.log" || rc=$?
+[ "${PIPESTATUS[0]}" -eq 0 ] || rc=${PIPESTATUS[0]}
+png=$root/docs/swarm/error_vs_time.png
+[ -z "${BENCH_OUT:-}" ] || png=$root/docs/swarm/error_vs_time-${BENCH_OUT}.png
+/usr/bin/python3 "$here/summarize.py" "$out" "$png" || rc=1
+exit "$rc"
