@@ -161,25 +161,34 @@ static void random_jobs(plan_scenario *out, uint64_t *st) {
   }
 }
 
+/* The rest of a random scenario once out's cluster has its regions and links: GPU pools and
+ * njobs jobs drawn from *st, then the whole checked. Frees out on failure. */
+static tern_status draw_pools_and_jobs(plan_scenario *out, int njobs, uint64_t *st,
+                                       core_err *err) {
+  tern_status s = alloc_jobs(out, njobs, err);
+  if (s == TERN_OK) {
+    random_pools(&out->c, st);
+    random_jobs(out, st);
+    s = plan_scenario_check(out, NULL, err);
+  }
+  if (s != TERN_OK) plan_scenario_free(out);
+  return s;
+}
+
 tern_status plan_gen_random(int nregions, int njobs, uint64_t seed, plan_scenario *out,
                             core_err *err) {
   memset(out, 0, sizeof *out);
   uint64_t st = seed;
   if (njobs < 1) return core_err_set(err, TERN_ERR_INVALID_ARG, "random: jobs must be >= 1");
   tern_status s = plan_cluster_alloc(&out->c, nregions, err);
-  if (s == TERN_OK) s = alloc_jobs(out, njobs, err);
-  if (s != TERN_OK) goto fail;
+  if (s != TERN_OK) {
+    plan_scenario_free(out);
+    return s;
+  }
   random_links(&out->c, &st);
-  random_pools(&out->c, &st);
-  random_jobs(out, &st);
   snprintf(out->source, sizeof out->source, "random: %d regions, %d jobs, seed %llu", nregions,
            njobs, (unsigned long long)seed);
-  s = plan_scenario_check(out, NULL, err);
-  if (s != TERN_OK) goto fail;
-  return TERN_OK;
-fail:
-  plan_scenario_free(out);
-  return s;
+  return draw_pools_and_jobs(out, njobs, &st, err);
 }
 
 tern_status plan_gen_on_links(const plan_cluster *links, int njobs, uint64_t seed,
@@ -188,16 +197,11 @@ tern_status plan_gen_on_links(const plan_cluster *links, int njobs, uint64_t see
   uint64_t st = seed;
   if (njobs < 1) return core_err_set(err, TERN_ERR_INVALID_ARG, "random: jobs must be >= 1");
   tern_status s = plan_cluster_copy(&out->c, links, err);
-  if (s == TERN_OK) s = alloc_jobs(out, njobs, err);
-  if (s != TERN_OK) goto fail;
-  random_pools(&out->c, &st);
-  random_jobs(out, &st);
+  if (s != TERN_OK) {
+    plan_scenario_free(out);
+    return s;
+  }
   snprintf(out->source, sizeof out->source, "random pools and %d jobs on given links, seed %llu",
            njobs, (unsigned long long)seed);
-  s = plan_scenario_check(out, NULL, err);
-  if (s != TERN_OK) goto fail;
-  return TERN_OK;
-fail:
-  plan_scenario_free(out);
-  return s;
+  return draw_pools_and_jobs(out, njobs, &st, err);
 }
