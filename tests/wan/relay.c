@@ -411,14 +411,8 @@ int main(int argc, char **argv) {
     return usage();
   relay.mark = (int)mark, relay.queue_cap = (size_t)queue, relay.rng = seed << 1 | 1;
   if (wan_links_read(links, &relay.links, "relay") != 0) return 1;
-  /* SIGTERM and SIGINT are let in only inside ppoll, so a stop cannot slip in before it */
-  sigset_t block, open;
-  sigemptyset(&block);
-  sigaddset(&block, SIGTERM);
-  sigaddset(&block, SIGINT);
-  sigprocmask(SIG_BLOCK, &block, &open);
-  signal(SIGTERM, on_signal);
-  signal(SIGINT, on_signal);
+  sigset_t open;
+  wan_stop_signals(on_signal, &open);
   int lfd = listen_local();
   if (lfd < 0) return 1;
   int rc = loop(lfd, &open);

@@ -275,13 +275,8 @@ int main(int argc, char **argv) {
   }
   ud.queue = (uint16_t)queue, ud.rng = seed << 1 | 1;
   if (wan_links_read(links, &ud.links, "udp_delay") != 0) return 1;
-  sigset_t block, open;
-  sigemptyset(&block);
-  sigaddset(&block, SIGTERM);
-  sigaddset(&block, SIGINT);
-  sigprocmask(SIG_BLOCK, &block, &open);
-  signal(SIGTERM, on_signal);
-  signal(SIGINT, on_signal);
+  sigset_t open;
+  wan_stop_signals(on_signal, &open);
   if (bind_queue() != 0) {
     fprintf(stderr, "udp_delay: binding netfilter queue %d: %s\n", ud.queue, strerror(errno));
     return 1;

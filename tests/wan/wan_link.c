@@ -61,3 +61,13 @@ double wan_uniform(uint64_t *state) {
   *state = x;
   return (double)((x * 2685821657736338717u) >> 11) * 0x1.0p-53;
 }
+
+void wan_stop_signals(void (*on_stop)(int), sigset_t *open) {
+  sigset_t block;
+  sigemptyset(&block);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGINT);
+  sigprocmask(SIG_BLOCK, &block, open);
+  signal(SIGTERM, on_stop);
+  signal(SIGINT, on_stop);
+}

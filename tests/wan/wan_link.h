@@ -8,6 +8,7 @@
 #ifndef TERN_TESTS_WAN_LINK_H
 #define TERN_TESTS_WAN_LINK_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #define WAN_MAX_LINKS 256
@@ -32,5 +33,9 @@ const wan_link *wan_links_find(const wan_links *l, uint32_t ip);
 uint64_t wan_now_ns(void);
 /* A uniform draw in [0, 1) from *state (xorshift64*; state never 0). */
 double wan_uniform(uint64_t *state);
+
+/* Blocks SIGTERM and SIGINT, puts on_stop on both and leaves in *open the mask to wait with
+ * (ppoll): a stop is then let in only inside the wait, so it cannot slip in before it. */
+void wan_stop_signals(void (*on_stop)(int), sigset_t *open);
 
 #endif
