@@ -343,13 +343,7 @@ static int loop(int lfd, const sigset_t *open) {
   static struct pollfd pfd[1 + 2 * MAX_CONNS];
   while (!relay.stop) {
     uint64_t now = wan_now_ns(), next = build_poll(pfd, lfd);
-    struct timespec ts, *tsp = NULL;
-    if (next != UINT64_MAX) {
-      uint64_t wait = next > now ? next - now : 0;
-      ts = (struct timespec){.tv_sec = (time_t)(wait / 1000000000u),
-                             .tv_nsec = (long)(wait % 1000000000u)};
-      tsp = &ts;
-    }
+    struct timespec ts, *tsp = wan_timeout_until(next, now, &ts);
     int n = ppoll(pfd, 1 + 2 * (nfds_t)relay.nconns, tsp, open);
     if (n < 0 && errno != EINTR) return perror("relay: ppoll"), 1;
     now = wan_now_ns();

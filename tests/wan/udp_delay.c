@@ -230,13 +230,7 @@ static int loop(const sigset_t *open) {
   uint64_t next = UINT64_MAX;
   while (!ud.stop) {
     uint64_t now = wan_now_ns();
-    struct timespec ts, *tsp = NULL;
-    if (next != UINT64_MAX) {
-      uint64_t wait = next > now ? next - now : 0;
-      ts = (struct timespec){.tv_sec = (time_t)(wait / 1000000000u),
-                             .tv_nsec = (long)(wait % 1000000000u)};
-      tsp = &ts;
-    }
+    struct timespec ts, *tsp = wan_timeout_until(next, now, &ts);
     struct pollfd pf = {.fd = ud.fd, .events = POLLIN};
     int n = ppoll(&pf, 1, tsp, open);
     if (n < 0 && errno != EINTR) return perror("udp_delay: ppoll"), 1;

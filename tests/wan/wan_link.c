@@ -71,3 +71,11 @@ void wan_stop_signals(void (*on_stop)(int), sigset_t *open) {
   signal(SIGTERM, on_stop);
   signal(SIGINT, on_stop);
 }
+
+struct timespec *wan_timeout_until(uint64_t next, uint64_t now, struct timespec *ts) {
+  if (next == UINT64_MAX) return NULL;
+  uint64_t wait = next > now ? next - now : 0;
+  *ts = (struct timespec){.tv_sec = (time_t)(wait / 1000000000u),
+                          .tv_nsec = (long)(wait % 1000000000u)};
+  return ts;
+}

@@ -10,6 +10,7 @@
 
 #include <signal.h>
 #include <stdint.h>
+#include <time.h>
 
 #define WAN_MAX_LINKS 256
 
@@ -33,6 +34,10 @@ const wan_link *wan_links_find(const wan_links *l, uint32_t ip);
 uint64_t wan_now_ns(void);
 /* A uniform draw in [0, 1) from *state (xorshift64*; state never 0). */
 double wan_uniform(uint64_t *state);
+
+/* The timeout for ppoll until the deadline next (wan_now_ns's clock; UINT64_MAX: none), in *ts;
+ * NULL when there is no deadline, as ppoll wants it. */
+struct timespec *wan_timeout_until(uint64_t next, uint64_t now, struct timespec *ts);
 
 /* Blocks SIGTERM and SIGINT, puts on_stop on both and leaves in *open the mask to wait with
  * (ppoll): a stop is then let in only inside the wait, so it cannot slip in before it. */
