@@ -222,6 +222,8 @@ typedef struct tern_swarm_report {
   double weight_before, weight_after; /* this peer's weight entering and leaving the round */
   unsigned long long bytes_sent, bytes_received; /* averaging traffic, headers included */
   double seconds_matching, seconds_averaging;
+  int pooled;                 /* 1: alone on its grid line, this peer matched in the round's pool
+                                 of lonely peers (partners dead or gone) */
 } tern_swarm_report;
 
 /* Starts a peer: binds listen, starts the DHT, bootstraps from the given addresses. The peer id

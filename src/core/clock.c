@@ -1,6 +1,7 @@
 /* clock.c: monotonic time and deadlines. Every wait in tern is bounded by one of these. */
 #include "core.h"
 
+#include <errno.h>
 #include <time.h>
 
 uint64_t core_now_ns(void) {
@@ -28,4 +29,10 @@ int core_ms_left(uint64_t deadline_ns, int cap_ms) {
   if (now >= deadline_ns) return 0;
   uint64_t left_ms = (deadline_ns - now + 999999) / 1000000;
   return left_ms > (uint64_t)cap_ms ? cap_ms : (int)left_ms;
+}
+
+void core_sleep_ms(int ms) {
+  struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
 }

@@ -114,6 +114,8 @@ double core_wall_s(void);
 uint64_t core_deadline_after(double seconds);
 /* Milliseconds left until deadline for poll(): 0 when passed, capped at cap_ms. */
 int core_ms_left(uint64_t deadline_ns, int cap_ms);
+/* Sleeps ms milliseconds, resuming after signals. */
+void core_sleep_ms(int ms);
 
 /* ---- dtypes (dtype.c) -------------------------------------------------------------------- */
 

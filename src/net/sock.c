@@ -18,7 +18,6 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 /* Back-off between refused connects: short enough that start-up is not slowed, long enough that
@@ -158,12 +157,6 @@ static int connect_once(const struct addrinfo *a, uint64_t deadline_ns, int *fd)
   return 0;
 }
 
-static void sleep_ms(int ms) {
-  struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
-}
-
 tern_status net_connect(const char *host, int port, uint64_t deadline_ns, int *fd, core_err *err) {
   *fd = -1;
   struct addrinfo *ai = NULL;
@@ -179,7 +172,7 @@ tern_status net_connect(const char *host, int port, uint64_t deadline_ns, int *f
     if (*fd >= 0) break;
     bool retry = e == ECONNREFUSED || e == ECONNRESET || e == EAGAIN || e == EINTR;
     if (!retry || core_now_ns() >= deadline_ns) goto fail;
-    sleep_ms(CORE_MIN(wait_ms, CORE_MAX(core_ms_left(deadline_ns, wait_ms), 1)));
+    core_sleep_ms(CORE_MIN(wait_ms, CORE_MAX(core_ms_left(deadline_ns, wait_ms), 1)));
     wait_ms = CORE_MIN(wait_ms * 2, RETRY_MAX_MS);
   }
   freeaddrinfo(ai);

@@ -9,7 +9,8 @@
  * lower id, so two peers never wait on each other: a peer asked to lead that follows someone
  * else answers with a redirect to its own leader (or a reject once its group is closed). The
  * leader closes the group when all it saw have joined, or at the deadline, and sends every
- * member the list, sorted by id. Fewer than min members: everyone averages alone this round.
+ * member the list, sorted by id. Fewer than min members: the round's pool (swarm_match), and
+ * alone if nobody is there either.
  */
 #include "swarm/swarm.h"
 
@@ -18,7 +19,6 @@
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define FOLLOW_HOPS 4
@@ -80,11 +80,6 @@ static int by_id(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static void sleep_ms(int ms) {
-  struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
 /* Alone: OpenDHT holds a node's gets and puts back while it counts itself "connecting": a
  * first peer that only ever heard others' pings, or a node whose answering nodes died (a killed
  * group member, say). Pings go out regardless, and one answer makes it connected again: ping
@@ -124,7 +119,7 @@ static void discover(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
     if (s->n > before) last_growth = now;
     if (s->n >= o->target_group || now >= deadline_ns) break;
     if (s->n >= o->min_group && (double)(now - last_growth) / 1e9 >= settle) break;
-    sleep_ms(tries < 3 ? 20 : 60); /* each get is a DHT search: poll gently */
+    core_sleep_ms(tries < 3 ? 20 : 60); /* each get is a DHT search: poll gently */
   }
 }
 
@@ -283,20 +278,18 @@ void swarm_reject_stale(tern_swarm *sw, uint32_t round, bool include_current) {
   }
 }
 
-tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member *group, int *n,
-                        uint64_t *tag, core_err *err) {
-  (void)err;
-  uint8_t gkey[32];
+/* One matching on one DHT key: discover, then lead or follow; timeout_s from now. */
+static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uint8_t gkey[32],
+                            double timeout_s, swarm_member *group, int *n, uint64_t *tag,
+                            core_err *err) {
   seen *s = calloc(1, sizeof *s);
   if (!s) return core_err_set(err, TERN_ERR_NOMEM, "matchmaking");
   uint64_t start = core_now_ns();
-  uint64_t deadline = start + (uint64_t)(o->match_timeout * 1e9);
-  swarm_group_key(sw, sw->round, gkey);
+  uint64_t deadline = start + (uint64_t)(timeout_s * 1e9);
   s->sw = sw;
   s->round = sw->round;
   s->gkey = gkey;
-  swarm_reject_stale(sw, sw->round, false);
-  discover(sw, o, s, start + (uint64_t)(o->match_timeout * 0.5e9));
+  discover(sw, o, s, start + (uint64_t)(timeout_s * 0.5e9));
   if (s->n < o->min_group) reconnect(sw);
   qsort(s->m, (size_t)s->n, sizeof s->m[0], by_id);
   uint64_t gtag = core_get64(gkey);
@@ -306,7 +299,7 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
     /* The leader closes its group at 80% of the time, so that a follower, which waits for
      * the list until the end, does not give up just as the list is sent. */
     if (s->m[0].id == sw->id)
-      lead(sw, o, s, gtag, start + (uint64_t)(o->match_timeout * 0.8e9), group, n);
+      lead(sw, o, s, gtag, start + (uint64_t)(timeout_s * 0.8e9), group, n);
     else {
       pthread_mutex_lock(&sw->mu);
       sw->following = true;
@@ -322,6 +315,35 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
   }
   *tag = key_tag(gkey, group[0].id);
   free(s);
-  swarm_reject_stale(sw, sw->round, true);
   return TERN_OK;
+}
+
+/* The key of round r's pool: where the peers left alone on their line in round r meet. */
+static void pool_key(const tern_swarm *sw, uint32_t round, uint8_t out[32]) {
+  uint8_t buf[36];
+  memcpy(buf, sw->run_hash, 32);
+  core_put32(buf + 32, round);
+  crypto_generichash(out, 32, buf, sizeof buf, (const uint8_t *)"tern-swarm-pool", 15);
+}
+
+tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member *group, int *n,
+                        uint64_t *tag, bool *pooled, core_err *err) {
+  uint8_t gkey[32];
+  swarm_group_key(sw, sw->round, gkey);
+  swarm_reject_stale(sw, sw->round, false);
+  tern_status rc = match_on(sw, o, gkey, o->match_timeout, group, n, tag, err);
+  *pooled = false;
+  /* Alone on its line (its partners dead, gone or elsewhere): a fixed grid would leave this
+   * peer alone in every round on this axis, and survivors whose lines all died would never
+   * average again. The lonely peers of a round meet in its pool instead, with a second
+   * matching time (a lonely peer spends up to twice match_timeout matching); on a full,
+   * healthy grid nobody is lonely and the grid's d-round exactness stands. */
+  if (rc == TERN_OK && *n == 1) {
+    CORE_INFO("swarm: round %u: alone on its line; trying the round's pool", sw->round);
+    pool_key(sw, sw->round, gkey);
+    rc = match_on(sw, o, gkey, o->match_timeout, group, n, tag, err);
+    *pooled = true;
+  }
+  swarm_reject_stale(sw, sw->round, true);
+  return rc;
 }

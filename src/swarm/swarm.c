@@ -215,7 +215,8 @@ tern_status tern_swarm_average(tern_swarm *sw, float *values, size_t count, doub
   swarm_member *group = sw->last_group;
   int n = 1;
   uint64_t tag = 0;
-  tern_status rc = swarm_match(sw, &mo, group, &n, &tag, &sw->err);
+  bool pooled = false;
+  tern_status rc = swarm_match(sw, &mo, group, &n, &tag, &pooled, &sw->err);
   uint64_t t1 = core_now_ns();
   swarm_avg_result res = {.parts_updated = 1, .weight_after = *weight};
   if (rc == TERN_OK && n > 1)
@@ -223,6 +224,7 @@ tern_status tern_swarm_average(tern_swarm *sw, float *values, size_t count, doub
                          o.average_timeout > 0 ? o.average_timeout : 10, &res, &sw->err);
   sw->last_group_n = n;
   r.group_size = n;
+  r.pooled = pooled;
   r.failed_count = res.failed_count;
   memcpy(r.failed, res.failed, sizeof r.failed);
   r.parts_updated = res.parts_updated;

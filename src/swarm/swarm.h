@@ -176,13 +176,13 @@ tern_status swarm_recv_hdr(int fd, swarm_hdr *h, uint64_t deadline_ns, const cha
 /* match.c: the DHT key of this peer's group in a round (a line of the grid). */
 void swarm_group_key(const tern_swarm *sw, uint32_t round, uint8_t out[32]);
 /* The group for this round, members sorted by id (n = 1: alone). *tag names the
- * group's all-reduce. */
+ * group's all-reduce; *pooled says it was found in the round's pool, not on the grid line. */
 typedef struct swarm_match_opts {
   int min_group, target_group;
   double match_timeout;
 } swarm_match_opts;
 tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member *group, int *n,
-                        uint64_t *tag, core_err *err);
+                        uint64_t *tag, bool *pooled, core_err *err);
 /* Answers the queued joins of rounds before `round` (and of `round` once assembled). */
 void swarm_reject_stale(tern_swarm *sw, uint32_t round, bool include_current);
 

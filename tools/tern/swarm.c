@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 typedef struct opts {
   tern_swarm_options sw;
@@ -24,6 +23,7 @@ typedef struct opts {
   int nboot;
   long rounds, dim;
   double value, weight;
+  double compute; /* seconds of "training step" between two rounds */
   bool download, rss;
   int show;
   long init_peer, npeers; /* --init-peer K --peers N: a vector whose global average is known */
@@ -36,13 +36,14 @@ static int usage(FILE *out) {
           "                  [--value V] [--weight W] [--compress none|fp16|bf16|int8]\n"
           "                  [--key SECRET] [--bandwidth B/s] [--min-group K] [--target-group K]\n"
           "                  [--match-timeout S] [--timeout S] [--download] [--rss] [--show K]\n"
-          "                  [--init-peer K --peers N]\n\n"
+          "                  [--compute S] [--init-peer K --peers N]\n\n"
           "A swarm peer: joins the DHT through the --join addresses (the only ones it contacts\n"
           "first), then averages an N-float vector (element k = V + k mod 7) with its group for R\n"
           "rounds, printing one report per round. --coord places the peer on the Moshpit grid\n"
           "(--grid gives only the number of dimensions and checks the coordinates). --download\n"
           "first takes the current vector and round from a --join peer (joining mid-run). --rss\n"
-          "adds the process's resident memory to each report. --init-peer K --peers N (for the\n"
+          "adds the process's resident memory to each report. --compute S sleeps S seconds between\n"
+          "two rounds, standing in for the training step between averages. --init-peer K --peers N (for the\n"
           "benchmark) makes element k = (K + 1) (1 + k mod 7) instead, so that the global average\n"
           "of N such peers (weights 1) is (N + 1) / 2 (1 + k mod 7); each report then adds the\n"
           "time (CLOCK_REALTIME) and the vector's relative L2 error against that average.\n");
@@ -81,7 +82,7 @@ static int parse(int argc, char **argv, opts *o) {
       {"min-group", 1, 0, 'm'},     {"target-group", 1, 0, 't'},  {"match-timeout", 1, 0, 'M'},
       {"timeout", 1, 0, 'T'},       {"download", 0, 0, 'd'},      {"rss", 0, 0, 'S'},
       {"show", 1, 0, 's'},          {"help", 0, 0, 'h'},          {"init-peer", 1, 0, 'K'},
-      {"peers", 1, 0, 'N'},         {0, 0, 0, 0}};
+      {"peers", 1, 0, 'N'},         {"compute", 1, 0, 'C'},       {0, 0, 0, 0}};
   int grid[TERN_SWARM_MAX_DIMS], ngrid = 0, ncoord = 0, c;
   long v;
   double d;
@@ -119,6 +120,7 @@ static int parse(int argc, char **argv, opts *o) {
     case 'w':
     case 'b':
     case 'M':
+    case 'C':
     case 'T': {
       char *end;
       d = strtod(optarg, &end);
@@ -128,6 +130,7 @@ static int parse(int argc, char **argv, opts *o) {
       if (c == 'b') o->sw.bandwidth = d;
       if (c == 'M') o->avg.match_timeout = d;
       if (c == 'T') o->avg.average_timeout = d;
+      if (c == 'C') o->compute = d;
       break;
     }
     case 'z':
@@ -160,12 +163,6 @@ static int parse(int argc, char **argv, opts *o) {
   return 0;
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* ||x - a|| / ||a||, a the global average of --peers N vectors made by --init-peer */
 static double rel_error(const opts *o, const float *x) {
   double num = 0, den = 0, half = (double)(o->npeers + 1) / 2;
@@ -186,8 +183,9 @@ static void report(const opts *o, const tern_swarm_report *r, const float *x) {
          r->failed_count ? "]" : "", r->parts_updated, r->group_size, r->weight_before,
          r->weight_after, r->bytes_sent, r->bytes_received, r->seconds_matching,
          r->seconds_averaging);
+  if (r->pooled) printf(" pool");
   if (o->rss) printf(" rss %ld kB", rss_kb());
-  if (o->npeers > 0) printf(" at %.6f relerr %.6g", now_s(), rel_error(o, x));
+  if (o->npeers > 0) printf(" at %.6f relerr %.6g", core_wall_s(), rel_error(o, x));
   printf("\n");
   fflush(stdout);
 }
@@ -209,7 +207,7 @@ int cmd_swarm(int argc, char **argv) {
     return 1;
   }
   printf("peer %016llx listening on %s\n", tern_swarm_id(sw), tern_swarm_address(sw));
-  if (o.npeers > 0) printf("start at %.6f relerr %.6g\n", now_s(), rel_error(&o, x));
+  if (o.npeers > 0) printf("start at %.6f relerr %.6g\n", core_wall_s(), rel_error(&o, x));
   fflush(stdout);
   tern_status st = TERN_OK;
   if (o.download && (st = tern_swarm_download_state(sw, x, (size_t)o.dim, 10)) != TERN_OK)
@@ -219,6 +217,7 @@ int cmd_swarm(int argc, char **argv) {
   double w = o.weight;
   for (long i = 0; st == TERN_OK && i < o.rounds; i++) {
     tern_swarm_report r;
+    if (i > 0 && o.compute > 0) core_sleep_ms((int)(o.compute * 1000));
     st = tern_swarm_average(sw, x, (size_t)o.dim, &w, &o.avg, &r);
     if (st != TERN_OK) fprintf(stderr, "tern swarm: %s\n", tern_swarm_last_error(sw));
     else report(&o, &r, x);
