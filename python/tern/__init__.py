@@ -16,7 +16,7 @@ tern's own (the operation, the peer, the cause) and whose `status` is the tern_s
 the communicator is broken and every later call raises the first error again. Arguments that
 cannot describe a valid call (wrong sizes, unsupported dtypes) raise ValueError or TypeError
 before anything is sent. A communicator is used by one thread at a time; tern.ddp holds the
-PyTorch DDP communication hook.
+PyTorch DDP communication hook, tern.swarm the swarm averaging (Moshpit) of peers that come and go.
 """
 
 import ctypes

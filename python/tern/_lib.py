@@ -43,6 +43,29 @@ lib, path = _load()
 
 _p, _i, _sz = ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t
 _pp = ctypes.POINTER(ctypes.c_void_p)
+_d, _s, _u64 = ctypes.c_double, ctypes.c_char_p, ctypes.c_ulonglong
+
+SWARM_MAX_DIMS, SWARM_MAX_BOOTSTRAP, SWARM_MAX_FAILED = 8, 16, 16
+
+
+# The swarm's structs of tern.h, field for field (tests/python/swarm_layout.c prints the C
+# offsets; test_swarm.py compares them with these).
+class SwarmOptions(ctypes.Structure):
+    _fields_ = [("listen", _s), ("bootstrap", _s * SWARM_MAX_BOOTSTRAP), ("run_id", _s),
+                ("key", _s), ("ndims", _i), ("coords", _i * SWARM_MAX_DIMS), ("bandwidth", _d)]
+
+
+class SwarmAverageOptions(ctypes.Structure):
+    _fields_ = [("compress", _i), ("min_group", _i), ("target_group", _i),
+                ("match_timeout", _d), ("average_timeout", _d)]
+
+
+class SwarmReport(ctypes.Structure):
+    _fields_ = [("round", ctypes.c_uint), ("group_size", _i), ("failed_count", _i),
+                ("failed", _u64 * SWARM_MAX_FAILED), ("parts_updated", _i),
+                ("weight_before", _d), ("weight_after", _d), ("bytes_sent", _u64),
+                ("bytes_received", _u64), ("seconds_matching", _d), ("seconds_averaging", _d)]
+
 
 # name: (argument types, result type); every tern_status is a C int.
 _protos = {
@@ -67,6 +90,14 @@ _protos = {
     "tern_ibarrier": ([_p, _pp], _i),
     "tern_wait": ([_p], _i),
     "tern_test": ([_p, ctypes.POINTER(ctypes.c_int)], _i),
+    "tern_swarm_join": ([_pp, ctypes.POINTER(SwarmOptions)], _i),
+    "tern_swarm_id": ([_p], _u64),
+    "tern_swarm_address": ([_p], _s),
+    "tern_swarm_download_state": ([_p, _p, _sz, _d], _i),
+    "tern_swarm_average": ([_p, _p, _sz, ctypes.POINTER(_d), ctypes.POINTER(SwarmAverageOptions),
+                            ctypes.POINTER(SwarmReport)], _i),
+    "tern_swarm_leave": ([_p], None),
+    "tern_swarm_last_error": ([_p], _s),
 }
 for _name, (_args, _res) in _protos.items():
     _f = getattr(lib, _name)
