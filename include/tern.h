@@ -209,6 +209,11 @@ typedef struct tern_swarm_average_options {
   int target_group;      /* stop matching once this many are found (0 means 64) */
   double match_timeout;  /* seconds to find and assemble a group (0 means 5) */
   double average_timeout; /* seconds for the all-reduce itself (0 means 10) */
+  int random_groups;     /* 0: the group is this round's grid line. K > 0: random groups: each
+                            round, the cells 0..K*target_group-1 (a peer's cell is coords[0])
+                            are dealt into K groups of target_group by a permutation drawn from
+                            the run id and the round, the same on every peer; K = N/2 with
+                            target_group 2 is randomized pairwise gossip */
 } tern_swarm_average_options;
 
 #define TERN_SWARM_MAX_FAILED 16

@@ -57,14 +57,15 @@ class SwarmOptions(ctypes.Structure):
 
 class SwarmAverageOptions(ctypes.Structure):
     _fields_ = [("compress", _i), ("min_group", _i), ("target_group", _i),
-                ("match_timeout", _d), ("average_timeout", _d)]
+                ("match_timeout", _d), ("average_timeout", _d), ("random_groups", _i)]
 
 
 class SwarmReport(ctypes.Structure):
     _fields_ = [("round", ctypes.c_uint), ("group_size", _i), ("failed_count", _i),
                 ("failed", _u64 * SWARM_MAX_FAILED), ("parts_updated", _i),
                 ("weight_before", _d), ("weight_after", _d), ("bytes_sent", _u64),
-                ("bytes_received", _u64), ("seconds_matching", _d), ("seconds_averaging", _d)]
+                ("bytes_received", _u64), ("seconds_matching", _d), ("seconds_averaging", _d),
+                ("pooled", _i)]
 
 
 # name: (argument types, result type); every tern_status is a C int.

@@ -133,15 +133,19 @@ class Swarm:
             h, b.ptr, b.count, _positive(timeout, "timeout")))
 
     def average(self, x, weight, compress="none", min_group=None, target_group=None,
-                match_timeout=None, average_timeout=None):
+                match_timeout=None, average_timeout=None, random_groups=None):
         """One round: finds this round's group and averages x with it in place, weighted by
         weight (> 0). Returns (new_weight, report): new_weight is this peer's share of the
         group's weight, to pass to the next round; report is a dict of tern_swarm_report's
         fields (round, group_size, failed_count, failed: the dropped peers' ids, parts_updated,
         weight_before, weight_after, bytes_sent, bytes_received, seconds_matching,
-        seconds_averaging). compress: "none", "fp16", "bf16" or "int8" on the wire. None
-        leaves an option at tern's default: min_group 2 (fewer found: average alone),
-        target_group 64, match_timeout 5 s, average_timeout 10 s."""
+        seconds_averaging, pooled: 1 when matched in the round's pool of lonely peers).
+        compress: "none", "fp16", "bf16" or "int8" on the wire. random_groups K > 0: random
+        groups instead of the grid line: each round the cells 0..K*target_group-1 (a peer's
+        cell is coords[0]) are dealt into K groups of target_group by a permutation of the run
+        and round; K = N/2 with target_group 2 is pairwise gossip. None leaves an option at
+        tern's default: min_group 2 (fewer found: the round's pool, then alone), target_group
+        64, match_timeout 5 s, average_timeout 10 s, random_groups 0 (the grid)."""
         h, b = self._handle(), _vector(x, "average")
         if compress not in COMPRESS:
             raise ValueError(f"compress '{compress}': want one of {', '.join(COMPRESS)}")
@@ -151,7 +155,8 @@ class Swarm:
             min_group=_option(min_group, "min_group", numbers.Integral),
             target_group=_option(target_group, "target_group", numbers.Integral),
             match_timeout=_option(match_timeout, "match_timeout"),
-            average_timeout=_option(average_timeout, "average_timeout"))
+            average_timeout=_option(average_timeout, "average_timeout"),
+            random_groups=_option(random_groups, "random_groups", numbers.Integral))
         r = _lib.SwarmReport()
         self._check("swarm average", _lib.lib.tern_swarm_average(
             h, b.ptr, b.count, ctypes.byref(w), ctypes.byref(opt), ctypes.byref(r)))

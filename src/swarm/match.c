@@ -318,29 +318,62 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
   return TERN_OK;
 }
 
-/* The key of round r's pool: where the peers left alone on their line in round r meet. */
-static void pool_key(const tern_swarm *sw, uint32_t round, uint8_t out[32]) {
-  uint8_t buf[36];
+/* Keys that are not grid lines: round r's pool, where the peers left alone on their line
+ * meet (slot 0), and round r's random groups (slot 1 + group). */
+static void round_key(const tern_swarm *sw, uint32_t round, uint32_t slot, uint8_t out[32]) {
+  uint8_t buf[40];
   memcpy(buf, sw->run_hash, 32);
   core_put32(buf + 32, round);
+  core_put32(buf + 36, slot);
   crypto_generichash(out, 32, buf, sizeof buf, (const uint8_t *)"tern-swarm-pool", 15);
+}
+
+/* Round r's random group (random_groups K > 0): the cells 0..K*g-1 (g = target_group; a peer's
+ * cell is its first coordinate) are shuffled by a permutation drawn from the run and the round,
+ * the same on every peer, and dealt into K groups of g. With g = 2, a random perfect matching
+ * each round: pairwise gossip. */
+static uint32_t random_group(const tern_swarm *sw, const swarm_match_opts *o) {
+  uint32_t cells = (uint32_t)o->random_groups * (uint32_t)o->target_group;
+  uint8_t seed[32], buf[36];
+  memcpy(buf, sw->run_hash, 32);
+  core_put32(buf + 32, sw->round);
+  crypto_generichash(seed, sizeof seed, buf, sizeof buf, (const uint8_t *)"tern-swarm-deal", 15);
+  uint32_t *perm = malloc(cells * sizeof *perm);
+  uint64_t *draw = malloc(cells * sizeof *draw);
+  uint32_t at = 0;
+  if (perm && draw) {
+    randombytes_buf_deterministic(draw, cells * sizeof *draw, seed);
+    for (uint32_t i = 0; i < cells; i++) perm[i] = i;
+    for (uint32_t i = cells - 1; i > 0; i--) { /* Fisher-Yates */
+      uint32_t j = (uint32_t)(draw[i] % (i + 1)), t = perm[i];
+      perm[i] = perm[j];
+      perm[j] = t;
+    }
+    while (at < cells && perm[at] != (uint32_t)sw->coords[0]) at++;
+  }
+  free(perm);
+  free(draw);
+  return at / (uint32_t)o->target_group;
 }
 
 tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member *group, int *n,
                         uint64_t *tag, bool *pooled, core_err *err) {
   uint8_t gkey[32];
-  swarm_group_key(sw, sw->round, gkey);
+  if (o->random_groups > 0)
+    round_key(sw, sw->round, 1 + random_group(sw, o), gkey);
+  else
+    swarm_group_key(sw, sw->round, gkey);
   swarm_reject_stale(sw, sw->round, false);
   tern_status rc = match_on(sw, o, gkey, o->match_timeout, group, n, tag, err);
   *pooled = false;
-  /* Alone on its line (its partners dead, gone or elsewhere): a fixed grid would leave this
+  /* Alone on its line or random group (its partners dead, gone or elsewhere): a fixed grid would leave this
    * peer alone in every round on this axis, and survivors whose lines all died would never
    * average again. The lonely peers of a round meet in its pool instead, with a second
    * matching time (a lonely peer spends up to twice match_timeout matching); on a full,
    * healthy grid nobody is lonely and the grid's d-round exactness stands. */
   if (rc == TERN_OK && *n == 1) {
     CORE_INFO("swarm: round %u: alone on its line; trying the round's pool", sw->round);
-    pool_key(sw, sw->round, gkey);
+    round_key(sw, sw->round, 0, gkey);
     rc = match_on(sw, o, gkey, o->match_timeout, group, n, tag, err);
     *pooled = true;
   }

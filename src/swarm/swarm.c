@@ -203,12 +203,20 @@ tern_status tern_swarm_average(tern_swarm *sw, float *values, size_t count, doub
   tern_swarm_average_options o = opt ? *opt : (tern_swarm_average_options){0};
   if (!values || !count || !weight || !isfinite(*weight) || *weight <= 0 ||
       !compress_valid(o.compress) || o.min_group < 0 || o.target_group < 0 ||
-      o.match_timeout < 0 || o.average_timeout < 0)
+      o.match_timeout < 0 || o.average_timeout < 0 || o.random_groups < 0)
     return core_err_set(&sw->err, TERN_ERR_INVALID_ARG,
                         "tern_swarm_average: values, count > 0, a weight > 0 and valid options");
+  if (o.random_groups > 0 &&
+      (o.target_group < 1 || o.random_groups > 1 << 16 || o.target_group > SWARM_MAX_GROUP ||
+       sw->coords[0] >= o.random_groups * o.target_group))
+    return core_err_set(&sw->err, TERN_ERR_INVALID_ARG,
+                        "random_groups %d needs target_group (1..%d) and a first coordinate "
+                        "below random_groups x target_group (it is %d)", o.random_groups,
+                        SWARM_MAX_GROUP, sw->coords[0]);
   swarm_match_opts mo = {.min_group = o.min_group ? o.min_group : 2,
                          .target_group = o.target_group ? o.target_group : SWARM_MAX_GROUP,
-                         .match_timeout = o.match_timeout > 0 ? o.match_timeout : 5};
+                         .match_timeout = o.match_timeout > 0 ? o.match_timeout : 5,
+                         .random_groups = o.random_groups};
   mo.target_group = CORE_MIN(mo.target_group, SWARM_MAX_GROUP);
   tern_swarm_report r = {.round = sw->round, .weight_before = *weight};
   uint64_t t0 = core_now_ns();

@@ -180,6 +180,7 @@ void swarm_group_key(const tern_swarm *sw, uint32_t round, uint8_t out[32]);
 typedef struct swarm_match_opts {
   int min_group, target_group;
   double match_timeout;
+  int random_groups; /* > 0: a random group of the round instead of the grid line */
 } swarm_match_opts;
 tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member *group, int *n,
                         uint64_t *tag, bool *pooled, core_err *err);

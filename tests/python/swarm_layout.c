@@ -25,6 +25,7 @@ int main(void) {
   FIELD(tern_swarm_average_options, target_group);
   FIELD(tern_swarm_average_options, match_timeout);
   FIELD(tern_swarm_average_options, average_timeout);
+  FIELD(tern_swarm_average_options, random_groups);
   SIZE(tern_swarm_report);
   FIELD(tern_swarm_report, round);
   FIELD(tern_swarm_report, group_size);
@@ -37,5 +38,6 @@ int main(void) {
   FIELD(tern_swarm_report, bytes_received);
   FIELD(tern_swarm_report, seconds_matching);
   FIELD(tern_swarm_report, seconds_averaging);
+  FIELD(tern_swarm_report, pooled);
   return 0;
 }

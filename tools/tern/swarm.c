@@ -36,14 +36,17 @@ static int usage(FILE *out) {
           "                  [--value V] [--weight W] [--compress none|fp16|bf16|int8]\n"
           "                  [--key SECRET] [--bandwidth B/s] [--min-group K] [--target-group K]\n"
           "                  [--match-timeout S] [--timeout S] [--download] [--rss] [--show K]\n"
-          "                  [--compute S] [--init-peer K --peers N]\n\n"
+          "                  [--compute S] [--random-groups K] [--init-peer K --peers N]\n\n"
           "A swarm peer: joins the DHT through the --join addresses (the only ones it contacts\n"
           "first), then averages an N-float vector (element k = V + k mod 7) with its group for R\n"
           "rounds, printing one report per round. --coord places the peer on the Moshpit grid\n"
           "(--grid gives only the number of dimensions and checks the coordinates). --download\n"
           "first takes the current vector and round from a --join peer (joining mid-run). --rss\n"
           "adds the process's resident memory to each report. --compute S sleeps S seconds between\n"
-          "two rounds, standing in for the training step between averages. --init-peer K --peers N (for the\n"
+          "two rounds, standing in for the training step between averages. --random-groups K puts\n"
+          "the peers in K random groups of --target-group G each round instead of the grid: the\n"
+          "cells 0..K*G-1 (--coord C) are dealt by a permutation of the run and round; K = N/2,\n"
+          "G = 2 is pairwise gossip. --init-peer K --peers N (for the\n"
           "benchmark) makes element k = (K + 1) (1 + k mod 7) instead, so that the global average\n"
           "of N such peers (weights 1) is (N + 1) / 2 (1 + k mod 7); each report then adds the\n"
           "time (CLOCK_REALTIME) and the vector's relative L2 error against that average.\n");
@@ -82,7 +85,8 @@ static int parse(int argc, char **argv, opts *o) {
       {"min-group", 1, 0, 'm'},     {"target-group", 1, 0, 't'},  {"match-timeout", 1, 0, 'M'},
       {"timeout", 1, 0, 'T'},       {"download", 0, 0, 'd'},      {"rss", 0, 0, 'S'},
       {"show", 1, 0, 's'},          {"help", 0, 0, 'h'},          {"init-peer", 1, 0, 'K'},
-      {"peers", 1, 0, 'N'},         {"compute", 1, 0, 'C'},       {0, 0, 0, 0}};
+      {"peers", 1, 0, 'N'},         {"compute", 1, 0, 'C'},       {"random-groups", 1, 0, 'G'},
+      {0, 0, 0, 0}};
   int grid[TERN_SWARM_MAX_DIMS], ngrid = 0, ncoord = 0, c;
   long v;
   double d;
@@ -104,6 +108,7 @@ static int parse(int argc, char **argv, opts *o) {
       o->sw.ndims = ncoord;
       break;
     case 'R':
+    case 'G':
     case 'n':
     case 'm':
     case 't':
@@ -115,6 +120,7 @@ static int parse(int argc, char **argv, opts *o) {
       if (c == 'm') o->avg.min_group = (int)v;
       if (c == 't') o->avg.target_group = (int)v;
       if (c == 's') o->show = (int)v;
+      if (c == 'G') o->avg.random_groups = (int)v;
       break;
     case 'v':
     case 'w':
