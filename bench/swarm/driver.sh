@@ -7,6 +7,7 @@ tern=$root/build/tern bin=$root/build/tests/wan
 n=$WAN_PEERS
 only=${BENCH_ONLY:-}         # "grid24": the ring and the 2x4 grids only
 r24=${BENCH_ROUNDS_24:-3}    # rounds of the 2x4 runs (the int8 one does one more)
+GOSSIP_ROUNDS=${BENCH_GOSSIP_ROUNDS:-18}
 "$WAN" links >"$out/links"
 
 log() { echo "[$(date -u +%T)] $*"; }
@@ -42,23 +43,50 @@ ring() { # tag, then wan_allreduce's arguments
   done
 }
 
-swarm() { # tag port rounds grid (2,2,2 or 2,4), then extra tern swarm options
+# peer_cmd tag k port rounds grid [extra tern swarm options]: the command line of swarm peer k.
+# grid: 2,2,2 (coordinate (k%2, k/2%2, k/4)), 2,4 ((k%2, k/2)) or gossip (cell k, random pairs)
+peer_cmd() {
+  local tag=$1 k=$2 port=$3 rounds=$4 grid=$5
+  shift 5
+  local join=() place=(--grid "$grid" --coord "$((k % 2)),$((k / 2 % 2)),$((k / 4))")
+  [ "$k" -eq 0 ] || join=(--join "$("$WAN" addr 0):${BOOT_PORT:-$port}")
+  [ "$grid" != 2,4 ] || place=(--grid 2,4 --coord "$((k % 2)),$((k / 2))")
+  [ "$grid" != gossip ] || place=(--coord "$k" --random-groups $((n / 2)) --target-group 2)
+  PEER=("$tern" swarm --listen "$("$WAN" addr "$k"):$port" "${join[@]}" --run-id "bench-$tag"
+        "${place[@]}" --dim "$count" --init-peer "$k" --peers "$n" --rounds "$rounds" --show 2 "$@")
+}
+
+swarm() { # tag port rounds grid, then extra tern swarm options
   local tag=$1 port=$2 rounds=$3 grid=$4
   shift 4
-  local boot
-  boot="$("$WAN" addr 0):$port"
   pids=()
   for k in $(seq 0 $((n - 1))); do
-    local join=()
-    [ "$k" -eq 0 ] || join=(--join "$boot")
-    local coord="$((k % 2)),$((k / 2 % 2)),$((k / 4))"
-    [ "$grid" = 2,2,2 ] || coord="$((k % 2)),$((k / 2))"
-    "$WAN" exec "$k" timeout 400 "$tern" swarm --listen "$("$WAN" addr "$k"):$port" "${join[@]}" \
-      --run-id "bench-$tag" --grid "$grid" --coord "$coord" \
-      --dim "$count" --init-peer "$k" --peers "$n" --rounds "$rounds" --show 2 "$@" \
-      >"$out/$tag-$k.out" 2>"$out/$tag-$k.err" &
+    peer_cmd "$tag" "$k" "$port" "$rounds" "$grid" "$@"
+    "$WAN" exec "$k" timeout 600 "${PEER[@]}" >"$out/$tag-$k.out" 2>"$out/$tag-$k.err" &
     pids+=($!)
     [ "$k" -ne 0 ] || sleep 1
+  done
+}
+
+# wait_round tag r dead...: until round r has begun: every peer started (r = 0), or a live
+# peer has reported r rounds; at most 300 s
+wait_round() {
+  local tag=$1 r=$2
+  shift 2
+  local dead=" $* " deadline=$((SECONDS + 300)) started
+  while [ $SECONDS -lt $deadline ]; do
+    started=0
+    for k in $(seq 0 $((n - 1))); do
+      [[ "$dead" == *" $k "* ]] && continue
+      if [ "$r" -eq 0 ]; then
+        grep -q '^start at' "$out/$tag-$k.out" 2>/dev/null && started=$((started + 1))
+      else
+        [ "$(grep -c '^round' "$out/$tag-$k.out" 2>/dev/null || true)" -ge "$r" ] && started=$((started + 1))
+      fi
+    done
+    if [ "$r" -eq 0 ] && [ $started -eq "$n" ]; then return 0; fi
+    if [ "$r" -gt 0 ] && [ $started -ge 1 ]; then return 0; fi
+    sleep 0.2
   done
 }
 
@@ -72,60 +100,58 @@ grep -h seconds_per_iter "$out"/ring-*.out || log "ring: no timing line"
 # slowest link used, Frankfurt-Oregon at 40 Mbit/s x 0.1 scale... see run.sh's header)
 opts=(--match-timeout 20 --timeout 60)
 
-if [ -z "$only" ]; then
-log "moshpit plain"
-swarm plain 7101 4 2,2,2 "${opts[@]}"
-wait_all pids
-log "moshpit int8"
-swarm int8 7102 6 2,2,2 "${opts[@]}" --compress int8
-wait_all pids
-fi
-# the same on a 2x4 grid: round 0 pairs the peers of a region, round 1 groups one peer of each
-# region (exact after 2 rounds; each peer's cross-region traffic is 3 quarters, spread over 3 links)
+# the 2x4 grid first: round 0 pairs the peers of a region, round 1 groups one peer of each region
+# (exact after 2 rounds; each peer's cross-region traffic is 3 quarters, spread over 3 links)
 log "moshpit plain, grid 2x4"
 swarm plain24 7105 "$r24" 2,4 "${opts[@]}" --target-group 4
+wait_all pids
+log "moshpit fp16, grid 2x4"
+swarm fp1624 7107 "$r24" 2,4 "${opts[@]}" --target-group 4 --compress fp16
 wait_all pids
 log "moshpit int8, grid 2x4"
 swarm int824 7106 $((r24 + 1)) 2,4 "${opts[@]}" --target-group 4 --compress int8
 wait_all pids
-
-# two sets of victims, one per round 0-3, each 1 s after the first survivor began that round:
-#   kill   peers 1, 3, 5, 7: the survivors 0, 2, 4, 6 still form a full 2x2 grid on axes 1-2
-#   kill2  peers 1, 2, 4, 7: in rounds 1 and 2 the victim is peer 0's partner of that round
-kill_run() { # tag port victims...
-  local tag=$1 port=$2
-  shift 2
-  local victims=("$@") dead=()
-  log "moshpit $tag: a peer killed in each of rounds 0-3 (peers ${victims[*]})"
-  swarm "$tag" "$port" 8 2,2,2 "${opts[@]}"
-  for r in 0 1 2 3; do
-    # round r has begun when a survivor has reported r rounds (r = 0: when all have started)
-    local deadline=$((SECONDS + 300)) started
-    while [ $SECONDS -lt $deadline ]; do
-      started=0
-      for k in $(seq 0 $((n - 1))); do
-        [[ " ${dead[*]} " == *" $k "* ]] && continue
-        if [ "$r" -eq 0 ]; then
-          grep -q '^start at' "$out/$tag-$k.out" 2>/dev/null && started=$((started + 1))
-        else
-          [ "$(grep -c '^round' "$out/$tag-$k.out" 2>/dev/null || true)" -ge "$r" ] && started=$((started + 1))
-        fi
-      done
-      if [ "$r" -eq 0 ] && [ $started -eq "$n" ]; then break; fi
-      if [ "$r" -gt 0 ] && [ $started -ge 1 ]; then break; fi
-      sleep 0.2
-    done
-    sleep 1
-    local v=${victims[$r]}
-    "$WAN" kill "$v"
-    dead+=("$v")
-    echo "round $r killed $v at $(cat "$WAN_STATE/killed-$v")" | tee -a "$out/$tag-victims"
-  done
-  wait_all pids
-}
 [ -z "$only" ] || { log "done ($only only)"; exit 0; }
-kill_run kill 7103 1 3 5 7
-kill_run kill2 7104 1 2 4 7
+log "moshpit plain, grid 2x2x2"
+swarm plain 7101 4 2,2,2 "${opts[@]}"
+wait_all pids
+log "gossip: random pairs, $GOSSIP_ROUNDS rounds"
+swarm gossip 7108 "$GOSSIP_ROUNDS" gossip "${opts[@]}"
+wait_all pids
+
+# kill2: peers 1, 2, 4, 7 SIGKILLed in rounds 0-3 of a 2x2x2 run, 1 s after the first survivor
+# began that round; in rounds 1 and 2 the victim is peer 0's partner, and every survivor ends up
+# with no live partner on any axis (the round's pool is what lets them average)
+log "moshpit kill2: peers 1 2 4 7 killed in rounds 0-3"
+swarm kill2 7104 8 2,2,2 "${opts[@]}"
+dead=()
+for r in 0 1 2 3; do
+  v=$(echo 1 2 4 7 | cut -d' ' -f$((r + 1)))
+  wait_round kill2 "$r" "${dead[@]}"
+  sleep 1
+  "$WAN" kill "$v"
+  dead+=("$v")
+  echo "round $r killed $v at $(cat "$WAN_STATE/killed-$v")" | tee -a "$out/kill2-victims"
+done
+wait_all pids
+
+# churn: a 2x4 run of 8 rounds; in each of rounds 0-5 one peer (never peer 0, the bootstrap) is
+# SIGKILLed 1 s after the first survivor began that round and restarted at once in its region:
+# it downloads the state from peer 0 (--download) and runs to the end
+log "moshpit churn: a peer killed and restarted in each of rounds 0-5"
+swarm churn 7109 8 2,4 "${opts[@]}" --target-group 4
+for r in 0 1 2 3 4 5; do
+  v=$(echo 3 5 1 6 2 7 | cut -d' ' -f$((r + 1)))
+  wait_round churn "$r"
+  sleep 1
+  "$WAN" kill "$v"
+  echo "round $r killed $v at $(cat "$WAN_STATE/killed-$v")" | tee -a "$out/churn-victims"
+  mv "$out/churn-$v.out" "$out/churn-$v-killed$r.out"
+  BOOT_PORT=7109 peer_cmd churn "$v" $((7110 + r)) 8 2,4 "${opts[@]}" --target-group 4 --download
+  "$WAN" exec "$v" timeout 600 "${PEER[@]}" >"$out/churn-$v.out" 2>"$out/churn-$v-r$r.err" &
+  pids+=($!)
+done
+wait_all pids
 
 log "ring with peer 5 killed 10 s into the calls"
 ring ringkill --until-error "$count" 120

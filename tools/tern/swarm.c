@@ -41,7 +41,8 @@ static int usage(FILE *out) {
           "first), then averages an N-float vector (element k = V + k mod 7) with its group for R\n"
           "rounds, printing one report per round. --coord places the peer on the Moshpit grid\n"
           "(--grid gives only the number of dimensions and checks the coordinates). --download\n"
-          "first takes the current vector and round from a --join peer (joining mid-run). --rss\n"
+          "first takes the current vector and round from a --join peer (joining mid-run; it then\n"
+          "runs only the swarm's rounds that are left of 0..R-1). --rss\n"
           "adds the process's resident memory to each report. --compute S sleeps S seconds between\n"
           "two rounds, standing in for the training step between averages. --random-groups K puts\n"
           "the peers in K random groups of --target-group G each round instead of the grid: the\n"
@@ -221,12 +222,14 @@ int cmd_swarm(int argc, char **argv) {
   else if (o.download)
     printf("downloaded state: v0 %.9g\n", (double)x[0]);
   double w = o.weight;
-  for (long i = 0; st == TERN_OK && i < o.rounds; i++) {
+  /* Rounds 0..R-1 of the swarm: a peer that downloaded round k's state runs only k..R-1. */
+  for (long next = 0, i = 0; st == TERN_OK && next < o.rounds; i++) {
     tern_swarm_report r;
     if (i > 0 && o.compute > 0) core_sleep_ms((int)(o.compute * 1000));
     st = tern_swarm_average(sw, x, (size_t)o.dim, &w, &o.avg, &r);
     if (st != TERN_OK) fprintf(stderr, "tern swarm: %s\n", tern_swarm_last_error(sw));
     else report(&o, &r, x);
+    next = (long)r.round + 1;
   }
   double mean = 0;
   for (long k = 0; k < o.dim; k++) mean += x[k];
