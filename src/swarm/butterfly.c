@@ -48,7 +48,7 @@ typedef struct job {
   tern_compress codec;
   uint64_t deadline;
   pthread_t thread;
-  bool started, ok;
+  bool started, ok, part_sent;
   float *out;
   double W;
   uint64_t mask;
@@ -71,6 +71,7 @@ static tern_status job_run(job *j, char *what, int *fd) {
   tern_status rc = swarm_dial(j->sw, j->m, j->deadline, fd, &j->err);
   if (rc == TERN_OK) rc = swarm_send(*fd, &h, buf, j->deadline, what, &j->err);
   if (rc == TERN_OK) j->sent += SWARM_HDR_LEN + h.len;
+  j->part_sent = rc == TERN_OK;
   if (rc == TERN_OK) rc = swarm_recv_hdr(*fd, &h, j->deadline, what, &j->err);
   if (rc == TERN_OK && (h.type != SWARM_RESULT || h.tag != j->tag || h.part != j->part ||
                         h.codec != j->codec || h.len != 16 + clen))
@@ -98,6 +99,11 @@ static void *job_main(void *arg) {
   int fd = -1;
   j->ok = job_run(j, what, &fd) == TERN_OK;
   if (fd >= 0) close(fd);
+  /* Members whose reducer dies may ask for this part (repair.c); j->out stays valid, owned by
+   * the held table, until this peer's next all-reduce. */
+  swarm_held_set(j->sw, j->part, j->W, j->mask, j->ok ? j->out : NULL, j->len);
+  if (!j->ok) free(j->out);
+  j->out = NULL;
   if (!j->ok) CORE_INFO("swarm: round %u: part %d: %s", j->sw->round, j->part, j->err.msg);
   return NULL;
 }
@@ -191,9 +197,20 @@ static void gather(tern_swarm *sw, part_want *w, contrib *have, size_t expect,
   }
 }
 
+/* A failpoint for tests/swarm/reducer_dies.sh: with TERN_SWARM_FAULT=exit-mid-results, a
+ * reducer that has two or more results to send dies right after the first is out, which is
+ * where a crash leaves its part updated for some members and not for others (repair.c). */
+static bool fault_exit_mid_results(const contrib *have, int n) {
+  const char *f = getenv("TERN_SWARM_FAULT");
+  int to = 0;
+  for (int i = 0; i < n; i++) to += have[i].fd >= 0 && have[i].complete;
+  return f && strcmp(f, "exit-mid-results") == 0 && to >= 2;
+}
+
 /* Sends result (len bytes) on every complete contribution's socket, concurrently, by deadline. */
 static void scatter(contrib *have, int n, const swarm_hdr *h, const uint8_t *result,
                     uint64_t deadline, unsigned long long *sent) {
+  bool die = fault_exit_mid_results(have, n);
   uint8_t hdr[SWARM_HDR_LEN];
   swarm_hdr_encode(h, hdr);
   size_t total = SWARM_HDR_LEN + h->len;
@@ -217,6 +234,7 @@ static void scatter(contrib *have, int n, const swarm_hdr *h, const uint8_t *res
       if (r > 0) {
         c->done += (size_t)r;
         if (c->done == total) *sent += total;
+        if (c->done == total && die) _exit(9);
       } else if (r < 0 && errno != EAGAIN && errno != EINTR) {
         c->complete = false; /* it will not hear back; it keeps its own values for this part */
       }
@@ -282,6 +300,20 @@ static tern_status reduce_own(tern_swarm *sw, const swarm_member *g, int n, int 
   return rc;
 }
 
+/* Part j's reducer took our part and never answered: maybe it answered others before dying.
+ * Adopts their copy (repair.c) into dst and the job's W and mask; false: nobody has it. */
+static bool repair_part(tern_swarm *sw, const swarm_member *g, int n, int me, int j, uint64_t tag,
+                        float *dst, size_t len, job *jb, uint64_t deadline) {
+  float *got = malloc(CORE_MAX(len, 1) * sizeof *got);
+  if (!got || !swarm_repair(sw, g, n, me, j, tag, got, len, &jb->W, &jb->mask, deadline)) {
+    free(got);
+    return false;
+  }
+  memcpy(dst, got, len * sizeof *got);
+  swarm_held_set(sw, j, jb->W, jb->mask, got, len); /* for the members who ask us in turn */
+  return true;
+}
+
 static int popcount64(uint64_t x) {
   int c = 0;
   for (; x; x &= x - 1) c++;
@@ -298,6 +330,8 @@ tern_status swarm_butterfly(tern_swarm *sw, const swarm_member *g, int n, uint64
   uint64_t t0 = core_now_ns(), T = (uint64_t)(timeout_s * 1e9);
   job *jobs = calloc((size_t)n, sizeof *jobs);
   if (!jobs) return core_err_set(err, TERN_ERR_NOMEM, "all-reduce of %zu values", count);
+  swarm_held_begin(sw, sw->round, tag, n);
+  swarm_held_set(sw, me, 0, 0, NULL, 0); /* nobody asks a reducer for its own part */
   for (int j = 0; j < n; j++) {
     if (j == me) continue;
     jobs[j] = (job){.sw = sw, .m = &g[j], .part = j, .me = me, .tag = tag, .src = values + off[j],
@@ -321,15 +355,20 @@ tern_status swarm_butterfly(tern_swarm *sw, const swarm_member *g, int n, uint64
     size_t len = off[j + 1] - off[j];
     if (jobs[j].started) pthread_join(jobs[j].thread, NULL);
     bool ok = jobs[j].started && jobs[j].ok;
-    if (ok) memcpy(values + off[j], jobs[j].out, len * sizeof(float));
+    if (ok) {
+      pthread_mutex_lock(&sw->mu); /* the held table owns the result now */
+      memcpy(values + off[j], sw->held.values[j], len * sizeof(float));
+      pthread_mutex_unlock(&sw->mu);
+    } else if (jobs[j].part_sent) {
+      ok = repair_part(sw, g, n, me, j, tag, values + off[j], len, &jobs[j], core_deadline_after(timeout_s / 4));
+    }
     if (count) wsum += (double)len / (double)count *
                        (ok ? jobs[j].W / popcount64(jobs[j].mask) : weight);
     res->parts_updated += ok;
     res->sent += jobs[j].sent;
     res->received += jobs[j].received;
-    if ((!ok || !got_from[j]) && res->failed_count < TERN_SWARM_MAX_FAILED)
+    if ((!ok || !got_from[j] || !jobs[j].ok) && res->failed_count < TERN_SWARM_MAX_FAILED)
       res->failed[res->failed_count++] = g[j].id;
-    free(jobs[j].out);
   }
   free(jobs);
   res->weight_after = wsum;

@@ -4,7 +4,8 @@
  * once through tern's handshake and the first message header, each within its own deadline, in
  * one poll loop. Whatever is not a swarm peer of this run (a port scanner, garbage, an absurd
  * length, the wrong key) is closed with a log line and counted in sw->refused; the loop carries
- * on. State requests, leave notices and hellos are answered here; joins and parts go to the
+ * on. State requests, requests for a held result (repair.c), leave notices and hellos are
+ * answered here; joins and parts go to the
  * queue that tern_swarm_average takes from.
  *
  * A hello is how a new peer makes its bootstrap peers reach it in turn. Without it, the first
@@ -117,6 +118,9 @@ static void dispatch(tern_swarm *sw, pending *p) {
   } else if (p->h.type == SWARM_STATE_REQ) {
     serve_state(sw, fd, p->hs.from);
     close(fd);
+  } else if (p->h.type == SWARM_RESULT_REQ) {
+    swarm_held_serve(sw, fd, &p->h, p->hs.from);
+    close(fd);
   } else if (p->h.type == SWARM_HELLO) {
     swarm_member m;
     size_t used;
@@ -179,7 +183,7 @@ static void advance(tern_swarm *sw, pending *p) {
         return refuse(sw, p, err.msg);
       uint8_t t = p->h.type;
       if (t != SWARM_JOIN && t != SWARM_PART && t != SWARM_STATE_REQ && t != SWARM_LEAVE &&
-          t != SWARM_HELLO)
+          t != SWARM_HELLO && t != SWARM_RESULT_REQ)
         return refuse(sw, p, "a first message that no peer sends first");
       bool control = p->h.type != SWARM_PART;
       if (control && p->h.len > 0 && !(p->payload = malloc(p->h.len)))

@@ -268,6 +268,7 @@ void tern_swarm_leave(tern_swarm *sw) {
   swarm_listener_stop(sw);
   swarm_dht_stop(sw);
   if (sw->listen_fd >= 0) close(sw->listen_fd);
+  swarm_held_free(sw);
   free(sw->state);
   pthread_cond_destroy(&sw->cv);
   pthread_mutex_destroy(&sw->mu);

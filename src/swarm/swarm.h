@@ -57,6 +57,8 @@ enum swarm_type {
   SWARM_STATE,     /* u32 round, u64 count, f32 values */
   SWARM_LEAVE,     /* a peer leaving cleanly */
   SWARM_HELLO,     /* a new peer to its bootstrap peers: my member record (the DHT port) */
+  SWARM_RESULT_REQ, /* member -> member: your result of part `part` of this all-reduce? */
+  SWARM_PENDING,   /* "not yet: my own wait for that part is still running" */
   SWARM_TYPE_END
 };
 
@@ -95,6 +97,20 @@ typedef struct swarm_conn {
 
 struct dht_runner;
 struct get_ctx;
+
+/* The results this peer received in its current all-reduce, part by part (repair.c), for the
+ * members whose reducer died before answering them. */
+enum swarm_held_status { SWARM_HELD_PENDING = 0, SWARM_HELD_HAVE, SWARM_HELD_NONE };
+typedef struct swarm_held {
+  uint32_t round;
+  uint64_t tag;
+  int n;
+  uint8_t status[SWARM_MAX_GROUP];
+  double W[SWARM_MAX_GROUP];
+  uint64_t mask[SWARM_MAX_GROUP];
+  float *values[SWARM_MAX_GROUP]; /* owned; len[j] floats */
+  size_t len[SWARM_MAX_GROUP];
+} swarm_held;
 
 struct tern_swarm {
   uint64_t id;
@@ -135,6 +151,8 @@ struct tern_swarm {
   uint32_t follow_round;
   uint64_t follow_tag;
   swarm_member leader;
+
+  swarm_held held;
 
   uint32_t round; /* used by the averaging thread only */
   swarm_member last_group[SWARM_MAX_GROUP];
@@ -198,6 +216,21 @@ typedef struct swarm_avg_result {
 tern_status swarm_butterfly(tern_swarm *sw, const swarm_member *group, int n, uint64_t tag,
                             float *values, size_t count, double weight, tern_compress codec,
                             double timeout_s, swarm_avg_result *res, core_err *err);
+/* repair.c: a reducer that dies while sending its results back leaves some members of its part
+ * updated and others not. The others ask the living members for the part they got (all got the
+ * same bytes) before falling back to their own values; see the top of repair.c. */
+void swarm_held_begin(tern_swarm *sw, uint32_t round, uint64_t tag, int n);
+/* Records part j's outcome; with values (len floats, ownership passes) it is HAVE. */
+void swarm_held_set(tern_swarm *sw, int part, double W, uint64_t mask, float *values, size_t len);
+void swarm_held_free(tern_swarm *sw);
+/* The listener's answer to a SWARM_RESULT_REQ. */
+void swarm_held_serve(tern_swarm *sw, int fd, const swarm_hdr *req, const char *from);
+/* Asks the members of g but me and part's reducer for part's result of this all-reduce, in
+ * turn, until deadline. true: out (len floats), *W and *mask hold what the reducer sent them, and
+ * me is in mask. */
+bool swarm_repair(tern_swarm *sw, const swarm_member *g, int n, int me, int part, uint64_t tag,
+                  float *out, size_t len, double *W, uint64_t *mask, uint64_t deadline);
+
 /* [off[j], off[j+1]) is part j: shares of count proportional to the members' bandwidths. */
 void swarm_parts(const swarm_member *group, int n, size_t count, size_t *off);
 

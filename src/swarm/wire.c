@@ -14,7 +14,8 @@
 
 const char *swarm_type_name(int type) {
   static const char *names[] = {"?",      "join",   "group",     "redirect", "reject",
-                                "part",   "result", "state request", "state", "leave", "hello"};
+                                "part",   "result", "state request", "state", "leave", "hello",
+                                "result request", "pending"};
   return type > 0 && type < SWARM_TYPE_END ? names[type] : "?";
 }
 

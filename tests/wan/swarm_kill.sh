@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# swarm_kill.sh BIN: Moshpit averaging across the WAN world: 8 `tern swarm` peers, two in each of
+# Virginia, Frankfurt, Tokyo and Oregon, on a 2x4 grid (round 0 pairs the two peers of a region,
+# round 1 groups one peer of each region, and so on), 1M floats, 6 rounds. Peer 5 is SIGKILLed
+# in the middle of round 1 (a cross-region group) and peer 2 in the middle of round 3. The six
+# survivors must finish all 6 rounds within the deadlines (nobody hangs on the dead), name a
+# victim as failed in the round it died, hold a total weight of exactly 6 (the victims' weight
+# left with them, nothing counted twice), and end close together: every survivor within 1% of
+# the survivors' mean (before the kills, peer k holds k + 1 times the pattern: 90% apart).
+set -euo pipefail
+bin=$1
+tern=$bin/../../tern
+source "$(dirname "$0")/lib.sh"
+out=$WAN_STATE
+boot="$("$WAN" addr 0):7300"
+pids=()
+for k in $(seq 0 7); do
+  join=()
+  [ "$k" -eq 0 ] || join=(--join "$boot")
+  "$WAN" exec "$k" timeout 90 "$tern" swarm --listen "$("$WAN" addr "$k"):7300" "${join[@]}" \
+    --run-id "wan-swarm-$$" --grid 2,4 --coord "$((k % 2)),$((k / 2))" --target-group 4 \
+    --dim 262144 --init-peer "$k" --peers 8 --rounds 6 --match-timeout 8 --timeout 16 --show 1 \
+    >"$out/swarm-$k.out" 2>"$out/swarm-$k.err" &
+  pids+=($!)
+  [ "$k" -ne 0 ] || sleep 0.5
+done
+# kill_in_round R VICTIM: once a peer other than the victim has begun round R (reported R rounds),
+# wait 0.5 s (into its matching or averaging) and SIGKILL the victim's processes
+kill_in_round() {
+  local r=$1 v=$2
+  for _ in $(seq 600); do
+    for k in 0 1 3 4 6 7; do
+      [ "$(grep -c '^round' "$out/swarm-$k.out" 2>/dev/null || true)" -ge "$r" ] && break 2
+    done
+    sleep 0.1
+  done
+  sleep 0.5
+  "$WAN" kill "$v"
+  echo "killed peer $v in round $r"
+}
+kill_in_round 1 5
+kill_in_round 3 2
+codes=()
+for p in "${pids[@]}"; do c=0; wait "$p" 2>/dev/null || c=$?; codes+=("$c"); done
+total=0 means=()
+for k in 0 1 3 4 6 7; do
+  f=$out/swarm-$k.out
+  [ "${codes[$k]}" -eq 0 ] || fail "survivor $k exited with ${codes[$k]}: $(tail -2 "$out/swarm-$k.err")"
+  [ "$(grep -c '^round' "$f")" -eq 6 ] || fail "survivor $k did not report 6 rounds"
+  line=$(grep '^final' "$f")
+  total=$(awk -v a="$total" -v b="$(echo "$line" | awk '{ print $3 }')" 'BEGIN { printf "%.12g", a + b }')
+  means+=("$(echo "$line" | awk '{ print $5 }')")
+done
+for v in 2 5; do
+  grep -q '^final' "$out/swarm-$v.out" && fail "victim $v finished: the kill came too late to prove anything"
+done
+awk -v t="$total" 'BEGIN { d = t - 6; exit !(d < 1e-9 && d > -1e-9) }' ||
+  fail "the survivors' weights sum to $total, not 6"
+grep -q 'failed [1-9]' "$out"/swarm-[013467].out || fail "no survivor named a failed member"
+spread=$(printf '%s\n' "${means[@]}" | awk '{ v[NR] = $1; s += $1 } END { m = s / NR; w = 0;
+  for (i = 1; i <= NR; i++) { d = v[i] / m - 1; if (d < 0) d = -d; if (d > w) w = d } printf "%.3g", w }')
+awk -v s="$spread" 'BEGIN { exit !(s <= 0.01) }' || fail "survivors' means ${means[*]}: $spread apart"
+grep -h '^round' "$out"/swarm-0.out | cut -c1-120
+echo "OK: 6 survivors of 8 (peers 5 and 2 killed mid-round) finished 6 rounds; weights sum $total;" \
+  "means ${means[*]} (within $spread of theirs)"
