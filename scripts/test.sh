@@ -2,7 +2,8 @@
 # test.sh: everything `make test` runs, in stages, each timed:
 #   1. the normal build (-O3) and every test;
 #   2. an ASan+UBSan build and every test again;
-#   3. a TSan build and the tests labelled tsan (the threaded parts: progress engine, abort);
+#   3. a TSan build and the tests labelled tsan (the threaded parts: progress engine, abort,
+#      the swarm's listener and all-reduce threads; tests/tsan.supp holds OpenDHT's own races);
 #   4. a clang build of the libFuzzer targets, each run on its corpus for FUZZ_SECONDS.
 # STAGES="1 2" runs a subset. A stage that runs no test fails.
 set -euo pipefail
@@ -60,7 +61,7 @@ for s in $stages; do
        ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
          stage "tests under ASan+UBSan" run_ctest build-asan -LE nosan ;;
     3) stage "TSan build" build build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTERN_SANITIZE=thread
-       TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+       TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp \
          stage "tests under TSan" run_ctest build-tsan -L tsan ;;
     4) stage "fuzz build" env CC=clang bash -c "$(declare -f build); build build-fuzz \
          -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTERN_FUZZ=ON -DTERN_TESTS=OFF -DTERN_WERROR=ON"
