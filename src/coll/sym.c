@@ -3,26 +3,20 @@
  * written block by block collapses back to a run per distinct value. */
 #include "coll/sym.h"
 
+#include "core/mix.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-/* splitmix64's finaliser (Steele, Lea and Flood 2014): a bijection that mixes every bit. */
-static uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 uint64_t coll_sym_leaf_hash(int rank) {
-  return mix((uint64_t)rank + 0x51ed270b27a1f3c5ull);
+  return core_mix64((uint64_t)rank + 0x51ed270b27a1f3c5ull);
 }
 
 /* Ordered by value, so op(x, y) and op(y, x) hash alike; mixed unevenly, so that (x y) z and
  * x (y z) do not. */
 uint64_t coll_sym_combine_hash(uint64_t x, uint64_t y) {
   uint64_t lo = x < y ? x : y, hi = x < y ? y : x;
-  return mix(mix(lo) ^ (hi * 0x2545f4914f6cdd1dull));
+  return core_mix64(core_mix64(lo) ^ (hi * 0x2545f4914f6cdd1dull));
 }
 
 tern_status coll_symlist_grow(coll_symlist *l) {

@@ -15,19 +15,14 @@
  */
 #include "plan/plan.h"
 
+#include "core/mix.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t rand_next(uint64_t *state) { /* splitmix64, Steele et al., OOPSLA'14 */
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 static double rand_uniform(uint64_t *state) {
-  return (rand_next(state) >> 11) * 0x1.0p-53;
+  return (core_splitmix64(state) >> 11) * 0x1.0p-53;
 }
 
 static double uniform(uint64_t *st, double lo, double hi) {
@@ -66,8 +61,8 @@ static void extra_jobs(const plan_scenario *base, plan_scenario *out, uint64_t *
   double gap = nb > 1 && last > first ? (last - first) / (nb - 1) : 600.0;
   for (int i = nb; i < out->njobs; i++) {
     plan_job *j = &out->jobs[i];
-    *j = b[rand_next(st) % (uint64_t)nb];
-    j->tokens = b[rand_next(st) % (uint64_t)nb].tokens;
+    *j = b[core_splitmix64(st) % (uint64_t)nb];
+    j->tokens = b[core_splitmix64(st) % (uint64_t)nb].tokens;
     last += exp_gap(st, gap);
     j->arrival_s = round(last);
     char model[PLAN_NAME_LEN];
@@ -122,8 +117,8 @@ static void random_pools(plan_cluster *c, uint64_t *st) {
   c->mem_fraction = 0.9;
   for (int i = 0; i < c->nregions; i++) {
     plan_region *r = &c->regions[i];
-    r->type = (int)(rand_next(st) % (uint64_t)c->ntypes);
-    r->gpus = 16 + 8 * (int)(rand_next(st) % 15);
+    r->type = (int)(core_splitmix64(st) % (uint64_t)c->ntypes);
+    r->gpus = 16 + 8 * (int)(core_splitmix64(st) % 15);
     double price = round(uniform(st, 0.156, 0.295) * 1000) / 1000;
     for (int h = 0; h < 24; h++)
       r->price[h] = price;
@@ -145,7 +140,7 @@ static void random_links(plan_cluster *c, uint64_t *st) {
 static void random_jobs(plan_scenario *out, uint64_t *st) {
   double t = 0;
   for (int i = 0; i < out->njobs; i++) {
-    const struct shape *m = &shapes[rand_next(st) % CORE_ARRAY_LEN(shapes)];
+    const struct shape *m = &shapes[core_splitmix64(st) % CORE_ARRAY_LEN(shapes)];
     plan_job *j = &out->jobs[i];
     snprintf(j->name, sizeof j->name, "%s-%d", m->name, i);
     j->params = m->params_b * 1e9;

@@ -7,18 +7,13 @@
  */
 #include "sim/averaging.h"
 
-#include <math.h>
+#include "core/mix.h"
 
-static uint64_t splitmix64(uint64_t *x) {
-  uint64_t z = (*x += 0x9e3779b97f4a7c15u);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-  return z ^ (z >> 31);
-}
+#include <math.h>
 
 void sim_rng_seed(sim_rng *r, uint64_t seed) {
   for (int i = 0; i < 4; i++)
-    r->s[i] = splitmix64(&seed);
+    r->s[i] = core_splitmix64(&seed);
 }
 
 static uint64_t rotl(uint64_t x, int k) {

@@ -228,7 +228,9 @@ static bool parse_group(tern_swarm *sw, const uint8_t *p, size_t len, swarm_memb
   return me && at == len;
 }
 
-static void follow(tern_swarm *sw, seen *s, swarm_member leader, uint64_t gtag,
+/* Joins the group of leader (following redirects). false: the leader could not be reached at all
+ * (dead since it wrote its record: the connection failed or closed unanswered). */
+static bool follow(tern_swarm *sw, seen *s, swarm_member leader, uint64_t gtag,
                    uint64_t deadline_ns, swarm_member *group, int *n) {
   *n = 1;
   group[0] = sw->self;
@@ -244,6 +246,7 @@ static void follow(tern_swarm *sw, seen *s, swarm_member leader, uint64_t gtag,
              leader.host, leader.port);
     uint8_t *payload = NULL;
     tern_status rc = swarm_dial(sw, &leader, deadline_ns, &fd, &err);
+    bool dialed = rc == TERN_OK;
     if (rc == TERN_OK) rc = swarm_send(fd, &h, mine, deadline_ns, what, &err);
     if (rc == TERN_OK) rc = swarm_recv_hdr(fd, &h, deadline_ns, what, &err);
     if (rc == TERN_OK && h.len > 0) {
@@ -265,8 +268,9 @@ static void follow(tern_swarm *sw, seen *s, swarm_member leader, uint64_t gtag,
     }
     if (rc != TERN_OK) CORE_INFO("swarm: round %u: no group: %s", s->round, err.msg);
     free(payload);
-    return;
+    return !(hop == 0 && (!dialed || rc == TERN_ERR_PEER_LOST));
   }
+  return true;
 }
 
 static bool is_stale_join(const swarm_conn *c, void *arg) {
@@ -303,23 +307,29 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
   uint64_t gtag = core_get64(gkey);
   *n = 1;
   group[0] = sw->self;
-  if (s->n >= o->min_group) {
+  /* A leader that cannot be reached died after writing its record: the next lowest id leads
+   * instead, and everyone who saw the same records comes to the same conclusion. */
+  while (s->n >= o->min_group) {
     /* The leader closes its group at 80% of the time, so that a follower, which waits for
      * the list until the end, does not give up just as the list is sent. */
-    if (s->m[0].id == sw->id)
+    if (s->m[0].id == sw->id) {
       lead(sw, o, s, gtag, start + (uint64_t)(timeout_s * 0.8e9), group, n);
-    else {
-      pthread_mutex_lock(&sw->mu);
-      sw->following = true;
-      sw->follow_round = sw->round;
-      sw->follow_tag = gtag;
-      sw->leader = s->m[0];
-      pthread_mutex_unlock(&sw->mu);
-      follow(sw, s, s->m[0], gtag, deadline, group, n);
-      pthread_mutex_lock(&sw->mu);
-      sw->following = false;
-      pthread_mutex_unlock(&sw->mu);
+      break;
     }
+    pthread_mutex_lock(&sw->mu);
+    sw->following = true;
+    sw->follow_round = sw->round;
+    sw->follow_tag = gtag;
+    sw->leader = s->m[0];
+    pthread_mutex_unlock(&sw->mu);
+    bool reached = follow(sw, s, s->m[0], gtag, deadline, group, n);
+    pthread_mutex_lock(&sw->mu);
+    sw->following = false;
+    pthread_mutex_unlock(&sw->mu);
+    if (reached || core_now_ns() >= deadline) break;
+    CORE_INFO("swarm: round %u: leader %016llx unreachable; the next lowest id leads", s->round,
+              (unsigned long long)s->m[0].id);
+    memmove(s->m, s->m + 1, (size_t)--s->n * sizeof s->m[0]);
   }
   *tag = key_tag(gkey, group[0].id);
   free(s);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #define SWARM_MAX_GROUP 64 /* contributor masks are 64-bit */
+#define SWARM_CONNECT_SECONDS 2.0 /* a TCP connect to a member: refused past this, it is gone */
 #define SWARM_HOST_LEN 64
 
 typedef struct swarm_member {

@@ -100,7 +100,10 @@ tern_status swarm_member_decode(const uint8_t *in, size_t len, size_t *used, swa
 
 tern_status swarm_dial(tern_swarm *sw, const swarm_member *m, uint64_t deadline_ns, int *fd,
                        core_err *err) {
-  tern_status rc = net_connect(m->host, m->port, deadline_ns, fd, err);
+  /* A member that published a record listens already: a refused connection means it is gone,
+   * not early, so it is retried only briefly (net_connect retries refusals until its deadline). */
+  uint64_t connect_by = CORE_MIN(deadline_ns, core_deadline_after(SWARM_CONNECT_SECONDS));
+  tern_status rc = net_connect(m->host, m->port, connect_by, fd, err);
   if (rc != TERN_OK) return rc;
   net_hello mine = {.role = NET_ROLE_SWARM, .rank = -1, .size = 0, .stream = 0, .nstreams = 1};
   memcpy(mine.run_id, sw->run_id, 16);

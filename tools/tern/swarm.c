@@ -9,6 +9,7 @@
 
 #include "compress/compress.h"
 #include "core/core.h"
+#include "core/mix.h"
 
 #include <getopt.h>
 #include <math.h>
@@ -27,6 +28,7 @@ typedef struct opts {
   bool download, rss;
   int show;
   long init_peer, npeers; /* --init-peer K --peers N: a vector whose global average is known */
+  float *ref;             /* then: that average */
 } opts;
 
 static int usage(FILE *out) {
@@ -48,9 +50,9 @@ static int usage(FILE *out) {
           "the peers in K random groups of --target-group G each round instead of the grid: the\n"
           "cells 0..K*G-1 (--coord C) are dealt by a permutation of the run and round; K = N/2,\n"
           "G = 2 is pairwise gossip. --init-peer K --peers N (for the\n"
-          "benchmark) makes element k = (K + 1) (1 + k mod 7) instead, so that the global average\n"
-          "of N such peers (weights 1) is (N + 1) / 2 (1 + k mod 7); each report then adds the\n"
-          "time (CLOCK_REALTIME) and the vector's relative L2 error against that average.\n");
+          "benchmark) makes element k = (K + 1) (1 + k mod 7) times a factor in [0.5, 1.5) hashed\n"
+          "from (K, k) instead; the peer computes the global average of the N such vectors, and\n"
+          "each report adds the time (CLOCK_REALTIME) and the relative L2 error against it.\n");
   return out == stdout ? 0 : 2;
 }
 
@@ -170,15 +172,40 @@ static int parse(int argc, char **argv, opts *o) {
   return 0;
 }
 
+/* Element i of peer k's --init-peer vector: (k + 1)(1 + i mod 7), times a factor in [0.5, 1.5)
+ * hashed from (k, i), so that no pairing of peers averages to the global average by symmetry
+ * (without it, peers k and N-1-k did, and gossip looked exact after two rounds). */
+static double init_value(long k, long i) {
+  uint64_t h = core_mix64((uint64_t)k << 40 ^ (uint64_t)i);
+  return (double)(k + 1) * (double)(1 + i % 7) * (0.5 + (double)(h >> 11) * 0x1.0p-53);
+}
+
+/* The global average of the N --init-peer vectors, element by element. */
+static float *reference(const opts *o) {
+  float *ref = malloc((size_t)o->dim * sizeof *ref);
+  for (long i = 0; ref && i < o->dim; i++) {
+    double s = 0;
+    for (long k = 0; k < o->npeers; k++) s += init_value(k, i);
+    ref[i] = (float)(s / (double)o->npeers);
+  }
+  return ref;
+}
+
 /* ||x - a|| / ||a||, a the global average of --peers N vectors made by --init-peer */
 static double rel_error(const opts *o, const float *x) {
-  double num = 0, den = 0, half = (double)(o->npeers + 1) / 2;
+  double num = 0, den = 0;
   for (long k = 0; k < o->dim; k++) {
-    double a = half * (double)(1 + k % 7), d = (double)x[k] - a;
+    double a = o->ref[k], d = (double)x[k] - a;
     num += d * d;
     den += a * a;
   }
   return sqrt(num / den);
+}
+
+static double mean_of(const opts *o, const float *x) {
+  double s = 0;
+  for (long k = 0; k < o->dim; k++) s += x[k];
+  return s / (double)o->dim;
 }
 
 static void report(const opts *o, const tern_swarm_report *r, const float *x) {
@@ -203,18 +230,25 @@ int cmd_swarm(int argc, char **argv) {
   if (rc) return rc < 0 ? 0 : rc;
   signal(SIGPIPE, SIG_IGN);
   float *x = malloc((size_t)o.dim * sizeof *x);
-  if (!x) return 1;
+  if (o.npeers > 0) o.ref = reference(&o);
+  if (!x || (o.npeers > 0 && !o.ref)) {
+    free(x);
+    free(o.ref);
+    return 1;
+  }
   for (long k = 0; k < o.dim; k++)
-    x[k] = o.npeers > 0 ? (float)((double)(o.init_peer + 1) * (double)(1 + k % 7))
+    x[k] = o.npeers > 0 ? (float)init_value(o.init_peer, k)
                         : (float)(o.value + (double)(k % 7));
   tern_swarm *sw;
   if (tern_swarm_join(&sw, &o.sw) != TERN_OK) {
     fprintf(stderr, "tern swarm: %s\n", tern_swarm_last_error(NULL));
     free(x);
+    free(o.ref);
     return 1;
   }
   printf("peer %016llx listening on %s\n", tern_swarm_id(sw), tern_swarm_address(sw));
-  if (o.npeers > 0) printf("start at %.6f relerr %.6g\n", core_wall_s(), rel_error(&o, x));
+  if (o.npeers > 0)
+    printf("start at %.6f relerr %.6g mean %.9g\n", core_wall_s(), rel_error(&o, x), mean_of(&o, x));
   fflush(stdout);
   tern_status st = TERN_OK;
   if (o.download && (st = tern_swarm_download_state(sw, x, (size_t)o.dim, 10)) != TERN_OK)
@@ -231,13 +265,12 @@ int cmd_swarm(int argc, char **argv) {
     else report(&o, &r, x);
     next = (long)r.round + 1;
   }
-  double mean = 0;
-  for (long k = 0; k < o.dim; k++) mean += x[k];
-  printf("final weight %.9g mean %.9g values", w, mean / (double)o.dim);
+  printf("final weight %.9g mean %.9g values", w, mean_of(&o, x));
   for (int k = 0; k < o.show && k < o.dim; k++) printf(" %.9g", (double)x[k]);
   printf("\n");
   fflush(stdout);
   tern_swarm_leave(sw);
   free(x);
+  free(o.ref);
   return st == TERN_OK ? 0 : 1;
 }
