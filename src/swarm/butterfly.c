@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -49,6 +50,7 @@ typedef struct job {
   uint64_t deadline;
   pthread_t thread;
   bool started, ok, part_sent;
+  atomic_bool gone; /* this member failed us before the end: its own part will not come either */
   float *out;
   double W;
   uint64_t mask;
@@ -99,6 +101,9 @@ static void *job_main(void *arg) {
   int fd = -1;
   j->ok = job_run(j, what, &fd) == TERN_OK;
   if (fd >= 0) close(fd);
+  /* Refused, closed or garbled before the deadline: the member is dead or broken, and the
+   * reduce of our own part stops waiting for it (gather) instead of sitting out the timeout. */
+  if (!j->ok) atomic_store(&j->gone, true);
   /* Members whose reducer dies may ask for this part (repair.c); j->out stays valid, owned by
    * the held table, until this peer's next all-reduce. */
   swarm_held_set(j->sw, j->part, j->W, j->mask, j->ok ? j->out : NULL, j->len);
@@ -123,6 +128,7 @@ typedef struct part_want {
   const swarm_member *group;
   int n;
   const contrib *have;
+  const job *jobs; /* jobs[i].gone: member i will not send */
 } part_want;
 
 static bool is_part(const swarm_conn *c, void *arg) {
@@ -153,16 +159,28 @@ static void take_part(const part_want *w, contrib *have, swarm_conn *c, size_t e
   swarm_conn_close(c);
 }
 
-/* Reads the contributions to part `me` until all arrived or the deadline. */
+/* The contributions still to come: neither complete, nor from a member known gone with none
+ * of its bytes on the way. */
+static int awaited(const part_want *w, const contrib *have) {
+  int k = 0;
+  for (int i = 0; i < w->n; i++)
+    k += !have[i].complete && (have[i].fd >= 0 || !atomic_load(&w->jobs[i].gone));
+  return k;
+}
+
+/* Reads the contributions to part `me` until all arrived (or their senders are gone) or the
+ * deadline. */
 static void gather(tern_swarm *sw, part_want *w, contrib *have, size_t expect,
                    tern_compress codec, uint64_t deadline, unsigned long long *received) {
-  int n = w->n, missing = n - 1;
-  while (missing > 0 && core_now_ns() < deadline) {
+  int n = w->n;
+  while (awaited(w, have) > 0 && core_now_ns() < deadline) {
     swarm_conn c;
     int open = 0;
     for (int i = 0; i < n; i++) open += have[i].fd >= 0 && !have[i].complete;
-    /* Nothing to read yet: sleep on the queue; else glance at it and poll the sockets. */
-    while (swarm_queue_take(sw, is_part, w, open ? 0 : deadline, &c)) {
+    /* Nothing to read yet: sleep on the queue (a tenth of a second at a time, to see members
+     * the send threads found gone); else glance at it and poll the sockets. */
+    uint64_t nap = CORE_MIN(deadline, core_now_ns() + 100000000ull);
+    while (swarm_queue_take(sw, is_part, w, open ? 0 : nap, &c)) {
       take_part(w, have, &c, expect, codec);
       open++;
     }
@@ -191,20 +209,24 @@ static void gather(tern_swarm *sw, part_want *w, contrib *have, size_t expect,
       if (h->done == h->len) {
         h->complete = true;
         *received += SWARM_HDR_LEN + h->len;
-        missing--;
       }
     }
   }
 }
 
-/* A failpoint for tests/swarm/reducer_dies.sh: with TERN_SWARM_FAULT=exit-mid-results, a
- * reducer that has two or more results to send dies right after the first is out, which is
- * where a crash leaves its part updated for some members and not for others (repair.c). */
-static bool fault_exit_mid_results(const contrib *have, int n) {
+/* Failpoints for the tests: TERN_SWARM_FAULT names the moment this process _exits (code 9). */
+static bool fault_is(const char *name) {
   const char *f = getenv("TERN_SWARM_FAULT");
+  return f && strcmp(f, name) == 0;
+}
+
+/* exit-mid-results (tests/swarm/reducer_dies.sh): a reducer that has two or more results to
+ * send dies right after the first is out, which is where a crash leaves its part updated for
+ * some members and not for others (repair.c). */
+static bool fault_exit_mid_results(const contrib *have, int n) {
   int to = 0;
   for (int i = 0; i < n; i++) to += have[i].fd >= 0 && have[i].complete;
-  return f && strcmp(f, "exit-mid-results") == 0 && to >= 2;
+  return fault_is("exit-mid-results") && to >= 2;
 }
 
 /* Sends result (len bytes) on every complete contribution's socket, concurrently, by deadline. */
@@ -246,13 +268,13 @@ static void scatter(contrib *have, int n, const swarm_hdr *h, const uint8_t *res
 static tern_status reduce_own(tern_swarm *sw, const swarm_member *g, int n, int me, uint64_t tag,
                               float *part, size_t len, double w, tern_compress codec,
                               uint64_t reduce_deadline, uint64_t send_deadline,
-                              swarm_avg_result *res, double *W_out, uint64_t *mask_out,
-                              bool *got_from) {
+                              const job *jobs, swarm_avg_result *res, double *W_out,
+                              uint64_t *mask_out, bool *got_from) {
   size_t clen = compress_size(codec, len);
   contrib have[SWARM_MAX_GROUP];
   for (int i = 0; i < n; i++) have[i] = (contrib){.fd = -1};
   have[me].complete = true;
-  part_want pw = {sw->round, tag, me, g, n, have};
+  part_want pw = {sw->round, tag, me, g, n, have, jobs};
   gather(sw, &pw, have, 8 + clen, codec, reduce_deadline, &res->received);
   double *acc = calloc(CORE_MAX(len, 1), sizeof *acc);
   float *tmp = malloc(CORE_MAX(len, 1) * sizeof *tmp);
@@ -327,6 +349,8 @@ tern_status swarm_butterfly(tern_swarm *sw, const swarm_member *g, int n, uint64
   swarm_parts(g, n, count, off);
   int me = 0;
   while (g[me].id != sw->id) me++;
+  /* exit-after-match (tests/swarm/member_dies.sh): dies in a group, before sending a byte. */
+  if (fault_is("exit-after-match")) _exit(9);
   uint64_t t0 = core_now_ns(), T = (uint64_t)(timeout_s * 1e9);
   job *jobs = calloc((size_t)n, sizeof *jobs);
   if (!jobs) return core_err_set(err, TERN_ERR_NOMEM, "all-reduce of %zu values", count);
@@ -345,7 +369,7 @@ tern_status swarm_butterfly(tern_swarm *sw, const swarm_member *g, int n, uint64
   /* Parts must all be in by half the time; results go back by three quarters; the senders wait
    * for their results until the end. */
   tern_status rc = reduce_own(sw, g, n, me, tag, values + off[me], off[me + 1] - off[me], weight,
-                              codec, t0 + T / 2, t0 + T / 4 * 3, res, &Wme, &mask_me, got_from);
+                              codec, t0 + T / 2, t0 + T / 4 * 3, jobs, res, &Wme, &mask_me, got_from);
   double wsum = count ? (double)(off[me + 1] - off[me]) / (double)count *
                             (Wme / popcount64(mask_me))
                       : weight;

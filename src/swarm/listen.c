@@ -110,10 +110,24 @@ static bool redirect(tern_swarm *sw, int fd, const swarm_hdr *j) {
   return true;
 }
 
+/* A join for a round whose matching is over here: "too late" at once, not when the averaging
+ * thread next looks at its queue (a round later). */
+static bool turn_away_late(tern_swarm *sw, int fd, const swarm_hdr *j) {
+  pthread_mutex_lock(&sw->mu);
+  bool late = j->round < sw->closed_rounds;
+  pthread_mutex_unlock(&sw->mu);
+  if (!late) return false;
+  uint8_t why = SWARM_REJECT_LATE;
+  swarm_hdr h = {.type = SWARM_REJECT, .round = j->round, .sender = sw->id, .len = 1};
+  core_err err = {0};
+  swarm_send(fd, &h, &why, core_deadline_after(1), "a joining peer", &err);
+  return true;
+}
+
 /* A complete first message: answer it or queue it. */
 static void dispatch(tern_swarm *sw, pending *p) {
   int fd = p->hs.fd;
-  if (p->h.type == SWARM_JOIN && redirect(sw, fd, &p->h)) {
+  if (p->h.type == SWARM_JOIN && (redirect(sw, fd, &p->h) || turn_away_late(sw, fd, &p->h))) {
     close(fd);
   } else if (p->h.type == SWARM_STATE_REQ) {
     serve_state(sw, fd, p->hs.from);

@@ -148,8 +148,20 @@ static void reply(tern_swarm *sw, int fd, uint8_t type, uint32_t round, const ui
   swarm_send(fd, &h, payload, core_deadline_after(2), "a joining peer", &err);
 }
 
+/* Whether any peer seen on the key (but this one) is alive: it answers a hello. */
+static bool any_alive(tern_swarm *sw, const seen *s) {
+  for (int i = 0; i < s->n; i++) {
+    core_err err = {0};
+    if (s->m[i].id != sw->id && swarm_hello(sw, &s->m[i], core_deadline_after(1.5), &err) == TERN_OK)
+      return true;
+  }
+  return false;
+}
+
+/* Leads the group of the peers seen. *late: nobody joined, though some of them are alive: they
+ * closed a group among themselves before this peer's record reached them. */
 static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gtag,
-                 uint64_t deadline_ns, swarm_member *group, int *n) {
+                 uint64_t deadline_ns, swarm_member *group, int *n, bool *late) {
   int fds[SWARM_MAX_GROUP];
   int nf = 0;
   group[0] = sw->self;
@@ -160,10 +172,19 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
    * time is taken for gone (dead since it wrote its record, or in another group). */
   uint64_t settle = (uint64_t)(settle_s(o) * 1e9);
   uint64_t last_join = core_now_ns();
+  /* Followers join as soon as their own discovery settles, which ends within a settling time of
+   * ours: with no join after twice that and a second, the others are in a group already or
+   * dead. Alive, they are ahead of this peer, which then goes on to the next round. */
+  uint64_t first_join_by = CORE_MIN(deadline_ns, last_join + 2 * settle + 1000000000ull);
   while (*n < want) {
     swarm_conn c;
-    uint64_t until = *n >= o->min_group ? CORE_MIN(deadline_ns, last_join + settle) : deadline_ns;
-    if (!swarm_queue_take(sw, is_join, &jw, until, &c)) break;
+    uint64_t until = *n >= o->min_group ? CORE_MIN(deadline_ns, last_join + settle)
+                     : *n == 1         ? first_join_by
+                                       : deadline_ns;
+    if (!swarm_queue_take(sw, is_join, &jw, until, &c)) {
+      if (*n == 1 && until < deadline_ns) *late = any_alive(sw, s);
+      break;
+    }
     last_join = core_now_ns();
     swarm_member m;
     size_t used;
@@ -229,9 +250,10 @@ static bool parse_group(tern_swarm *sw, const uint8_t *p, size_t len, swarm_memb
 }
 
 /* Joins the group of leader (following redirects). false: the leader could not be reached at all
- * (dead since it wrote its record: the connection failed or closed unanswered). */
+ * (dead since it wrote its record: the connection failed or closed unanswered). *late: the
+ * leader's round had closed (SWARM_REJECT_LATE). */
 static bool follow(tern_swarm *sw, seen *s, swarm_member leader, uint64_t gtag,
-                   uint64_t deadline_ns, swarm_member *group, int *n) {
+                   uint64_t deadline_ns, swarm_member *group, int *n, bool *late) {
   *n = 1;
   group[0] = sw->self;
   uint8_t mine[19 + SWARM_HOST_LEN];
@@ -267,6 +289,7 @@ static bool follow(tern_swarm *sw, seen *s, swarm_member leader, uint64_t gtag,
       group[0] = sw->self;
     }
     if (rc != TERN_OK) CORE_INFO("swarm: round %u: no group: %s", s->round, err.msg);
+    *late = rc == TERN_OK && h.type == SWARM_REJECT && h.len == 1 && payload[0] == SWARM_REJECT_LATE;
     free(payload);
     return !(hop == 0 && (!dialed || rc == TERN_ERR_PEER_LOST));
   }
@@ -285,15 +308,17 @@ void swarm_reject_stale(tern_swarm *sw, uint32_t round, bool include_current) {
   uint32_t lim[2] = {round, include_current};
   swarm_conn c;
   while (swarm_queue_take(sw, is_stale_join, lim, 0, &c)) {
-    if (c.hdr.type == SWARM_JOIN) reply(sw, c.fd, SWARM_REJECT, c.hdr.round, NULL, 0);
+    uint8_t why = SWARM_REJECT_LATE;
+    if (c.hdr.type == SWARM_JOIN) reply(sw, c.fd, SWARM_REJECT, c.hdr.round, &why, 1);
     swarm_conn_close(&c);
   }
 }
 
-/* One matching on one DHT key: discover, then lead or follow; timeout_s from now. */
+/* One matching on one DHT key: discover, then lead or follow; timeout_s from now. *late: the
+ * others on the key had closed their group before this peer came. */
 static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uint8_t gkey[32],
                             double timeout_s, swarm_member *group, int *n, uint64_t *tag,
-                            core_err *err) {
+                            bool *late, core_err *err) {
   seen *s = calloc(1, sizeof *s);
   if (!s) return core_err_set(err, TERN_ERR_NOMEM, "matchmaking");
   uint64_t start = core_now_ns();
@@ -306,6 +331,7 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
   qsort(s->m, (size_t)s->n, sizeof s->m[0], by_id);
   uint64_t gtag = core_get64(gkey);
   *n = 1;
+  *late = false;
   group[0] = sw->self;
   /* A leader that cannot be reached died after writing its record: the next lowest id leads
    * instead, and everyone who saw the same records comes to the same conclusion. */
@@ -313,7 +339,7 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
     /* The leader closes its group at 80% of the time, so that a follower, which waits for
      * the list until the end, does not give up just as the list is sent. */
     if (s->m[0].id == sw->id) {
-      lead(sw, o, s, gtag, start + (uint64_t)(timeout_s * 0.8e9), group, n);
+      lead(sw, o, s, gtag, start + (uint64_t)(timeout_s * 0.8e9), group, n, late);
       break;
     }
     pthread_mutex_lock(&sw->mu);
@@ -322,7 +348,7 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
     sw->follow_tag = gtag;
     sw->leader = s->m[0];
     pthread_mutex_unlock(&sw->mu);
-    bool reached = follow(sw, s, s->m[0], gtag, deadline, group, n);
+    bool reached = follow(sw, s, s->m[0], gtag, deadline, group, n, late);
     pthread_mutex_lock(&sw->mu);
     sw->following = false;
     pthread_mutex_unlock(&sw->mu);
@@ -382,19 +408,28 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
   else
     swarm_group_key(sw, sw->round, gkey);
   swarm_reject_stale(sw, sw->round, false);
-  tern_status rc = match_on(sw, o, gkey, o->match_timeout, group, n, tag, err);
+  bool late;
+  tern_status rc = match_on(sw, o, gkey, o->match_timeout, group, n, tag, &late, err);
   *pooled = false;
   /* Alone on its line or random group (its partners dead, gone or elsewhere): a fixed grid would leave this
    * peer alone in every round on this axis, and survivors whose lines all died would never
    * average again. The lonely peers of a round meet in its pool instead, with a second
    * matching time (a lonely peer spends up to twice match_timeout matching); on a full,
    * healthy grid nobody is lonely and the grid's d-round exactness stands. */
-  if (rc == TERN_OK && *n == 1) {
+  /* A peer that came late to a live line (the leader had closed the group: it lost time to a
+   * dead member, say) goes on to the next round at once: the pool would cost it another
+   * matching time and keep it behind the others for good. */
+  if (rc == TERN_OK && *n == 1 && late)
+    CORE_INFO("swarm: round %u: its line had closed the group; on to the next round", sw->round);
+  if (rc == TERN_OK && *n == 1 && !late) {
     CORE_INFO("swarm: round %u: alone on its line; trying the round's pool", sw->round);
     round_key(sw, sw->round, 0, gkey);
-    rc = match_on(sw, o, gkey, o->match_timeout, group, n, tag, err);
+    rc = match_on(sw, o, gkey, o->match_timeout, group, n, tag, &late, err);
     *pooled = true;
   }
+  pthread_mutex_lock(&sw->mu);
+  sw->closed_rounds = sw->round + 1;
+  pthread_mutex_unlock(&sw->mu);
   swarm_reject_stale(sw, sw->round, true);
   return rc;
 }

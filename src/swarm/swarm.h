@@ -46,12 +46,13 @@ tern_status swarm_record_decode(const uint8_t *in, size_t len, uint32_t round,
 #define SWARM_HDR_LEN 40
 #define SWARM_SMALL_MAX 65536           /* control messages: joins, groups, redirects */
 #define SWARM_DATA_MAX (1ull << 34)     /* data messages: 16 GiB, far past any vector */
+#define SWARM_REJECT_LATE 1             /* a REJECT's one-byte payload: you came too late */
 
 enum swarm_type {
   SWARM_JOIN = 1,  /* follower -> leader: my member record */
   SWARM_GROUP,     /* leader -> follower: the members, sorted by id */
   SWARM_REDIRECT,  /* "I follow this peer": its member record */
-  SWARM_REJECT,    /* no group for you here */
+  SWARM_REJECT,    /* no group for you here (payload SWARM_REJECT_LATE: the round has closed) */
   SWARM_PART,      /* contributor -> reducer: f64 weight + a part of the vector */
   SWARM_RESULT,    /* reducer -> contributor: f64 total weight, u64 mask, the averaged part */
   SWARM_STATE_REQ, /* joiner -> live peer */
@@ -152,6 +153,9 @@ struct tern_swarm {
   uint32_t follow_round;
   uint64_t follow_tag;
   swarm_member leader;
+  /* Rounds 0..closed_rounds-1 have done their matching here: a join for one of them comes too
+   * late and the listener says so at once (SWARM_REJECT_LATE), so that the latecomer moves on. */
+  uint32_t closed_rounds;
 
   swarm_held held;
 
@@ -186,6 +190,9 @@ void swarm_dht_get(tern_swarm *sw, const uint8_t gkey[32], double timeout_s,
 /* Opens a connection to m and runs the handshake; the fd is nonblocking. */
 tern_status swarm_dial(tern_swarm *sw, const swarm_member *m, uint64_t deadline_ns, int *fd,
                        core_err *err);
+/* Says hello to m (SWARM_HELLO: it pings our DHT node); TERN_OK: m is alive and listening. */
+tern_status swarm_hello(tern_swarm *sw, const swarm_member *m, uint64_t deadline_ns,
+                        core_err *err);
 /* Sends a header and payload / reads a header (checked) and its payload (len <= max). */
 tern_status swarm_send(int fd, const swarm_hdr *h, const void *payload, uint64_t deadline_ns,
                        const char *what, core_err *err);
