@@ -201,6 +201,9 @@ typedef struct tern_swarm_options {
   int ndims;             /* grid dimensions d (1..TERN_SWARM_MAX_DIMS); 0 means 1 */
   int coords[TERN_SWARM_MAX_DIMS]; /* this peer's place on the grid */
   double bandwidth;      /* declared bandwidth in bytes/s (> 0; 0 means 1e9): part sizes follow it */
+  int grid[TERN_SWARM_MAX_DIMS]; /* the grid's size per axis, or zeros (unknown). Known, a line
+                                    of round r holds at most grid[r mod d] peers: its group
+                                    closes once that many are in, without waiting to settle */
 } tern_swarm_options;
 
 typedef struct tern_swarm_average_options {

@@ -52,7 +52,8 @@ SWARM_MAX_DIMS, SWARM_MAX_BOOTSTRAP, SWARM_MAX_FAILED = 8, 16, 16
 # offsets; test_swarm.py compares them with these).
 class SwarmOptions(ctypes.Structure):
     _fields_ = [("listen", _s), ("bootstrap", _s * SWARM_MAX_BOOTSTRAP), ("run_id", _s),
-                ("key", _s), ("ndims", _i), ("coords", _i * SWARM_MAX_DIMS), ("bandwidth", _d)]
+                ("key", _s), ("ndims", _i), ("coords", _i * SWARM_MAX_DIMS), ("bandwidth", _d),
+                ("grid", _i * SWARM_MAX_DIMS)]
 
 
 class SwarmAverageOptions(ctypes.Structure):

@@ -80,7 +80,8 @@ class Swarm:
     self.address tells which. run_id: peers of one run share it. bootstrap: "host:port" of live
     peers (at most 16), the only addresses contacted first. key: a shared secret (None: TERN_KEY
     or TERN_KEY_FILE, if set). coords: this peer's place on the grid (1 to 8 integers >= 0;
-    None: one axis, coordinate 0); grid, if given, its size per axis, checked against coords.
+    None: one axis, coordinate 0); grid, if given, its size per axis, checked against coords (a
+    line's group then closes as soon as it is full).
     bandwidth: declared bytes/s (None: 1e9), which sizes the part of the vector this peer reduces.
     """
 
@@ -108,6 +109,8 @@ class Swarm:
                               ndims=len(coords), bandwidth=_option(bandwidth, "bandwidth"))
         o.bootstrap[:len(boot)] = boot
         o.coords[:len(coords)] = coords
+        if grid is not None:
+            o.grid[:len(grid)] = grid
         handle = ctypes.c_void_p()
         rc = _lib.lib.tern_swarm_join(ctypes.byref(handle), ctypes.byref(o))
         if rc != 0:

@@ -403,22 +403,27 @@ static uint32_t random_group(const tern_swarm *sw, const swarm_match_opts *o) {
 tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member *group, int *n,
                         uint64_t *tag, bool *pooled, core_err *err) {
   uint8_t gkey[32];
-  if (o->random_groups > 0)
+  swarm_match_opts line = *o;
+  if (o->random_groups > 0) {
     round_key(sw, sw->round, 1 + random_group(sw, o), gkey);
-  else
+  } else {
     swarm_group_key(sw, sw->round, gkey);
+    /* A line holds one peer per cell of its axis: once all are in, nobody else can come. */
+    int cells = sw->grid[sw->round % (uint32_t)sw->ndims];
+    if (cells > 0) line.target_group = CORE_MIN(line.target_group, cells);
+  }
   swarm_reject_stale(sw, sw->round, false);
   bool late;
-  tern_status rc = match_on(sw, o, gkey, o->match_timeout, group, n, tag, &late, err);
+  tern_status rc = match_on(sw, &line, gkey, o->match_timeout, group, n, tag, &late, err);
   *pooled = false;
-  /* Alone on its line or random group (its partners dead, gone or elsewhere): a fixed grid would leave this
-   * peer alone in every round on this axis, and survivors whose lines all died would never
-   * average again. The lonely peers of a round meet in its pool instead, with a second
-   * matching time (a lonely peer spends up to twice match_timeout matching); on a full,
-   * healthy grid nobody is lonely and the grid's d-round exactness stands. */
-  /* A peer that came late to a live line (the leader had closed the group: it lost time to a
-   * dead member, say) goes on to the next round at once: the pool would cost it another
-   * matching time and keep it behind the others for good. */
+  /* Alone on its line or random group. Late (the others had closed their group: this peer
+   * lost time to a dead member, say), it goes on to the next round at once: the pool would
+   * cost it another matching time and keep it behind the others for good. Otherwise its
+   * partners are dead or gone: a fixed grid would leave it alone in every round on this axis,
+   * and survivors whose lines all died would never average again. The lonely peers of a round
+   * meet in its pool instead, with a second matching time (a lonely peer spends up to twice
+   * match_timeout matching); on a full, healthy grid nobody is lonely and the grid's d-round
+   * exactness stands. */
   if (rc == TERN_OK && *n == 1 && late)
     CORE_INFO("swarm: round %u: its line had closed the group; on to the next round", sw->round);
   if (rc == TERN_OK && *n == 1 && !late) {

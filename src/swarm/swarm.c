@@ -22,10 +22,15 @@ static tern_status check_options(const tern_swarm_options *o, core_err *err) {
   if (nd < 1 || nd > TERN_SWARM_MAX_DIMS)
     return core_err_set(err, TERN_ERR_INVALID_ARG, "ndims %d is not in 1..%d", o->ndims,
                         TERN_SWARM_MAX_DIMS);
-  for (int i = 0; i < nd; i++)
+  for (int i = 0; i < nd; i++) {
     if (o->coords[i] < 0)
       return core_err_set(err, TERN_ERR_INVALID_ARG, "coordinate %d is %d (< 0)", i,
                           o->coords[i]);
+    if (o->grid[i] < 0 || (o->grid[i] > 0 && o->coords[i] >= o->grid[i]))
+      return core_err_set(err, TERN_ERR_INVALID_ARG,
+                          "coordinate %d is %d, outside the grid's size %d on that axis", i,
+                          o->coords[i], o->grid[i]);
+  }
   if (o->bandwidth < 0 || !isfinite(o->bandwidth))
     return core_err_set(err, TERN_ERR_INVALID_ARG, "bandwidth %g", o->bandwidth);
   return TERN_OK;
@@ -65,6 +70,7 @@ static tern_status setup(tern_swarm *sw, const tern_swarm_options *o, core_err *
   }
   sw->ndims = o->ndims ? o->ndims : 1;
   memcpy(sw->coords, o->coords, sizeof sw->coords);
+  memcpy(sw->grid, o->grid, sizeof sw->grid);
   randombytes_buf(&sw->id, sizeof sw->id);
   /* TCP and UDP share the port number; with port 0 the kernel picks a free TCP port, whose UDP
    * twin may be taken: then try another. */

@@ -124,6 +124,7 @@ struct tern_swarm {
   uint8_t key[32];
   int ndims;
   int coords[TERN_SWARM_MAX_DIMS];
+  int grid[TERN_SWARM_MAX_DIMS]; /* sizes per axis; 0: unknown */
   char bootstrap[TERN_SWARM_MAX_BOOTSTRAP][NET_HOST_LEN + 8];
   int nbootstrap;
   struct dht_runner *dht;

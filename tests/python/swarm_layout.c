@@ -19,6 +19,7 @@ int main(void) {
   FIELD(tern_swarm_options, ndims);
   FIELD(tern_swarm_options, coords);
   FIELD(tern_swarm_options, bandwidth);
+  FIELD(tern_swarm_options, grid);
   SIZE(tern_swarm_average_options);
   FIELD(tern_swarm_average_options, compress);
   FIELD(tern_swarm_average_options, min_group);

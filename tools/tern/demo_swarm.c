@@ -65,7 +65,8 @@ static void peer_progress(void *arg, const swarm_train_progress *p) {
 /* The peer at place grid; bootstrap lists the addresses of live peers (none for peer 0). */
 static int peer_main(const swarm_demo *s, int grid, const char *const *bootstrap, int nboot,
                      int rounds, bool join_running, FILE *out) {
-  tern_swarm_options so = {.listen = "127.0.0.1:0", .run_id = s->run_id, .ndims = 2};
+  tern_swarm_options so = {.listen = "127.0.0.1:0", .run_id = s->run_id, .ndims = 2,
+                           .grid = {2, 2}};
   so.coords[0] = grid % 2;
   so.coords[1] = grid / 2;
   for (int i = 0; i < nboot && i < TERN_SWARM_MAX_BOOTSTRAP - 1; i++)

@@ -42,7 +42,7 @@ static int usage(FILE *out) {
           "A swarm peer: joins the DHT through the --join addresses (the only ones it contacts\n"
           "first), then averages an N-float vector (element k = V + k mod 7) with its group for R\n"
           "rounds, printing one report per round. --coord places the peer on the Moshpit grid\n"
-          "(--grid gives only the number of dimensions and checks the coordinates). --download\n"
+          "(--grid gives the sizes: a line's group closes once it is full). --download\n"
           "first takes the current vector and round from a --join peer (joining mid-run; it then\n"
           "runs only the swarm's rounds that are left of 0..R-1). --rss\n"
           "adds the process's resident memory to each report. --compute S sleeps S seconds between\n"
@@ -90,7 +90,7 @@ static int parse(int argc, char **argv, opts *o) {
       {"show", 1, 0, 's'},          {"help", 0, 0, 'h'},          {"init-peer", 1, 0, 'K'},
       {"peers", 1, 0, 'N'},         {"compute", 1, 0, 'C'},       {"random-groups", 1, 0, 'G'},
       {0, 0, 0, 0}};
-  int grid[TERN_SWARM_MAX_DIMS], ngrid = 0, ncoord = 0, c;
+  int ngrid = 0, ncoord = 0, c;
   long v;
   double d;
   optind = 1;
@@ -103,7 +103,7 @@ static int parse(int argc, char **argv, opts *o) {
       break;
     case 'r': o->sw.run_id = optarg; break;
     case 'g':
-      if (!parse_ints(optarg, grid, &ngrid)) return cmd_usage_error("swarm", "bad --grid %s", optarg);
+      if (!parse_ints(optarg, o->sw.grid, &ngrid)) return cmd_usage_error("swarm", "bad --grid %s", optarg);
       break;
     case 'c':
       if (!parse_ints(optarg, o->sw.coords, &ncoord))
@@ -163,9 +163,9 @@ static int parse(int argc, char **argv, opts *o) {
   if (!o->sw.listen || !o->sw.run_id) return cmd_usage_error("swarm", "--listen and --run-id are needed");
   if (ngrid && ngrid != ncoord) return cmd_usage_error("swarm", "--grid has %d dimensions, --coord %d", ngrid, ncoord);
   for (int i = 0; i < ngrid; i++)
-    if (o->sw.coords[i] >= grid[i])
+    if (o->sw.coords[i] >= o->sw.grid[i])
       return cmd_usage_error("swarm", "coordinate %d is %d, outside the grid's %d", i,
-                             o->sw.coords[i], grid[i]);
+                             o->sw.coords[i], o->sw.grid[i]);
   if ((o->init_peer >= 0) != (o->npeers > 0) || (o->npeers > 0 && o->init_peer >= o->npeers))
     return cmd_usage_error("swarm", "--init-peer K needs --peers N, K < N");
   if (o->weight <= 0) return cmd_usage_error("swarm", "--weight must be > 0");
