@@ -2,20 +2,20 @@
 # run.sh [COUNT [BW_SCALE]]: issue 6's swarm benchmark in the WAN harness (docs/WAN.md), one run.
 # 8 peers in 4 regions (Virginia, Frankfurt, Tokyo, Oregon; peers 0-1 in region 0, 2-3 in 1, ...),
 # AWS link figures from tests/wan/aws-10-regions.json, rates x BW_SCALE (default 0.1, the
-# harness's default), a vector of COUNT floats (default 16M). Scenarios, all in one world:
+# harness's default), a vector of COUNT floats (default 16M). Scenarios, all in one world
+# (driver.sh; each swarm peer runs `tern swarm --init-peer k --peers 8`, whose vectors have a
+# known global average, and reports its relative L2 error to it after every round):
 #   ring        tests/wan/wan_allreduce, TERN_ALGO=ring: one warm-up call, a barrier, one timed
 #               call (the time to the exact sum, hence the exact average)
-#   moshpit     8 `tern swarm` peers, grid 2x2x2 with coordinate (k%2, k/2%2, k/4): the first
-#               axis pairs the two peers of a region; --init-peer k --peers 8 gives vectors whose
-#               global average is known, and every round reports the relative L2 error to it
-#   int8        the same through the 8-bit codec
-#   plain24, int824  the same two on a 2x4 grid, coordinate (k%2, k/2): round 0 pairs the two
-#               peers of a region, round 1 groups one peer of each region (--target-group 4)
-#   kill        the same as moshpit (plain) with one peer SIGKILLed in each of the first 4
-#               rounds (peers 1, 3, 5, 7), 1 s after the first survivor starts that round: the
-#               survivors 0, 2, 4, 6 still form a full 2x2 grid
-#   kill2       the same with peers 1, 2, 4, 7: in rounds 1 and 2 the victim is peer 0's partner
-#   ring-kill   wan_allreduce --until-error with peer 5 SIGKILLed 10 s into the calls
+#   plain24, fp1624, int824  Moshpit on a 2x4 grid, coordinate (k%2, k/2): round 0 pairs the
+#               two peers of a region, round 1 groups one peer of each region; plain, fp16, int8
+#   plain       Moshpit on a 2x2x2 grid, coordinate (k%2, k/2%2, k/4)
+#   gossip      random pairs each round (--random-groups 4 --target-group 2), BENCH_GOSSIP_ROUNDS
+#   kill2       2x2x2 with peers 1, 2, 4, 7 SIGKILLed in rounds 0-3 (1 s after the first
+#               survivor began the round): every survivor loses its partners on all axes
+#   churn       2x4, 8 rounds; in each of rounds 0-5 one peer is SIGKILLed and restarted at once
+#               with --download (the state of a live peer), so 8 peers run at any time
+#   ringkill    wan_allreduce --until-error with peer 5 SIGKILLed 10 s into the calls
 # BENCH_ONLY=grid24 runs only the ring and the 2x4 grids, BENCH_ROUNDS_24=R gives those R rounds
 # (default 3; the 8-bit one R + 1), BENCH_OUT=DIR writes to bench/swarm/DIR instead of results.
 # Writes bench/swarm/results/ (raw logs, summary.txt, summary.md) and docs/swarm/error_vs_time.png.
