@@ -26,6 +26,7 @@ root=$(cd "$here/../.." && pwd)
 count=${1:-16777216}
 scale=${2:-0.1}
 [ "$(id -u)" -eq 0 ] || { echo "run.sh: needs root (network namespaces)" >&2; exit 77; }
+"$root/scripts/deps.sh" bench # the WAN harness's tools, matplotlib for the plot
 for f in "$root/build/tern" "$root/build/tests/wan/wan_allreduce" "$root/build/tests/wan/wan_store"; do
   [ -x "$f" ] || { echo "run.sh: $f missing: build first" >&2; exit 1; }
 done

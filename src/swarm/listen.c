@@ -15,6 +15,8 @@
  */
 #include "swarm/swarm.h"
 
+#include "core/bytes.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -116,18 +118,31 @@ static bool turn_away_late(tern_swarm *sw, int fd, const swarm_hdr *j) {
   pthread_mutex_lock(&sw->mu);
   bool late = j->round < sw->closed_rounds;
   pthread_mutex_unlock(&sw->mu);
-  if (!late) return false;
-  uint8_t why = SWARM_REJECT_LATE;
-  swarm_hdr h = {.type = SWARM_REJECT, .round = j->round, .sender = sw->id, .len = 1};
+  if (late) swarm_send_late(sw, fd, j->round);
+  return late;
+}
+
+void swarm_send_late(tern_swarm *sw, int fd, uint32_t round) {
+  uint8_t why[5] = {SWARM_REJECT_LATE};
+  pthread_mutex_lock(&sw->mu);
+  core_put32(why + 1, sw->closed_rounds);
+  pthread_mutex_unlock(&sw->mu);
+  swarm_hdr h = {.type = SWARM_REJECT, .round = round, .sender = sw->id, .len = sizeof why};
   core_err err = {0};
-  swarm_send(fd, &h, &why, core_deadline_after(1), "a joining peer", &err);
-  return true;
+  swarm_send(fd, &h, why, core_deadline_after(1), "a joining peer", &err);
 }
 
 /* A complete first message: answer it or queue it. */
 static void dispatch(tern_swarm *sw, pending *p) {
   int fd = p->hs.fd;
   if (p->h.type == SWARM_JOIN && (redirect(sw, fd, &p->h) || turn_away_late(sw, fd, &p->h))) {
+    close(fd);
+  } else if (p->h.type == SWARM_ROUND_REQ) {
+    if (!turn_away_late(sw, fd, &p->h)) { /* still open here: a plain "no" */
+      swarm_hdr h = {.type = SWARM_REJECT, .round = p->h.round, .sender = sw->id};
+      core_err err = {0};
+      swarm_send(fd, &h, NULL, core_deadline_after(1), p->hs.from, &err);
+    }
     close(fd);
   } else if (p->h.type == SWARM_STATE_REQ) {
     serve_state(sw, fd, p->hs.from);
@@ -197,7 +212,7 @@ static void advance(tern_swarm *sw, pending *p) {
         return refuse(sw, p, err.msg);
       uint8_t t = p->h.type;
       if (t != SWARM_JOIN && t != SWARM_PART && t != SWARM_STATE_REQ && t != SWARM_LEAVE &&
-          t != SWARM_HELLO && t != SWARM_RESULT_REQ)
+          t != SWARM_HELLO && t != SWARM_RESULT_REQ && t != SWARM_ROUND_REQ)
         return refuse(sw, p, "a first message that no peer sends first");
       bool control = p->h.type != SWARM_PART;
       if (control && p->h.len > 0 && !(p->payload = malloc(p->h.len)))

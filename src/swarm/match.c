@@ -127,6 +127,9 @@ static void discover(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
     if (s->n > before) last_growth = now;
     if (s->n >= o->target_group || now >= deadline_ns) break;
     if (s->n >= o->min_group && (double)(now - last_growth) / 1e9 >= settle) break;
+    /* Just caught up with peers that are matching now: waiting to settle would make this peer
+     * late again. The lowest id it sees leads, or redirects it to the one that does. */
+    if (sw->hurry && s->n >= o->min_group) break;
     core_sleep_ms(tries < 3 ? 20 : 60); /* each get is a DHT search: poll gently */
   }
 }
@@ -148,18 +151,42 @@ static void reply(tern_swarm *sw, int fd, uint8_t type, uint32_t round, const ui
   swarm_send(fd, &h, payload, core_deadline_after(2), "a joining peer", &err);
 }
 
-/* Whether any peer seen on the key (but this one) is alive: it answers a hello. */
-static bool any_alive(tern_swarm *sw, const seen *s) {
-  for (int i = 0; i < s->n; i++) {
-    core_err err = {0};
-    if (s->m[i].id != sw->id && swarm_hello(sw, &s->m[i], core_deadline_after(1.5), &err) == TERN_OK)
-      return true;
+/* Told that a peer's first open round is `open`: the next round to run (a bounded jump). */
+static void catch_up_to(tern_swarm *sw, uint32_t open) {
+  if (open > sw->round && open - sw->round <= SWARM_MAX_JUMP && open > sw->catch_up) {
+    CORE_INFO("swarm: round %u: late; the others are at round %u", sw->round, open);
+    sw->catch_up = open;
   }
+}
+
+/* Asks m whether round `round` has closed there; true (and the round to catch up to noted)
+ * if it has. */
+static bool closed_at(tern_swarm *sw, const swarm_member *m, uint32_t round) {
+  core_err err = {0};
+  int fd = -1;
+  uint64_t deadline = core_deadline_after(1.5);
+  swarm_hdr h = {.type = SWARM_ROUND_REQ, .round = round, .sender = sw->id};
+  uint8_t why[5];
+  bool late = swarm_dial(sw, m, deadline, &fd, &err) == TERN_OK &&
+              swarm_send(fd, &h, NULL, deadline, m->host, &err) == TERN_OK &&
+              swarm_recv_hdr(fd, &h, deadline, m->host, &err) == TERN_OK &&
+              h.type == SWARM_REJECT && h.len == sizeof why &&
+              net_read_all(fd, why, sizeof why, deadline, m->host, &err) == TERN_OK &&
+              why[0] == SWARM_REJECT_LATE;
+  if (fd >= 0) close(fd);
+  if (late) catch_up_to(sw, core_get32(why + 1));
+  return late;
+}
+
+/* Whether the peers seen on the key have closed this round without this peer. */
+static bool others_closed(tern_swarm *sw, const seen *s) {
+  for (int i = 0; i < s->n; i++)
+    if (s->m[i].id != sw->id && closed_at(sw, &s->m[i], s->round)) return true;
   return false;
 }
 
-/* Leads the group of the peers seen. *late: nobody joined, though some of them are alive: they
- * closed a group among themselves before this peer's record reached them. */
+/* Leads the group of the peers seen. *late: nobody joined, and the others had closed their
+ * group before this peer's record reached them. */
 static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gtag,
                  uint64_t deadline_ns, swarm_member *group, int *n, bool *late) {
   int fds[SWARM_MAX_GROUP];
@@ -182,7 +209,11 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
                      : *n == 1         ? first_join_by
                                        : deadline_ns;
     if (!swarm_queue_take(sw, is_join, &jw, until, &c)) {
-      if (*n == 1 && until < deadline_ns) *late = any_alive(sw, s);
+      if (*n == 1 && (*late = others_closed(sw, s))) break;
+      if (*n == 1 && until < deadline_ns) { /* not closed: they may still come */
+        first_join_by = deadline_ns;
+        continue;
+      }
       break;
     }
     last_join = core_now_ns();
@@ -289,7 +320,8 @@ static bool follow(tern_swarm *sw, seen *s, swarm_member leader, uint64_t gtag,
       group[0] = sw->self;
     }
     if (rc != TERN_OK) CORE_INFO("swarm: round %u: no group: %s", s->round, err.msg);
-    *late = rc == TERN_OK && h.type == SWARM_REJECT && h.len == 1 && payload[0] == SWARM_REJECT_LATE;
+    *late = rc == TERN_OK && h.type == SWARM_REJECT && h.len == 5 && payload[0] == SWARM_REJECT_LATE;
+    if (*late) catch_up_to(sw, core_get32(payload + 1));
     free(payload);
     return !(hop == 0 && (!dialed || rc == TERN_ERR_PEER_LOST));
   }
@@ -308,8 +340,7 @@ void swarm_reject_stale(tern_swarm *sw, uint32_t round, bool include_current) {
   uint32_t lim[2] = {round, include_current};
   swarm_conn c;
   while (swarm_queue_take(sw, is_stale_join, lim, 0, &c)) {
-    uint8_t why = SWARM_REJECT_LATE;
-    if (c.hdr.type == SWARM_JOIN) reply(sw, c.fd, SWARM_REJECT, c.hdr.round, &why, 1);
+    if (c.hdr.type == SWARM_JOIN) swarm_send_late(sw, c.fd, c.hdr.round);
     swarm_conn_close(&c);
   }
 }
@@ -400,32 +431,51 @@ static uint32_t random_group(const tern_swarm *sw, const swarm_match_opts *o) {
   return at / (uint32_t)o->target_group;
 }
 
+/* This round's key (a grid line or a random group) and the options for matching on it. */
+static void round_group(tern_swarm *sw, const swarm_match_opts *o, uint8_t gkey[32],
+                        swarm_match_opts *line) {
+  *line = *o;
+  if (o->random_groups > 0) {
+    round_key(sw, sw->round, 1 + random_group(sw, o), gkey);
+    return;
+  }
+  swarm_group_key(sw, sw->round, gkey);
+  /* A line holds one peer per cell of its axis: once all are in, nobody else can come. */
+  int cells = sw->grid[sw->round % (uint32_t)sw->ndims];
+  if (cells > 0) line->target_group = CORE_MIN(line->target_group, cells);
+}
+
 tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member *group, int *n,
                         uint64_t *tag, bool *pooled, core_err *err) {
   uint8_t gkey[32];
-  swarm_match_opts line = *o;
-  if (o->random_groups > 0) {
-    round_key(sw, sw->round, 1 + random_group(sw, o), gkey);
-  } else {
-    swarm_group_key(sw, sw->round, gkey);
-    /* A line holds one peer per cell of its axis: once all are in, nobody else can come. */
-    int cells = sw->grid[sw->round % (uint32_t)sw->ndims];
-    if (cells > 0) line.target_group = CORE_MIN(line.target_group, cells);
+  swarm_match_opts line;
+  bool late = false;
+  tern_status rc = TERN_OK;
+  /* Told "too late" (the others had closed their group: this peer lost time to a dead member,
+   * or trains more slowly), it jumps to the round they are at and matches again at once, in a
+   * hurry (match.c's discover): once per call, so that a call takes at most three matching
+   * times. */
+  for (int attempt = 0; attempt < 2; attempt++) {
+    if (attempt > 0) {
+      if (rc != TERN_OK || *n > 1 || !late || sw->catch_up <= sw->round) break;
+      CORE_INFO("swarm: round %u: late; on to round %u", sw->round, sw->catch_up);
+      sw->round = sw->catch_up;
+      sw->hurry = true;
+      pthread_mutex_lock(&sw->mu);
+      sw->closed_rounds = sw->round; /* the rounds skipped are closed here too */
+      pthread_mutex_unlock(&sw->mu);
+    }
+    round_group(sw, o, gkey, &line);
+    swarm_reject_stale(sw, sw->round, false);
+    rc = match_on(sw, &line, gkey, o->match_timeout, group, n, tag, &late, err);
   }
-  swarm_reject_stale(sw, sw->round, false);
-  bool late;
-  tern_status rc = match_on(sw, &line, gkey, o->match_timeout, group, n, tag, &late, err);
+  sw->hurry = false;
   *pooled = false;
-  /* Alone on its line or random group. Late (the others had closed their group: this peer
-   * lost time to a dead member, say), it goes on to the next round at once: the pool would
-   * cost it another matching time and keep it behind the others for good. Otherwise its
-   * partners are dead or gone: a fixed grid would leave it alone in every round on this axis,
-   * and survivors whose lines all died would never average again. The lonely peers of a round
-   * meet in its pool instead, with a second matching time (a lonely peer spends up to twice
-   * match_timeout matching); on a full, healthy grid nobody is lonely and the grid's d-round
-   * exactness stands. */
-  if (rc == TERN_OK && *n == 1 && late)
-    CORE_INFO("swarm: round %u: its line had closed the group; on to the next round", sw->round);
+  /* Alone and not late: its partners are dead or gone. A fixed grid would leave it alone in
+   * every round on this axis, and survivors whose lines all died would never average again.
+   * The lonely peers of a round meet in its pool instead, with a second matching time; on a
+   * full, healthy grid nobody is lonely and the grid's d-round exactness stands. Late, the
+   * pool would only cost it more time: its line is alive and ahead of it. */
   if (rc == TERN_OK && *n == 1 && !late) {
     CORE_INFO("swarm: round %u: alone on its line; trying the round's pool", sw->round);
     round_key(sw, sw->round, 0, gkey);

@@ -226,6 +226,7 @@ tern_status tern_swarm_average(tern_swarm *sw, float *values, size_t count, doub
   bool pooled = false;
   tern_status rc = swarm_match(sw, &mo, group, &n, &tag, &pooled, &sw->err);
   uint64_t t1 = core_now_ns();
+  r.round = sw->round; /* a late peer may have jumped ahead (match.c) */
   swarm_avg_result res = {.parts_updated = 1, .weight_after = *weight};
   if (rc == TERN_OK && n > 1)
     rc = swarm_butterfly(sw, group, n, tag, values, count, *weight, o.compress,
@@ -242,7 +243,8 @@ tern_status tern_swarm_average(tern_swarm *sw, float *values, size_t count, doub
   r.seconds_matching = (double)(t1 - t0) / 1e9;
   r.seconds_averaging = (double)(core_now_ns() - t1) / 1e9;
   if (rc == TERN_OK) *weight = res.weight_after;
-  sw->round++;
+  /* Late again after a jump: the next call starts where the others were (match.c). */
+  sw->round = CORE_MAX(sw->round + 1, sw->catch_up);
   keep_state(sw, values, count);
   if (report) *report = r;
   return rc;

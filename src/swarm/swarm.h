@@ -46,7 +46,8 @@ tern_status swarm_record_decode(const uint8_t *in, size_t len, uint32_t round,
 #define SWARM_HDR_LEN 40
 #define SWARM_SMALL_MAX 65536           /* control messages: joins, groups, redirects */
 #define SWARM_DATA_MAX (1ull << 34)     /* data messages: 16 GiB, far past any vector */
-#define SWARM_REJECT_LATE 1             /* a REJECT's one-byte payload: you came too late */
+#define SWARM_REJECT_LATE 1 /* a REJECT's payload: u8 this, u32 the sender's first open round */
+#define SWARM_MAX_JUMP 1024 /* a late peer skips at most this many rounds at once */
 
 enum swarm_type {
   SWARM_JOIN = 1,  /* follower -> leader: my member record */
@@ -61,6 +62,7 @@ enum swarm_type {
   SWARM_HELLO,     /* a new peer to its bootstrap peers: my member record (the DHT port) */
   SWARM_RESULT_REQ, /* member -> member: your result of part `part` of this all-reduce? */
   SWARM_PENDING,   /* "not yet: my own wait for that part is still running" */
+  SWARM_ROUND_REQ, /* a leader nobody joined -> a peer it saw: has `round` closed for you? */
   SWARM_TYPE_END
 };
 
@@ -157,6 +159,10 @@ struct tern_swarm {
   /* Rounds 0..closed_rounds-1 have done their matching here: a join for one of them comes too
    * late and the listener says so at once (SWARM_REJECT_LATE), so that the latecomer moves on. */
   uint32_t closed_rounds;
+  /* A late peer's next round: the first round still open at the peer that turned it away
+   * (averaging thread only). */
+  uint32_t catch_up;
+  bool hurry; /* matching in a round just jumped to: follow once a group is in sight (match.c) */
 
   swarm_held held;
 
@@ -211,6 +217,8 @@ typedef struct swarm_match_opts {
 } swarm_match_opts;
 tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member *group, int *n,
                         uint64_t *tag, bool *pooled, core_err *err);
+/* listen.c: "too late for round" on fd, with this peer's first open round. */
+void swarm_send_late(tern_swarm *sw, int fd, uint32_t round);
 /* Answers the queued joins of rounds before `round` (and of `round` once assembled). */
 void swarm_reject_stale(tern_swarm *sw, uint32_t round, bool include_current);
 

@@ -251,7 +251,10 @@ int cmd_swarm(int argc, char **argv) {
     printf("start at %.6f relerr %.6g mean %.9g\n", core_wall_s(), rel_error(&o, x), mean_of(&o, x));
   fflush(stdout);
   tern_status st = TERN_OK;
-  if (o.download && (st = tern_swarm_download_state(sw, x, (size_t)o.dim, 10)) != TERN_OK)
+  /* The state is the whole vector, like an all-reduce's traffic: it gets the same deadline (a
+   * fixed 10 s cut a restarted peer's 64 MiB download from another region at 46 MB). */
+  double download_s = o.avg.average_timeout > 0 ? o.avg.average_timeout : 10;
+  if (o.download && (st = tern_swarm_download_state(sw, x, (size_t)o.dim, download_s)) != TERN_OK)
     fprintf(stderr, "tern swarm: %s\n", tern_swarm_last_error(sw));
   else if (o.download)
     printf("downloaded state: v0 %.9g\n", (double)x[0]);
