@@ -25,6 +25,7 @@
 
 #define PENDING_SECONDS 5.0 /* handshake + header + control payload */
 #define QUEUED_SECONDS 30.0 /* a queued join or part nobody takes is closed after this */
+#define STATE_SEND_SECONDS 300.0 /* a state download's whole transfer */
 
 typedef struct pending {
   net_handshake hs;
@@ -55,29 +56,55 @@ static void refuse(tern_swarm *sw, pending *p, const char *why) {
   pthread_mutex_unlock(&sw->mu);
 }
 
+/* A state download in flight: its own copy of the vector, socket and name, so that it needs
+ * nothing of the peer (which may leave meanwhile). */
+typedef struct state_send {
+  int fd;
+  swarm_hdr h;
+  uint8_t *payload;
+  char from[96];
+} state_send;
+
+static void *send_state(void *arg) {
+  state_send *t = arg;
+  core_err err = {0};
+  /* 64 MiB to another region takes tens of seconds: the joiner's own deadline decides. */
+  if (swarm_send(t->fd, &t->h, t->payload, core_deadline_after(STATE_SEND_SECONDS), t->from,
+                 &err) != TERN_OK)
+    CORE_WARN("swarm: state for %s: %s", t->from, err.msg);
+  close(t->fd);
+  free(t->payload);
+  free(t);
+  return NULL;
+}
+
+/* Answers a state request from a thread of its own: sending the whole vector on the listener
+ * thread held every join and part for this peer back until it was done (and its 10 s cap cut
+ * a 64 MiB download to another region short). Takes fd. */
 static void serve_state(tern_swarm *sw, int fd, const char *from) {
-  swarm_hdr h = {.type = SWARM_REJECT, .sender = sw->id};
-  uint8_t *payload = NULL;
+  state_send *t = calloc(1, sizeof *t);
+  if (!t) {
+    close(fd);
+    return;
+  }
+  *t = (state_send){.fd = fd, .h = {.type = SWARM_REJECT, .sender = sw->id}};
+  snprintf(t->from, sizeof t->from, "%s", from);
   pthread_mutex_lock(&sw->mu);
-  if (sw->has_state) {
-    h.type = SWARM_STATE;
-    h.round = sw->state_round;
-    h.len = 8 + 4 * (uint64_t)sw->state_count;
-    payload = malloc(h.len);
-    if (payload) {
-      uint64_t n = sw->state_count;
-      memcpy(payload, &n, 8); /* little-endian hosts only, as the f32 values that follow */
-      memcpy(payload + 8, sw->state, 4 * sw->state_count);
-    } else {
-      h.type = SWARM_REJECT;
-      h.len = 0;
-    }
+  if (sw->has_state && (t->payload = malloc(8 + 4 * (size_t)sw->state_count))) {
+    uint64_t n = sw->state_count;
+    t->h.type = SWARM_STATE;
+    t->h.round = sw->state_round;
+    t->h.len = 8 + 4 * (uint64_t)sw->state_count;
+    memcpy(t->payload, &n, 8); /* little-endian hosts only, as the f32 values that follow */
+    memcpy(t->payload + 8, sw->state, 4 * sw->state_count);
   }
   pthread_mutex_unlock(&sw->mu);
-  core_err err = {0};
-  if (swarm_send(fd, &h, payload, core_deadline_after(10), from, &err) != TERN_OK)
-    CORE_WARN("swarm: state for %s: %s", from, err.msg);
-  free(payload);
+  pthread_t th;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  if (pthread_create(&th, &attr, send_state, t) != 0) send_state(t);
+  pthread_attr_destroy(&attr);
 }
 
 static void note_departed(tern_swarm *sw, uint64_t id) {
@@ -146,7 +173,6 @@ static void dispatch(tern_swarm *sw, pending *p) {
     close(fd);
   } else if (p->h.type == SWARM_STATE_REQ) {
     serve_state(sw, fd, p->hs.from);
-    close(fd);
   } else if (p->h.type == SWARM_RESULT_REQ) {
     swarm_held_serve(sw, fd, &p->h, p->hs.from);
     close(fd);
