@@ -135,11 +135,11 @@ for r in 0 1 2 3; do
 done
 wait_all pids
 
-# churn: a 2x4 run of 8 rounds; in each of rounds 0-5 one peer (never peer 0, the bootstrap) is
+# churn: a 2x4 run of 12 rounds; in each of rounds 0-5 one peer (never peer 0, the bootstrap) is
 # SIGKILLed 1 s after the first survivor began that round and restarted at once in its region:
 # it downloads the state from peer 0 (--download) and runs to the end
 log "moshpit churn: a peer killed and restarted in each of rounds 0-5"
-swarm churn 7109 8 2,4 "${opts[@]}" --target-group 4
+swarm churn 7109 12 2,4 "${opts[@]}" --target-group 4
 for r in 0 1 2 3 4 5; do
   v=$(echo 3 5 1 6 2 7 | cut -d' ' -f$((r + 1)))
   wait_round churn "$r"
@@ -147,7 +147,7 @@ for r in 0 1 2 3 4 5; do
   "$WAN" kill "$v"
   echo "round $r killed $v at $(cat "$WAN_STATE/killed-$v")" | tee -a "$out/churn-victims"
   mv "$out/churn-$v.out" "$out/churn-$v-killed$r.out"
-  BOOT_PORT=7109 peer_cmd churn "$v" $((7110 + r)) 8 2,4 "${opts[@]}" --target-group 4 --download
+  BOOT_PORT=7109 peer_cmd churn "$v" $((7110 + r)) 12 2,4 "${opts[@]}" --target-group 4 --download
   "$WAN" exec "$v" timeout 600 "${PEER[@]}" >"$out/churn-$v.out" 2>"$out/churn-$v-r$r.err" &
   pids+=($!)
 done

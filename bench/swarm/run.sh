@@ -13,7 +13,7 @@
 #   gossip      random pairs each round (--random-groups 4 --target-group 2), BENCH_GOSSIP_ROUNDS
 #   kill2       2x2x2 with peers 1, 2, 4, 7 SIGKILLed in rounds 0-3 (1 s after the first
 #               survivor began the round): every survivor loses its partners on all axes
-#   churn       2x4, 8 rounds; in each of rounds 0-5 one peer is SIGKILLed and restarted at once
+#   churn       2x4, 12 rounds; in each of rounds 0-5 one peer is SIGKILLed and restarted at once
 #               with --download (the state of a live peer), so 8 peers run at any time
 #   ringkill    wan_allreduce --until-error with peer 5 SIGKILLed 10 s into the calls
 # BENCH_ONLY=grid24 runs only the ring and the 2x4 grids, BENCH_ROUNDS_24=R gives those R rounds
