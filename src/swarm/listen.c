@@ -150,7 +150,7 @@ static bool turn_away_late(tern_swarm *sw, int fd, const swarm_hdr *j) {
 }
 
 void swarm_send_late(tern_swarm *sw, int fd, uint32_t round) {
-  uint8_t why[5] = {SWARM_REJECT_LATE};
+  uint8_t why[SWARM_LATE_LEN] = {SWARM_REJECT_LATE};
   pthread_mutex_lock(&sw->mu);
   core_put32(why + 1, sw->closed_rounds);
   pthread_mutex_unlock(&sw->mu);

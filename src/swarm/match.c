@@ -31,6 +31,8 @@ typedef struct seen {
   int n;
   uint8_t bad[16][16]; /* digests of refused records, so each is logged once */
   int nbad;
+  uint64_t dead[SWARM_MAX_GROUP]; /* leaders found unreachable: their records are ignored */
+  int ndead;
 } seen;
 
 void swarm_group_key(const tern_swarm *sw, uint32_t round, uint8_t out[32]) {
@@ -70,6 +72,8 @@ static void on_record(const uint8_t *v, size_t len, void *arg) {
     return;
   }
   if (swarm_departed(s->sw, m.id)) return;
+  for (int i = 0; i < s->ndead; i++)
+    if (s->dead[i] == m.id) return;
   for (int i = 0; i < s->n; i++)
     if (s->m[i].id == m.id) return;
   if (s->n < SWARM_MAX_GROUP) s->m[s->n++] = m;
@@ -111,12 +115,8 @@ static double settle_s(const swarm_match_opts *o) {
   return CORE_MAX(CORE_MIN(0.5, o->match_timeout / 4), CORE_MIN(2.0, o->match_timeout / 10));
 }
 
-/* Reads the DHT until enough peers are seen (see the top of the file). */
-static void discover(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t deadline_ns) {
-  uint8_t rec[SWARM_RECORD_MAX];
-  size_t len = swarm_record_encode(&sw->self, s->round, s->gkey, sw->keyed ? sw->key : NULL, rec);
-  swarm_dht_put(sw, s->gkey, rec, len);
-  s->m[s->n++] = sw->self;
+/* Reads the key until enough peers are seen (see the top of the file). */
+static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t deadline_ns) {
   double settle = settle_s(o);
   uint64_t last_growth = core_now_ns();
   for (int tries = 0;; tries++) {
@@ -132,6 +132,15 @@ static void discover(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
     if (sw->hurry && s->n >= o->min_group) break;
     core_sleep_ms(tries < 3 ? 20 : 60); /* each get is a DHT search: poll gently */
   }
+}
+
+/* Writes this peer's record under the key, then reads it. */
+static void discover(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t deadline_ns) {
+  uint8_t rec[SWARM_RECORD_MAX];
+  size_t len = swarm_record_encode(&sw->self, s->round, s->gkey, sw->keyed ? sw->key : NULL, rec);
+  swarm_dht_put(sw, s->gkey, rec, len);
+  s->m[s->n++] = sw->self;
+  read_key(sw, o, s, deadline_ns);
 }
 
 typedef struct join_want {
@@ -166,7 +175,7 @@ static bool closed_at(tern_swarm *sw, const swarm_member *m, uint32_t round) {
   int fd = -1;
   uint64_t deadline = core_deadline_after(1.5);
   swarm_hdr h = {.type = SWARM_ROUND_REQ, .round = round, .sender = sw->id};
-  uint8_t why[5];
+  uint8_t why[SWARM_LATE_LEN];
   bool late = swarm_dial(sw, m, deadline, &fd, &err) == TERN_OK &&
               swarm_send(fd, &h, NULL, deadline, m->host, &err) == TERN_OK &&
               swarm_recv_hdr(fd, &h, deadline, m->host, &err) == TERN_OK &&
@@ -200,8 +209,8 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
   uint64_t settle = (uint64_t)(settle_s(o) * 1e9);
   uint64_t last_join = core_now_ns();
   /* Followers join as soon as their own discovery settles, which ends within a settling time of
-   * ours: with no join after twice that and a second, the others are in a group already or
-   * dead. Alive, they are ahead of this peer, which then goes on to the next round. */
+   * ours: with no join after twice that and a second, this peer asks the others whether they
+   * closed the round without it (then it is late and catches up); if not, it waits on. */
   uint64_t first_join_by = CORE_MIN(deadline_ns, last_join + 2 * settle + 1000000000ull);
   while (*n < want) {
     swarm_conn c;
@@ -320,7 +329,8 @@ static bool follow(tern_swarm *sw, seen *s, swarm_member leader, uint64_t gtag,
       group[0] = sw->self;
     }
     if (rc != TERN_OK) CORE_INFO("swarm: round %u: no group: %s", s->round, err.msg);
-    *late = rc == TERN_OK && h.type == SWARM_REJECT && h.len == 5 && payload[0] == SWARM_REJECT_LATE;
+    *late = rc == TERN_OK && h.type == SWARM_REJECT && h.len == SWARM_LATE_LEN &&
+            payload[0] == SWARM_REJECT_LATE;
     if (*late) catch_up_to(sw, core_get32(payload + 1));
     free(payload);
     return !(hop == 0 && (!dialed || rc == TERN_ERR_PEER_LOST));
@@ -386,7 +396,16 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
     if (reached || core_now_ns() >= deadline) break;
     CORE_INFO("swarm: round %u: leader %016llx unreachable; the next lowest id leads", s->round,
               (unsigned long long)s->m[0].id);
+    if (s->ndead < SWARM_MAX_GROUP) s->dead[s->ndead++] = s->m[0].id;
     memmove(s->m, s->m + 1, (size_t)--s->n * sizeof s->m[0]);
+    /* Alone without it: the others' records may not have reached this peer when it stopped
+     * reading (across regions they take several DHT hops; a WAN test left one peer alone
+     * while the two it had not yet seen paired up). Read on for up to half the time left. */
+    if (s->n < o->min_group) {
+      uint64_t now = core_now_ns();
+      read_key(sw, o, s, now + (deadline - now) / 2);
+      qsort(s->m, (size_t)s->n, sizeof s->m[0], by_id);
+    }
   }
   *tag = key_tag(gkey, group[0].id);
   free(s);

@@ -47,6 +47,7 @@ tern_status swarm_record_decode(const uint8_t *in, size_t len, uint32_t round,
 #define SWARM_SMALL_MAX 65536           /* control messages: joins, groups, redirects */
 #define SWARM_DATA_MAX (1ull << 34)     /* data messages: 16 GiB, far past any vector */
 #define SWARM_REJECT_LATE 1 /* a REJECT's payload: u8 this, u32 the sender's first open round */
+#define SWARM_LATE_LEN 5    /* that payload's length */
 #define SWARM_MAX_JUMP 1024 /* a late peer skips at most this many rounds at once */
 
 enum swarm_type {
