@@ -129,7 +129,7 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
     if (s->n >= o->min_group && (double)(now - last_growth) / 1e9 >= settle) break;
     /* Just caught up with peers that are matching now: waiting to settle would make this peer
      * late again. The lowest id it sees leads, or redirects it to the one that does. */
-    if (sw->hurry && s->n >= o->min_group) break;
+    if (o->hurry && s->n >= o->min_group) break;
     core_sleep_ms(tries < 3 ? 20 : 60); /* each get is a DHT search: poll gently */
   }
 }
@@ -479,16 +479,15 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
       if (rc != TERN_OK || *n > 1 || !late || sw->catch_up <= sw->round) break;
       CORE_INFO("swarm: round %u: late; on to round %u", sw->round, sw->catch_up);
       sw->round = sw->catch_up;
-      sw->hurry = true;
       pthread_mutex_lock(&sw->mu);
       sw->closed_rounds = sw->round; /* the rounds skipped are closed here too */
       pthread_mutex_unlock(&sw->mu);
     }
     round_group(sw, o, gkey, &line);
+    line.hurry = attempt > 0;
     swarm_reject_stale(sw, sw->round, false);
     rc = match_on(sw, &line, gkey, o->match_timeout, group, n, tag, &late, err);
   }
-  sw->hurry = false;
   *pooled = false;
   /* Alone and not late: its partners are dead or gone. A fixed grid would leave it alone in
    * every round on this axis, and survivors whose lines all died would never average again.

@@ -38,12 +38,18 @@ static tern_status check_options(const tern_swarm_options *o, core_err *err) {
 
 /* Introduces this peer to its bootstrap peers (see SWARM_HELLO in listen.c); best effort. */
 static void say_hello(tern_swarm *sw) {
+  uint8_t buf[19 + SWARM_HOST_LEN];
+  swarm_hdr h = {.type = SWARM_HELLO, .sender = sw->id, .len = swarm_member_encode(&sw->self, buf)};
   for (int i = 0; i < sw->nbootstrap; i++) {
     swarm_member m = {.bw = 1};
     core_err err = {0};
-    if (net_parse_addr(sw->bootstrap[i], m.host, sizeof m.host, &m.port, false, &err) == TERN_OK)
-      swarm_hello(sw, &m, core_deadline_after(2), &err);
+    int fd = -1;
+    uint64_t deadline = core_deadline_after(2);
+    if (net_parse_addr(sw->bootstrap[i], m.host, sizeof m.host, &m.port, false, &err) == TERN_OK &&
+        swarm_dial(sw, &m, deadline, &fd, &err) == TERN_OK)
+      swarm_send(fd, &h, buf, deadline, sw->bootstrap[i], &err);
     if (err.msg[0]) CORE_INFO("swarm: no hello to %s: %s", sw->bootstrap[i], err.msg);
+    if (fd >= 0) close(fd);
   }
 }
 

@@ -163,7 +163,6 @@ struct tern_swarm {
   /* A late peer's next round: the first round still open at the peer that turned it away
    * (averaging thread only). */
   uint32_t catch_up;
-  bool hurry; /* matching in a round just jumped to: follow once a group is in sight (match.c) */
 
   swarm_held held;
 
@@ -198,9 +197,6 @@ void swarm_dht_get(tern_swarm *sw, const uint8_t gkey[32], double timeout_s,
 /* Opens a connection to m and runs the handshake; the fd is nonblocking. */
 tern_status swarm_dial(tern_swarm *sw, const swarm_member *m, uint64_t deadline_ns, int *fd,
                        core_err *err);
-/* Says hello to m (SWARM_HELLO: it pings our DHT node); TERN_OK: m is alive and listening. */
-tern_status swarm_hello(tern_swarm *sw, const swarm_member *m, uint64_t deadline_ns,
-                        core_err *err);
 /* Sends a header and payload / reads a header (checked) and its payload (len <= max). */
 tern_status swarm_send(int fd, const swarm_hdr *h, const void *payload, uint64_t deadline_ns,
                        const char *what, core_err *err);
@@ -215,6 +211,7 @@ typedef struct swarm_match_opts {
   int min_group, target_group;
   double match_timeout;
   int random_groups; /* > 0: a random group of the round instead of the grid line */
+  bool hurry;        /* a round just jumped to: follow once a group is in sight (match.c) */
 } swarm_match_opts;
 tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member *group, int *n,
                         uint64_t *tag, bool *pooled, core_err *err);

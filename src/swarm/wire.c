@@ -116,17 +116,6 @@ tern_status swarm_dial(tern_swarm *sw, const swarm_member *m, uint64_t deadline_
   return rc;
 }
 
-tern_status swarm_hello(tern_swarm *sw, const swarm_member *m, uint64_t deadline_ns,
-                        core_err *err) {
-  uint8_t buf[19 + SWARM_HOST_LEN];
-  swarm_hdr h = {.type = SWARM_HELLO, .sender = sw->id, .len = swarm_member_encode(&sw->self, buf)};
-  int fd = -1;
-  tern_status rc = swarm_dial(sw, m, deadline_ns, &fd, err);
-  if (rc == TERN_OK) rc = swarm_send(fd, &h, buf, deadline_ns, m->host, err);
-  if (fd >= 0) close(fd);
-  return rc;
-}
-
 tern_status swarm_send(int fd, const swarm_hdr *h, const void *payload, uint64_t deadline_ns,
                        const char *what, core_err *err) {
   uint8_t buf[SWARM_HDR_LEN];
