@@ -64,6 +64,7 @@ enum swarm_type {
   SWARM_RESULT_REQ, /* member -> member: your result of part `part` of this all-reduce? */
   SWARM_PENDING,   /* "not yet: my own wait for that part is still running" */
   SWARM_ROUND_REQ, /* a leader nobody joined -> a peer it saw: has `round` closed for you? */
+  SWARM_PART_IN,   /* reducer -> contributor, before the result: your part has arrived whole */
   SWARM_TYPE_END
 };
 

@@ -15,7 +15,7 @@
 const char *swarm_type_name(int type) {
   static const char *names[] = {"?",      "join",   "group",     "redirect", "reject",
                                 "part",   "result", "state request", "state", "leave", "hello",
-                                "result request", "pending", "round request"};
+                                "result request", "pending", "round request", "part in"};
   return type > 0 && type < SWARM_TYPE_END ? names[type] : "?";
 }
 
