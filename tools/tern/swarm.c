@@ -25,7 +25,7 @@ typedef struct opts {
   long rounds, dim;
   double value, weight;
   double compute; /* seconds of "training step" between two rounds */
-  bool download, rss;
+  bool download, rss, sketch;
   int show;
   long init_peer, npeers; /* --init-peer K --peers N: a vector whose global average is known */
   float *ref;             /* then: that average */
@@ -38,7 +38,7 @@ static int usage(FILE *out) {
           "                  [--value V] [--weight W] [--compress none|fp16|bf16|int8]\n"
           "                  [--key SECRET] [--bandwidth B/s] [--min-group K] [--target-group K]\n"
           "                  [--match-timeout S] [--timeout S] [--download] [--rss] [--show K]\n"
-          "                  [--compute S] [--random-groups K] [--init-peer K --peers N]\n\n"
+          "                  [--compute S] [--random-groups K] [--init-peer K --peers N [--sketch]]\n\n"
           "A swarm peer: joins the DHT through the --join addresses (the only ones it contacts\n"
           "first), then averages an N-float vector (element k = V + k mod 7) with its group for R\n"
           "rounds, printing one report per round. --coord places the peer on the Moshpit grid\n"
@@ -52,7 +52,9 @@ static int usage(FILE *out) {
           "G = 2 is pairwise gossip. --init-peer K --peers N (for the\n"
           "benchmark) makes element k = (K + 1) (1 + k mod 7) times a factor in [0.5, 1.5) hashed\n"
           "from (K, k) instead; the peer computes the global average of the N such vectors, and\n"
-          "each report adds the time (CLOCK_REALTIME) and the relative L2 error against it.\n");
+          "each report adds the time (CLOCK_REALTIME) and the relative L2 error against it;\n"
+          "--sketch adds 16 random projections of the vector (and, at the start, of the global\n"
+          "average), from which two peers' distance can be estimated offline.\n");
   return out == stdout ? 0 : 2;
 }
 
@@ -89,7 +91,7 @@ static int parse(int argc, char **argv, opts *o) {
       {"timeout", 1, 0, 'T'},       {"download", 0, 0, 'd'},      {"rss", 0, 0, 'S'},
       {"show", 1, 0, 's'},          {"help", 0, 0, 'h'},          {"init-peer", 1, 0, 'K'},
       {"peers", 1, 0, 'N'},         {"compute", 1, 0, 'C'},       {"random-groups", 1, 0, 'G'},
-      {0, 0, 0, 0}};
+      {"sketch", 0, 0, 'x'},        {0, 0, 0, 0}};
   int ngrid = 0, ncoord = 0, c;
   long v;
   double d;
@@ -156,6 +158,7 @@ static int parse(int argc, char **argv, opts *o) {
     case 'k': o->sw.key = optarg; break;
     case 'd': o->download = true; break;
     case 'S': o->rss = true; break;
+    case 'x': o->sketch = true; break;
     case 'h': return usage(stdout) - 1;
     default: return usage(stderr);
     }
@@ -168,6 +171,7 @@ static int parse(int argc, char **argv, opts *o) {
                              o->sw.coords[i], o->sw.grid[i]);
   if ((o->init_peer >= 0) != (o->npeers > 0) || (o->npeers > 0 && o->init_peer >= o->npeers))
     return cmd_usage_error("swarm", "--init-peer K needs --peers N, K < N");
+  if (o->sketch && o->npeers <= 0) return cmd_usage_error("swarm", "--sketch needs --init-peer");
   if (o->weight <= 0) return cmd_usage_error("swarm", "--weight must be > 0");
   return 0;
 }
@@ -202,6 +206,25 @@ static double rel_error(const opts *o, const float *x) {
   return sqrt(num / den);
 }
 
+/* A sketch of x, for telling offline how far apart two peers' vectors are without either
+ * vector: SKETCH_DIMS random +-1 projections of every SKETCH_STRIDE-th element. For any two
+ * vectors a and b, |sketch(a) - sketch(b)| / |sketch(ref)| estimates |a - b| / |ref| on those
+ * elements to within about 1/sqrt(SKETCH_DIMS) of itself (Johnson-Lindenstrauss); the averaging
+ * error is spread over every element, so the sample stands for the whole. bench/swarm's
+ * summary uses it for the live peers' agreement where the global average is out of reach (a
+ * peer killed before its values were averaged took them with it). */
+#define SKETCH_DIMS 16
+#define SKETCH_STRIDE 16
+static void print_sketch(const char *what, const float *x, long dim) {
+  double s[SKETCH_DIMS] = {0};
+  for (long i = 0; i < dim; i += SKETCH_STRIDE) {
+    uint64_t signs = core_mix64((uint64_t)i ^ 0x5ce7c4u);
+    for (int j = 0; j < SKETCH_DIMS; j++) s[j] += (signs >> j & 1) ? (double)x[i] : -(double)x[i];
+  }
+  printf(" %s", what);
+  for (int j = 0; j < SKETCH_DIMS; j++) printf("%s%.12g", j ? "," : " ", s[j]);
+}
+
 static double mean_of(const opts *o, const float *x) {
   double s = 0;
   for (long k = 0; k < o->dim; k++) s += x[k];
@@ -219,7 +242,11 @@ static void report(const opts *o, const tern_swarm_report *r, const float *x) {
          r->seconds_averaging);
   if (r->pooled) printf(" pool");
   if (o->rss) printf(" rss %ld kB", rss_kb());
-  if (o->npeers > 0) printf(" at %.6f relerr %.6g", core_wall_s(), rel_error(o, x));
+  if (o->npeers > 0) {
+    double at = core_wall_s();
+    printf(" at %.6f relerr %.6g", at, rel_error(o, x));
+    if (o->sketch) print_sketch("sketch", x, o->dim);
+  }
   printf("\n");
   fflush(stdout);
 }
@@ -247,8 +274,15 @@ int cmd_swarm(int argc, char **argv) {
     return 1;
   }
   printf("peer %016llx listening on %s\n", tern_swarm_id(sw), tern_swarm_address(sw));
-  if (o.npeers > 0)
-    printf("start at %.6f relerr %.6g mean %.9g\n", core_wall_s(), rel_error(&o, x), mean_of(&o, x));
+  if (o.npeers > 0) {
+    double at = core_wall_s();
+    printf("start at %.6f relerr %.6g mean %.9g", at, rel_error(&o, x), mean_of(&o, x));
+    if (o.sketch) {
+      print_sketch("sketch", x, o.dim);
+      print_sketch("reference", o.ref, o.dim);
+    }
+    printf("\n");
+  }
   fflush(stdout);
   tern_status st = TERN_OK;
   /* The state is the whole vector, like an all-reduce's traffic: it gets the same deadline (a
@@ -256,8 +290,11 @@ int cmd_swarm(int argc, char **argv) {
   double download_s = o.avg.average_timeout > 0 ? o.avg.average_timeout : 10;
   if (o.download && (st = tern_swarm_download_state(sw, x, (size_t)o.dim, download_s)) != TERN_OK)
     fprintf(stderr, "tern swarm: %s\n", tern_swarm_last_error(sw));
-  else if (o.download)
-    printf("downloaded state: v0 %.9g\n", (double)x[0]);
+  else if (o.download) {
+    printf("downloaded state: v0 %.9g", (double)x[0]);
+    if (o.sketch) print_sketch("sketch", x, o.dim);
+    printf("\n");
+  }
   double w = o.weight;
   /* Rounds 0..R-1 of the swarm: a peer that downloaded round k's state runs only k..R-1. */
   for (long next = 0, i = 0; st == TERN_OK && next < o.rounds; i++) {
