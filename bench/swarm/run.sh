@@ -16,7 +16,8 @@
 #   churn       2x4, 12 rounds; in each of rounds 0-5 one peer is SIGKILLed and restarted at once
 #               with --download (the state of a live peer), so 8 peers run at any time
 #   ringkill    wan_allreduce --until-error with peer 5 SIGKILLed 10 s into the calls
-# BENCH_ONLY=grid24 runs only the ring and the 2x4 grids, BENCH_ROUNDS_24=R gives those R rounds
+# BENCH_ONLY="ring grid24" runs only those sections (of ring grid24 grid222 gossip kill2 churn
+# ringkill: the scenarios above, in that order), BENCH_ROUNDS_24=R gives the 2x4 runs R rounds
 # (default 3; the 8-bit one R + 1), BENCH_OUT=DIR writes to bench/swarm/DIR instead of results.
 # Writes bench/swarm/results/ (raw logs, summary.txt, summary.md) and docs/swarm/error_vs_time.png.
 # Needs root (network namespaces) and a build in build/ (tern, tests/wan/*).

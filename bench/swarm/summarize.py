@@ -36,6 +36,7 @@ def swarm(tag, skip=()):
     """Each peer's error against time; for churn, peer k is its last incarnation and t0 comes
     from the first ones (the killed logs and the peers never restarted)."""
     peers = {}
+    sketch_of, ref_sketch = {}, [None]
     first_starts = []
     for f in glob.glob(os.path.join(out, "%s-*-killed*.out" % tag)):
         m = re.search(r"start at (\S+)", open(f).read())
@@ -45,8 +46,14 @@ def swarm(tag, skip=()):
         f = os.path.join(out, "%s-%d.out" % (tag, k))
         if not os.path.exists(f):
             continue
-        start, pts, rounds = None, [], []
+        start, pts, rounds, sketches = None, [], [], []
         for ln in open(f):
+            m = re.match(r"(?:start at|round .* at) (\S+) relerr .* sketch (\S+)", ln)
+            if m:
+                sketches.append((float(m.group(1)), [float(v) for v in m.group(2).split(",")]))
+            m = re.search(r" reference (\S+)", ln)
+            if m:
+                ref_sketch[0] = [float(v) for v in m.group(1).split(",")]
             m = re.match(r"start at (\S+) relerr (\S+)", ln)
             if m:
                 start = float(m.group(1))
@@ -56,6 +63,7 @@ def swarm(tag, skip=()):
                 pts.append((float(m.group(6)), float(m.group(7))))
                 rounds.append((int(m.group(1)), int(m.group(2)), int(m.group(3)), float(m.group(4)), float(m.group(5))))
         peers[k] = (start, pts, rounds)
+        sketch_of[k] = sketches
         if start is not None and "downloaded state" not in open(f).read():
             first_starts.append(start)
     starts = first_starts
@@ -83,7 +91,47 @@ def swarm(tag, skip=()):
             means[k] = float(m.group(1))
     mbar = sum(means.values()) / len(means) if means else float("nan")
     res["consensus"] = max(abs(v - mbar) / mbar for v in means.values()) if means else None
+    res["by"] = "means"
+    agreement = agreement_over_time(live, sketch_of, ref_sketch[0], t0)
+    if agreement:
+        res["consensus"], res["by"] = agreement[-1][1], "sketches"
+        res["agreement"] = agreement
+        kills = last_kill(tag)
+        ok_from = None
+        for t, a in agreement:  # the first time after the last kill from which they stay agreed
+            if a > TARGET:
+                ok_from = None
+            elif ok_from is None and (kills is None or t + t0 >= kills):
+                ok_from = t
+        res["agree_at"] = ok_from
     return res
+
+
+def agreement_over_time(live, sketch_of, ref, t0):
+    """[(t - t0, a)] after every report once each live peer has reported: a = the largest
+    |sketch_a - sketch_b| / |sketch(global average)| over pairs of live peers (see
+    tools/tern/swarm.c's print_sketch): how far apart the live peers' vectors are."""
+    if not ref or not live or any(not sketch_of.get(k) for k in live):
+        return []
+    norm = sum(v * v for v in ref) ** 0.5
+    events = sorted((t, k, sk) for k in live for t, sk in sketch_of[k])
+    latest, series = {}, []
+    for t, k, sk in events:
+        latest[k] = sk
+        if len(latest) < len(live):
+            continue
+        worst = max(sum((x - y) ** 2 for x, y in zip(latest[a], latest[b])) ** 0.5
+                    for a in live for b in live if a < b) if len(live) > 1 else 0.0
+        series.append((t - t0, worst / norm))
+    return series
+
+
+def last_kill(tag):
+    f = os.path.join(out, tag + "-victims")
+    if not os.path.exists(f):
+        return None
+    ts = [float(m.group(1)) for m in re.finditer(r"killed \d+ at (\S+)", open(f).read())]
+    return max(ts) if ts else None
 
 
 say("swarm benchmark (issue 6), one run in tests/wan/wan.sh: 8 peers, Virginia/Frankfurt/Tokyo/Oregon (2 each),")
@@ -101,8 +149,9 @@ results = {}
 NAMES = {"plain24": "Moshpit plain, grid 2x4", "fp1624": "Moshpit fp16, grid 2x4",
          "int824": "Moshpit 8-bit, grid 2x4", "plain": "Moshpit plain, grid 2x2x2",
          "gossip": "gossip (random pairs)", "kill2": "Moshpit 2x2x2, peers 1,2,4,7 killed in rounds 0-3",
+         "kill24": "Moshpit 2x4, peers 3,4,1,6 killed in rounds 0-3",
          "churn": "Moshpit 2x4, a peer killed and restarted in each of rounds 0-5"}
-SKIP = {"kill2": (1, 2, 4, 7)}
+SKIP = {"kill2": (1, 2, 4, 7), "kill24": (3, 4, 1, 6)}
 for tag, name in NAMES.items():
     skip = SKIP.get(tag, ())
     if not glob.glob(os.path.join(out, tag + "-0.out")):
@@ -111,7 +160,7 @@ for tag, name in NAMES.items():
     results[tag] = r
     if r["t0"] is None:
         say("%s: no output" % name)
-        rows.append((name, "no output", "", "", "", "", ""))
+        rows.append((name, "no output", "", "", "", "", "", ""))
         continue
     fin = r["final"]
     worst = max(fin.values()) if fin else float("nan")
@@ -136,19 +185,22 @@ for tag, name in NAMES.items():
     say("  final (weight, vector mean): %s" % ("; ".join(means) or "none"))
     for k, p in sorted(r["peers"].items()):
         say("  peer %d: reached %s, errors by round %s" % (k, "%.3f s" % r["reach"][k] if r["reach"].get(k) is not None else "-", " ".join("%.3g" % e for _, e in p[1])))
-    say("  live peers agree to %.3g (relative, by their vectors' means)" % r["consensus"])
+    say("  live peers agree to %.3g (relative, by their vectors' %s)%s" % (r["consensus"], r["by"], (
+        "; within %g of each other from %.3f s" % (TARGET, r["agree_at"]) if r.get("agree_at") is not None else "")))
     ratio = ("%.2f" % (t / ring)) if (t is not None and ring) else "-"
-    rows.append((name, "%.2f" % t if t is not None else "not reached", "%.2f" % r["all2"] if r["all2"] is not None else "not reached", "%.3g" % worst, "%.3g" % r["consensus"], str(nrounds), ratio))
+    agree = "%.2f" % r["agree_at"] if r.get("agree_at") is not None else ("-" if r["by"] == "means" else "not reached")
+    rows.append((name, "%.2f" % t if t is not None else "not reached", "%.2f" % r["all2"] if r["all2"] is not None else "not reached", "%.3g" % worst, "%.3g" % r["consensus"], agree, str(nrounds), ratio))
 say()
-for tag in ("kill2", "churn"):
+for tag in ("kill2", "kill24", "churn"):
     f = os.path.join(out, tag + "-victims")
     kv = open(f).read().strip() if os.path.exists(f) else "none"
     say("kills in the Moshpit run %s: %s" % (tag, kv.replace("\n", "; ")))
+ringkill_ran = os.path.exists(os.path.join(out, "ringkill-victims"))
 killed = None
-if os.path.exists(os.path.join(out, "ringkill-victims")):
+if ringkill_ran:
     killed = float(open(os.path.join(out, "ringkill-victims")).read().split()[-1])
 rk = []
-for k in range(8):
+for k in range(8 if ringkill_ran else 0):
     f = os.path.join(out, "ringkill-%d.out" % k)
     txt = open(f).read().strip() if os.path.exists(f) else ""
     m = re.search(r"failed after (\d+) calls at (\S+): (\S+): (.*)", txt)
@@ -175,19 +227,21 @@ say("target Moshpit <= 0.5 x ring's time to within %g of the average:" % TARGET)
 for tag in ("plain24", "fp1624", "int824", "plain", "gossip"):
     if tag in results:
         say("  " + versus_ring(tag))
-for tag in ("kill2", "churn"):
+for tag in ("kill2", "kill24", "churn"):
     r = results.get(tag)
     if r and r.get("consensus") is not None:
         fin = r["final"] or {}
-        say("  %s: the live peers %s within %g of each other (%.3g, by their means); %.3g to %.3g from the 8-peer average" % (
-            NAMES[tag], "ARE" if r["consensus"] <= TARGET else "are NOT", TARGET, r["consensus"],
+        since = " from %.2f s on (after the last kill)" % r["agree_at"] if r.get("agree_at") is not None else ""
+        say("  %s: the live peers %s within %g of each other%s (%.3g at the end, by their %s); %.3g to %.3g from the 8-peer average" % (
+            NAMES[tag], "ARE" if r["consensus"] <= TARGET else "are NOT", TARGET, since, r["consensus"], r["by"],
             min(fin.values()) if fin else float("nan"), max(fin.values()) if fin else float("nan")))
-say("  ring with peer 5 killed: %d of 7 survivors failed (%s)" % (len(rk), ", ".join(sorted(set(x[3] for x in rk))) or "no failure seen"))
+if ringkill_ran:
+    say("  ring with peer 5 killed: %d of 7 survivors failed (%s)" % (len(rk), ", ".join(sorted(set(x[3] for x in rk))) or "no failure seen"))
 open(os.path.join(out, "summary.txt"), "w").write("\n".join(lines) + "\n")
-md = ["| scenario | every peer within 1e-3 (s) | within 1e-2 (s) | worst final error to the 8-peer average | live peers agree to | rounds | 1e-3 time / ring |", "|---|---|---|---|---|---|---|"]
+md = ["| scenario | every peer within 1e-3 (s) | within 1e-2 (s) | worst final error to the 8-peer average | live peers agree to (end) | live peers agree within 1e-3 from (s) | rounds | 1e-3 time / ring |", "|---|---|---|---|---|---|---|---|"]
 if ring:
-    md.append("| ring all-reduce (exact) | %.2f | %.2f | 0 (exact) | 0 | - | 1 |" % (ring, ring))
-md += ["| %s | %s | %s | %s | %s | %s | %s |" % row for row in rows]
+    md.append("| ring all-reduce (exact) | %.2f | %.2f | 0 (exact) | 0 | %.2f | - | 1 |" % (ring, ring, ring))
+md += ["| %s | %s | %s | %s | %s | %s | %s | %s |" % row for row in rows]
 open(os.path.join(out, "summary.md"), "w").write("\n".join(md) + "\n\n" + "\n".join(lines[[i for i, ln in enumerate(lines) if ln.startswith("target")][0]:]) + "\n")
 print("\n".join(lines))
 
