@@ -248,12 +248,14 @@ print("\n".join(lines))
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
-fig, ax = plt.subplots(figsize=(8, 5))
+fig, (ax, bx) = plt.subplots(1, 2, figsize=(13, 5))
 colors = {"plain": "tab:blue", "fp1624": "tab:cyan", "plain24": "tab:green", "int824": "tab:olive", "gossip": "tab:brown",
-          "churn": "tab:red", "kill2": "tab:purple"}
+          "churn": "tab:red", "kill2": "tab:purple", "kill24": "tab:pink"}
+FAULTS = ("kill2", "kill24", "churn")
 names = NAMES
+# left: every scenario without kills, each peer's error to the 8-peer average
 for tag, r in results.items():
-    if r["t0"] is None:
+    if r["t0"] is None or tag in FAULTS:
         continue
     first = True
     for k, p in sorted(r["peers"].items()):
@@ -273,7 +275,28 @@ ax.text(0.99, 0.02, "an error of 0 (exact) is drawn at 1e-7; each peer's error h
         ha="right", fontsize=7)
 ax.set_xlabel("seconds since every peer started (ring: since its barrier)")
 ax.set_ylabel("relative L2 error to the 8-peer average")
-ax.set_title("8 peers, 4 regions, %d floats, AWS links x %s (tests/wan/wan.sh)" % (count, scale))
+ax.set_title("no failures", fontsize=10)
 ax.legend(fontsize=8, loc="center right")
+# right: the runs with kills, how far apart the live peers are (by their sketches)
+for tag in FAULTS:
+    r = results.get(tag)
+    if not r or not r.get("agreement"):
+        continue
+    xs = [max(t, 0) for t, a in r["agreement"]]
+    ys = [max(a, 1e-7) for t, a in r["agreement"]]
+    bx.plot(xs, ys, "-", color=colors[tag], lw=1.2, drawstyle="steps-post", label=names[tag])
+    kills = [float(m.group(1)) - r["t0"] for m in re.finditer(r"killed \d+ at (\S+)", open(os.path.join(out, tag + "-victims")).read())]
+    for t in kills:
+        bx.axvline(t, color=colors[tag], lw=0.6, ls=":")
+bx.axhline(TARGET, color="gray", lw=0.8, ls=":")
+bx.set_yscale("log")
+bx.set_ylim(5e-8, 2)
+bx.set_xlabel("seconds since every peer started (dotted: the kills)")
+bx.set_ylabel("largest relative distance between two live peers")
+bx.set_title("peers killed (ring all-reduce: every survivor fails)", fontsize=10)
+bx.text(0.99, 0.02, "distance 0 drawn at 1e-7; estimated from 16 random projections (tern swarm --sketch)", transform=bx.transAxes,
+        ha="right", fontsize=7)
+bx.legend(fontsize=8, loc="upper right")
+fig.suptitle("8 peers, 4 regions, %d floats, AWS links x %s (tests/wan/wan.sh)" % (count, scale))
 fig.tight_layout()
 fig.savefig(png, dpi=110)
