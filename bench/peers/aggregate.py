@@ -151,6 +151,8 @@ def bound(med, results):
     per-thread buffer of S (a working set like the call's: send and receive buffers on each
     rank) and at 512 MiB per thread (DRAM)."""
     rates = membw(results)
+    if not rates:  # run.sh --small measures no large message and no memory rate
+        return "(no memory rates measured in this run)"
     dram = max(b for _, b in rates)
     rows, verdicts = [], []
     for s in (16 << 20, 64 << 20):

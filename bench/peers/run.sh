@@ -19,6 +19,9 @@
 #   bench/peers/run.sh           full run (about 12 minutes here), rewrites results/ and the page
 #   bench/peers/run.sh --quick   n = 2, three sizes, one round (about a minute): a smoke run,
 #                                written to results-quick/, the page untouched
+#   bench/peers/run.sh --small   shared memory only, 8 B to 4 KiB, n = 2 and 4, every collective,
+#                                ROUNDS rounds (about 3 minutes at 3): for work on the small-message
+#                                path, written to results-small/, the page untouched
 #   bench/peers/run.sh --plots   tables, page and plots again from results/, without measuring
 #
 # Then `tern tune` (TUNE_BUDGET seconds, 60; 0 skips it) for the learned selector's held-out
@@ -35,20 +38,27 @@ mode=${1:-full}
 case "$mode" in
   full | --full) mode=full ;;
   --quick) mode=quick ;;
+  --small) mode=small ;;
   --plots) mode=plots ;;
-  *) echo "usage: bench/peers/run.sh [--quick | --plots]" >&2; exit 2 ;;
+  *) echo "usage: bench/peers/run.sh [--quick | --small | --plots]" >&2; exit 2 ;;
 esac
 results=$here/results
 [ "$mode" = quick ] && results=$here/results-quick
+[ "$mode" = small ] && results=$here/results-small
 
 rounds=${ROUNDS:-3} T=${T:-10} R=${R:-5} TO=${TO:-240}
 sizes=8,16,64,256,1K,4K,16K,64K,256K,1M,4M,16M,64M
 ns=(2 4)
+trs=(shm tcp)
 oversub_ns=(8 16) oversub_sizes=8,64K,16M oversub_colls=allreduce oversub_R=3
 colls=(allreduce reduce_scatter allgather broadcast)
 membw_sizes=(16777216 67108864 536870912) # per thread: the 16 and 64 MiB messages, and DRAM
 if [ "$mode" = quick ]; then
   rounds=1 T=5 R=3 sizes=8,64K,1M ns=(2) oversub_ns=() membw_sizes=(16777216)
+  TUNE_BUDGET=0
+fi
+if [ "$mode" = small ]; then
+  sizes=8,16,64,256,1K,4K trs=(shm) oversub_ns=() membw_sizes=()
   TUNE_BUDGET=0
 fi
 
@@ -165,7 +175,7 @@ measure() {
         awk -v r="$round" '{ print r "," $1 "," $2 "," $3 "," $4 "," $5 }' >>"$results/membw.csv"
     done
     for n in "${ns[@]}"; do
-      for tr in shm tcp; do run_config "$round" "$tr" "$n" "$sizes" "$(IFS=,; echo "${colls[*]}")"; done
+      for tr in "${trs[@]}"; do run_config "$round" "$tr" "$n" "$sizes" "$(IFS=,; echo "${colls[*]}")"; done
     done
     echo "load after round $round: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$results/env.txt"
   done
@@ -185,7 +195,7 @@ measure() {
 }
 
 [ "$mode" = plots ] || { build_all; measure; }
-if [ "$mode" = quick ]; then
+if [ "$mode" = quick ] || [ "$mode" = small ]; then
   "$py" "$here/aggregate.py" --results "$results"
 else
   "$py" "$here/aggregate.py" --results "$results" --page "$here/PERFORMANCE.md.in" \
