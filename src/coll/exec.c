@@ -55,8 +55,7 @@ static tern_status build_algo(tern_comm *c, tern_request *r, coll_algo algo,
   return coll_sched_cache_get(coll_engine_scheds(c), &r->args, algo, out);
 }
 
-static tern_status build(tern_comm *c, tern_request *r, const coll_sched **out) {
-  size_t esize = tern_dtype_size(r->dt);
+static tern_status build(tern_comm *c, tern_request *r, size_t esize, const coll_sched **out) {
   coll_algo algo = coll_engine_forced(c);
   const char *forced = core_config_get()->algo;
   if (algo == COLL_ALGO_AUTO && forced[0] && !coll_algo_parse(forced, &algo))
@@ -110,11 +109,12 @@ static tern_status wait_all(tern_comm *c, net_xfer *xs, size_t n) {
   comm_idle_reset(&idle);
   size_t first = 0; /* transfers before it are known complete */
   for (;;) {
+    /* looked at first: shared-memory transfers often complete as they are posted */
+    while (first < n && xs[first].complete) first++;
+    if (first == n) return TERN_OK;
     bool moved = false;
     tern_status rc = comm_progress(c, &moved);
     if (rc != TERN_OK) return rc;
-    while (first < n && xs[first].complete) first++;
-    if (first == n) return TERN_OK;
     if (moved) {
       comm_idle_reset(&idle);
       continue;
@@ -146,8 +146,8 @@ static void trace_step(const tern_request *r, const coll_step *s, int phase) {
 }
 
 static tern_status run_phases(tern_comm *c, tern_request *r, const coll_sched *s,
-                              char *const bufs[]) {
-  size_t esize = tern_dtype_size(r->dt);
+                              char *const bufs[], size_t esize) {
+  bool trace = core_log_on(CORE_LOG_TRACE); /* once a call, not once a step */
   net_msg_hdr hdr = {.kind = (uint8_t)r->args.kind, .dtype = (uint8_t)r->dt, .op = (uint8_t)r->op,
                      .seq = r->seq, .root = r->args.root, .count = r->args.count};
   int phase = 0;
@@ -160,7 +160,7 @@ static tern_status run_phases(tern_comm *c, tern_request *r, const coll_sched *s
     size_t n = 0;
     for (size_t i = begin; i < end; i++) {
       const coll_step *st = &s->steps[i];
-      if (core_log_on(CORE_LOG_TRACE)) trace_step(r, st, phase);
+      if (trace) trace_step(r, st, phase);
       if (st->kind == COLL_STEP_COPY || st->kind == COLL_STEP_REDUCE) continue;
       net_xfer *x = &r->xfers[n++];
       *x = (net_xfer){.hdr = hdr, .peer = st->peer, .is_send = st->kind == COLL_STEP_SEND,
@@ -204,13 +204,13 @@ static tern_status run_coll(tern_comm *c, tern_request *r) {
   if (rc != TERN_OK) return rc;
   if (r->args.count == 0 && r->args.kind != COLL_BARRIER) return TERN_OK;
   const coll_sched *s = NULL;
-  if ((rc = build(c, r, &s)) != TERN_OK) return rc;
+  size_t esize = tern_dtype_size(r->dt);
+  if ((rc = build(c, r, esize, &s)) != TERN_OK) return rc;
   char *tmp = NULL;
-  if (s->tmp_count &&
-      (rc = coll_engine_tmp(c, s->tmp_count * tern_dtype_size(r->dt), &tmp)) != TERN_OK)
+  if (s->tmp_count && (rc = coll_engine_tmp(c, s->tmp_count * esize, &tmp)) != TERN_OK)
     return rc;
   char *const bufs[COLL_NUM_BUFS] = {(char *)r->sendbuf, r->recvbuf, tmp};
-  if ((rc = run_phases(c, r, s, bufs)) != TERN_OK) return rc;
+  if ((rc = run_phases(c, r, s, bufs, esize)) != TERN_OK) return rc;
   finish_avg(c, r);
   return TERN_OK;
 }

@@ -62,6 +62,7 @@ struct tern_comm {
   bool any_tcp;        /* some peer is reached over TCP */
   int ppn;             /* ranks per host when hosts hold equal contiguous blocks, else 0 */
   uint64_t alive_checked_ns; /* when comm_check_alive last looked */
+  uint32_t alive_calls;      /* comm_check_alive calls, to read the clock on every 16th */
 
   coll_engine *engine;
 };
@@ -104,6 +105,8 @@ void comm_explain_loss(tern_comm *c);
 typedef struct comm_idle_state {
   uint64_t idle_since_ns;
   uint64_t last_check_ns;
+  uint32_t looks; /* while spinning: looks since the clock was last read */
+  bool spinning;  /* the clock's last reading was within the spin phase */
 } comm_idle_state;
 
 void comm_idle_reset(comm_idle_state *st);

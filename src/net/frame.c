@@ -64,6 +64,10 @@ const char *net_kind_name(int kind) {
 
 tern_status net_msg_match(const net_msg_hdr *want, const net_msg_hdr *got, int peer,
                           core_err *err) {
+  if (got->kind == want->kind && got->seq == want->seq && got->count == want->count &&
+      got->dtype == want->dtype && got->op == want->op && got->root == want->root &&
+      got->bytes == want->bytes)
+    return TERN_OK; /* every message of every operation comes this way: no name looked up */
   const char *wk = net_kind_name(want->kind);
   if (got->kind != want->kind || got->seq != want->seq)
     return core_err_set(err, TERN_ERR_INVALID_ARG,
