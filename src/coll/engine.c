@@ -9,7 +9,14 @@
  * poll that the thread sleeps in also watches the listening port, to refuse strays.
  *
  * Locks: `lock` guards the queue and request states and is held only briefly; run_lock is held
- * while running operations. Never take `lock` and then wait for run_lock.
+ * while running operations, and guards what only the runner touches (the collective count, the
+ * inline request, the executor's caches). Never take `lock` and then wait for run_lock.
+ *
+ * A collective gets its number (coll_seq) when it starts to run, not when it is issued: they run
+ * one at a time in issue order, so the numbers are the same, and the blocking call on an idle
+ * communicator needs no `lock` at all: it takes run_lock, sees the queue empty (qlen is atomic
+ * for this look) and runs. That is two atomic operations a call instead of four (two mutexes
+ * taken and released), about 120 instructions of an 8-byte call's 1500 (callgrind).
  */
 #include "coll/coll.h"
 
@@ -28,9 +35,10 @@ struct coll_engine {
   pthread_mutex_t run_lock;
   tern_request pool[POOL];
   tern_request *queue[POOL]; /* issued, not yet finished, in issue order */
-  int qhead, qlen;
+  int qhead;
+  _Atomic int qlen; /* written under `lock`; read without it by the idle blocking call */
   tern_request inline_req; /* blocking calls on an idle communicator */
-  uint32_t coll_seq;
+  uint32_t coll_seq; /* under run_lock */
   pthread_t thread;
   int wake_fd;
   bool stop;
@@ -111,6 +119,7 @@ static bool run_head(tern_comm *c) {
     return false;
   }
   batch[n++] = e->queue[e->qhead];
+  if (batch[0]->type == COLL_REQ_COLL) batch[0]->seq = e->coll_seq++;
   while (batch[0]->type != COLL_REQ_COLL && n < e->qlen &&
          e->queue[(e->qhead + n) % POOL]->type != COLL_REQ_COLL)
     batch[n] = e->queue[(e->qhead + n) % POOL], n++;
@@ -192,7 +201,6 @@ static tern_request *enqueue(tern_comm *c, const tern_request *proto) {
     if (!e->pool[i].in_use) slot = &e->pool[i];
   if (slot == NULL || e->qlen == POOL) return NULL;
   load(slot, proto);
-  if (slot->type == COLL_REQ_COLL) slot->seq = e->coll_seq++;
   e->queue[(e->qhead + e->qlen) % POOL] = slot;
   e->qlen++;
   return slot;
@@ -200,18 +208,20 @@ static tern_request *enqueue(tern_comm *c, const tern_request *proto) {
 
 tern_status coll_engine_run_blocking(tern_comm *c, const tern_request *proto) {
   coll_engine *e = c->engine;
-  pthread_mutex_lock(&e->lock);
-  if (e->qlen == 0 && pthread_mutex_trylock(&e->run_lock) == 0) {
-    tern_request *r = &e->inline_req;
-    load(r, proto);
-    if (r->type == COLL_REQ_COLL) r->seq = e->coll_seq++;
-    pthread_mutex_unlock(&e->lock);
-    tern_status rc = r->type == COLL_REQ_COLL ? coll_exec_coll(c, r) : coll_exec_p2p(c, &r, 1);
-    if (rc != TERN_OK) atomic_store(&c->arg_err_last, false);
-    r->in_use = false;
+  if (atomic_load(&e->qlen) == 0 && pthread_mutex_trylock(&e->run_lock) == 0) {
+    if (atomic_load(&e->qlen) == 0) { /* again: a request queued since then runs first */
+      tern_request *r = &e->inline_req;
+      load(r, proto);
+      if (r->type == COLL_REQ_COLL) r->seq = e->coll_seq++;
+      tern_status rc = r->type == COLL_REQ_COLL ? coll_exec_coll(c, r) : coll_exec_p2p(c, &r, 1);
+      if (rc != TERN_OK) atomic_store(&c->arg_err_last, false);
+      r->in_use = false;
+      pthread_mutex_unlock(&e->run_lock);
+      return rc;
+    }
     pthread_mutex_unlock(&e->run_lock);
-    return rc;
   }
+  pthread_mutex_lock(&e->lock);
   tern_request *r = enqueue(c, proto);
   pthread_mutex_unlock(&e->lock);
   if (r == NULL)
