@@ -96,7 +96,7 @@ def swarm(tag, skip=()):
     if agreement:
         res["consensus"], res["by"] = agreement[-1][1], "sketches"
         res["agreement"] = agreement
-        kills = last_kill(tag)
+        kills = max(kill_times(tag), default=None)
         ok_from = None
         for t, a in agreement:  # the first time after the last kill from which they stay agreed
             if a > TARGET:
@@ -126,12 +126,12 @@ def agreement_over_time(live, sketch_of, ref, t0):
     return series
 
 
-def last_kill(tag):
+def kill_times(tag):
+    """The wall-clock times of the kills driver.sh recorded for a run (none if it has no file)."""
     f = os.path.join(out, tag + "-victims")
     if not os.path.exists(f):
-        return None
-    ts = [float(m.group(1)) for m in re.finditer(r"killed \d+ at (\S+)", open(f).read())]
-    return max(ts) if ts else None
+        return []
+    return [float(m.group(1)) for m in re.finditer(r"killed \d+ at (\S+)", open(f).read())]
 
 
 say("swarm benchmark (issue 6), one run in tests/wan/wan.sh: 8 peers, Virginia/Frankfurt/Tokyo/Oregon (2 each),")
@@ -196,9 +196,7 @@ for tag in ("kill2", "kill24", "churn"):
     kv = open(f).read().strip() if os.path.exists(f) else "none"
     say("kills in the Moshpit run %s: %s" % (tag, kv.replace("\n", "; ")))
 ringkill_ran = os.path.exists(os.path.join(out, "ringkill-victims"))
-killed = None
-if ringkill_ran:
-    killed = float(open(os.path.join(out, "ringkill-victims")).read().split()[-1])
+killed = float(open(os.path.join(out, "ringkill-victims")).read().split()[-1]) if ringkill_ran else None
 rk = []
 for k in range(8 if ringkill_ran else 0):
     f = os.path.join(out, "ringkill-%d.out" % k)
@@ -285,9 +283,8 @@ for tag in FAULTS:
     xs = [max(t, 0) for t, a in r["agreement"]]
     ys = [max(a, 1e-7) for t, a in r["agreement"]]
     bx.plot(xs, ys, "-", color=colors[tag], lw=1.2, drawstyle="steps-post", label=names[tag])
-    kills = [float(m.group(1)) - r["t0"] for m in re.finditer(r"killed \d+ at (\S+)", open(os.path.join(out, tag + "-victims")).read())]
-    for t in kills:
-        bx.axvline(t, color=colors[tag], lw=0.6, ls=":")
+    for t in kill_times(tag):
+        bx.axvline(t - r["t0"], color=colors[tag], lw=0.6, ls=":")
 bx.axhline(TARGET, color="gray", lw=0.8, ls=":")
 bx.set_yscale("log")
 bx.set_ylim(5e-8, 2)
