@@ -328,6 +328,7 @@ static void send_some(net_shm_chan *ch, bool *moved) {
     if (ch->cma_slot) {
       if (reader_head(ch) < ch->cma_slot) return;
       ch->cma_slot = 0;
+      *moved = true; /* else the waiter, seeing no progress, sleeps a slice on a finished send */
       goto done;
     }
     do {

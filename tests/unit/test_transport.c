@@ -69,14 +69,20 @@ static tern_status post(pair *p, int side, net_xfer *x) {
   return p->shm ? net_shm_post(&p->sc[side], x, NULL) : net_tcp_post(&p->tcp[side], x, NULL);
 }
 
-/* Progresses both sides until both transfers complete or one side fails. */
+/* Progresses both sides until both transfers complete (a on side 0, b on side 1) or one side
+ * fails. A progress call that completes a transfer must say it moved something: a waiter that
+ * is told nothing moved goes to sleep, on a transfer that is already done. */
 static tern_status drive(pair *p, net_xfer *a, net_xfer *b, core_err *err) {
+  net_xfer *mine[2] = {a, b};
   for (long spins = 0; spins < 50000000; spins++) {
     for (int side = 0; side < 2; side++) {
-      bool moved = false;
+      bool moved = false, was_complete = mine[side]->complete;
       tern_status rc = p->shm ? net_shm_progress(&p->sc[side], &moved, err)
                               : net_tcp_progress(&p->tcp[side], &moved, err);
       if (rc != TERN_OK) return rc;
+      if (!was_complete && mine[side]->complete && !moved)
+        fail_msg("side %d completed %llu bytes but reported no progress", side,
+                 (unsigned long long)mine[side]->hdr.bytes);
     }
     if (a->complete && b->complete) return TERN_OK;
   }
