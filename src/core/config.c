@@ -97,7 +97,7 @@ static void load(void) {
   config.timeout_s = 300;
   config.log_level = CORE_LOG_WARN;
   config.tcp_streams = 4;
-  config.shm_cma = false; /* TERN_SHM_CMA=1: see docs/PERFORMANCE.md for why it is off */
+  config.shm_cma = -1; /* comm/shm_setup.c decides: see net/shm.c for why */
   if (sodium_init() < 0) complain("%s%s: libsodium failed to initialise", "", "");
 
   const char *v;
@@ -120,7 +120,7 @@ static void load(void) {
   }
   long cma;
   if ((v = getenv("TERN_SHM_CMA")) && *v) {
-    if (core_parse_int(v, 0, 1, &cma)) config.shm_cma = cma == 1;
+    if (core_parse_int(v, 0, 1, &cma)) config.shm_cma = (int)cma;
     else complain("%s='%s' is not 0 or 1", "TERN_SHM_CMA", v);
   }
   long cpus;

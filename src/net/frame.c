@@ -55,6 +55,10 @@ tern_status net_frame_decode(const uint8_t in[NET_FRAME_LEN], net_frame *f, cons
   return TERN_OK;
 }
 
+bool net_kind_reduces(int kind) {
+  return kind == 0 || kind == 1 || kind == 4; /* allreduce, reduce_scatter, reduce: as below */
+}
+
 const char *net_kind_name(int kind) {
   static const char *names[] = {"allreduce", "reduce_scatter", "allgather", "broadcast",
                                 "reduce",    "alltoall",       "barrier"};

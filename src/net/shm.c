@@ -8,18 +8,18 @@
  * the slot whole. The reader returns slots by advancing the ring's head.
  *
  * Messages are copied into slots and out again (the reducing receive reduces straight out of the
- * slot, no second copy). With TERN_SHM_CMA=1, messages of NET_CMA_MIN bytes or more go as a
- * descriptor (the sender's address) instead: the receiver copies them straight from the sender's
- * memory with process_vm_readv, one copy in all, and the send completes when the receiver returns
- * the slot, i.e. when it is done reading. CMA needs ptrace rights over the peer; a probe at
- * start-up decides per peer, and without it the slots carry everything.
+ * slot, no second copy). With single copy (CMA, the default when the host is not oversubscribed:
+ * comm/shm_setup.c), large messages (uses_cma, below) go as a descriptor (the sender's
+ * address) instead: the receiver copies them straight from the sender's memory with
+ * process_vm_readv, one copy in all, and the send completes when the receiver returns the slot,
+ * i.e. when it is done reading. CMA needs ptrace rights over the peer; a probe at start-up decides
+ * per peer, and without it the slots carry everything.
  *
- * CMA is off by default because the rings were measured faster at every size from 64 KiB to
- * 64 MiB, at n = 2 and n = 4 (bench/peers, docs/PERFORMANCE.md): through the rings the sender
- * copies slot k+1 in while the receiver copies slot k out, on two cores at cache speed, and the
- * sender is free as soon as its last slot is written; with CMA the receiver alone copies,
- * page-pinning the sender's buffer, while the sender waits for it (n = 2, 16 MiB allreduce:
- * 4.1 ms with CMA, 1.75 ms through the rings).
+ * Measured (bench/peers, docs/PERFORMANCE.md): at n = 2 single copy is faster for every
+ * collective from 64 KiB up (broadcast 256 KiB 19 -> 9.6 us, allgather 16 MiB 1.79 -> 1.10 ms,
+ * allreduce 16 MiB 2.87 -> 2.12 ms). With 4 ranks on 2 cores the rings win for broadcast and
+ * allreduce: a CMA sender waits for its reader to be scheduled, while through the rings it leaves
+ * up to a ring's worth behind and goes on.
  *
  * Nobody spins here: progress is a look at the slots. Waiting is comm/wait.c's job; the doorbell
  * (a futex word in each segment, with a "sleeping" flag so that a sender only pays for the wake
@@ -305,8 +305,14 @@ bool net_shm_busy(const net_shm_chan *ch) {
   return ch->sendq.len || ch->recvq.len;
 }
 
+/* A reducing receive reads a CMA message through a bounce buffer, a pass more than reducing
+ * straight out of the slots; so messages that may be reduced go single-copy only from
+ * NET_CMA_MIN, where the saved copy pays for it (n = 2, a 128 KiB allreduce, whose ring sends
+ * 64 KiB messages to be reduced: 14.8 us through the slots, 21.9 us single-copy; from 192 KiB
+ * single copy wins), and copied ones from NET_CMA_COPY_MIN (64 KiB allgather: 4.35 -> 2.88 us). */
 static bool uses_cma(const net_shm_chan *ch, const net_xfer *x) {
-  return ch->cma && x->hdr.bytes >= NET_CMA_MIN;
+  return ch->cma &&
+         x->hdr.bytes >= (net_kind_reduces(x->hdr.kind) ? NET_CMA_MIN : NET_CMA_COPY_MIN);
 }
 
 static void publish(net_shm_chan *ch, slot *sl) {

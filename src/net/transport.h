@@ -51,6 +51,9 @@ tern_status net_frame_decode(const uint8_t in[NET_FRAME_LEN], net_frame *f, cons
 tern_status net_msg_match(const net_msg_hdr *want, const net_msg_hdr *got, int peer,
                           core_err *err);
 const char *net_kind_name(int kind);
+/* Whether messages of this kind may be reduced by their receiver (allreduce, reduce_scatter,
+ * reduce); the others are only copied. */
+bool net_kind_reduces(int kind);
 
 /* ---- a transfer ------------------------------------------------------------------------- */
 
@@ -118,13 +121,15 @@ void net_tcp_shutdown(net_tcp_chan *ch);
 
 /* ---- shared memory (shm.c) --------------------------------------------------------------- */
 /* Each rank owns one segment holding a doorbell and an inbound ring from each peer on its host.
- * A sender writes into the receiver's ring; messages of at least NET_CMA_MIN bytes go as a
- * descriptor instead, and the receiver copies them straight out of the sender's memory with
- * process_vm_readv (one copy) when the kernel allows it. */
+ * A sender writes into the receiver's ring; with single copy (CMA) on, a message of at least
+ * NET_CMA_MIN bytes (NET_CMA_COPY_MIN when its kind never reduces on receipt) goes as a
+ * descriptor instead, and the receiver copies it straight out of the sender's memory with
+ * process_vm_readv. */
 
 #define NET_SHM_SLOTS 16
 #define NET_SHM_SLOT_BYTES (64u << 10)
-#define NET_CMA_MIN (64u << 10)
+#define NET_CMA_MIN (96u << 10)
+#define NET_CMA_COPY_MIN (16u << 10)
 
 typedef struct net_shm_seg net_shm_seg;   /* a mapped segment (ours or a peer's) */
 typedef struct net_shm_ring net_shm_ring; /* one inbound ring inside a segment */

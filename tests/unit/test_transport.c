@@ -94,8 +94,9 @@ static net_msg_hdr hdr_for(size_t bytes, tern_dtype dt) {
                        .count = bytes / tern_dtype_size(dt), .bytes = bytes};
 }
 
-/* Sends bytes from side 0 to side 1, plain or reducing, and checks what arrived. */
-static void one_message(pair *p, size_t bytes, bool reduce) {
+/* Sends bytes from side 0 to side 1 as a message of the given kind (a collective's number),
+ * plain or reducing, and checks what arrived. */
+static void one_message(pair *p, int kind, size_t bytes, bool reduce) {
   size_t n = bytes / 4;
   float *src = malloc(bytes + 4), *dst = malloc(bytes + 4), *other = malloc(bytes + 4);
   for (size_t i = 0; i < n; i++) {
@@ -106,6 +107,7 @@ static void one_message(pair *p, size_t bytes, bool reduce) {
   net_xfer s = {.hdr = hdr_for(bytes, TERN_F32), .peer = 1, .is_send = true, .src = (char *)src};
   net_xfer r = {.hdr = hdr_for(bytes, TERN_F32), .peer = 0, .reduce = reduce,
                 .src = (char *)other, .dst = (char *)dst};
+  s.hdr.kind = r.hdr.kind = (uint8_t)kind;
   assert_int_equal(post(p, 0, &s), TERN_OK);
   assert_int_equal(post(p, 1, &r), TERN_OK);
   core_err err = {0};
@@ -120,7 +122,8 @@ static void one_message(pair *p, size_t bytes, bool reduce) {
   free(other);
 }
 
-static const size_t sizes[] = {0, 4, 64, 4096, 65532, 65536, 300000, 1u << 20, (8u << 20) + 12};
+static const size_t sizes[] = {0, 4, 64, 4096, 16384, 65532, 65536, 98304, 300000, 1u << 20,
+                               (8u << 20) + 12};
 
 static void tcp_messages(void **state) {
   (void)state;
@@ -128,8 +131,8 @@ static void tcp_messages(void **state) {
     pair p;
     pair_tcp(&p, streams);
     for (size_t i = 0; i < CORE_ARRAY_LEN(sizes); i++) {
-      one_message(&p, sizes[i], false);
-      one_message(&p, sizes[i], true);
+      one_message(&p, 0, sizes[i], false);
+      one_message(&p, 0, sizes[i], true);
     }
     pair_free(&p);
   }
@@ -140,9 +143,12 @@ static void shm_messages(void **state) {
   for (int cma = 0; cma <= 1; cma++) {
     pair p;
     pair_shm(&p, cma);
-    for (size_t i = 0; i < CORE_ARRAY_LEN(sizes); i++) {
-      one_message(&p, sizes[i], false);
-      one_message(&p, sizes[i], true);
+    /* allreduce (0) and allgather (2): single copy starts at different sizes for the two */
+    for (int kind = 0; kind <= 2; kind += 2) {
+      for (size_t i = 0; i < CORE_ARRAY_LEN(sizes); i++) {
+        one_message(&p, kind, sizes[i], false);
+        one_message(&p, kind, sizes[i], true);
+      }
     }
     pair_free(&p);
   }
