@@ -28,7 +28,7 @@ static tern_status parse_line(coll_tuning *t, char *line, int lineno, bool *saw_
                               const char *what, core_err *err) {
   char tr[8], kind[32], algo[16], word[16], extra[2];
   int n;
-  double alpha, beta, gamma, o, bytes;
+  double alpha, beta, gamma, o, bytes, secs;
   coll_transport_kind trk;
   coll_kind k;
   coll_algo a;
@@ -47,16 +47,17 @@ static tern_status parse_line(coll_tuning *t, char *line, int lineno, bool *saw_
     t->models[t->nmodels++] = (coll_tuned_model){trk, n, {alpha, beta, gamma, o}};
     return TERN_OK;
   }
-  if (sscanf(p, "best %7s %d %31s %lf %15s %1s", tr, &n, kind, &bytes, algo, extra) == 5 &&
+  if (sscanf(p, "time %7s %d %31s %lf %15s %lf %1s", tr, &n, kind, &bytes, algo, &secs, extra) == 6 &&
       parse_tr(tr, &trk) && n >= 1 && coll_kind_parse(kind, &k) && bytes >= 0 && isfinite(bytes) &&
-      coll_algo_parse(algo, &a) && a != COLL_ALGO_AUTO && coll_algo_supported(k, a)) {
-    if (!grow((void **)&t->best, t->nbest, sizeof *t->best))
+      coll_algo_parse(algo, &a) && a != COLL_ALGO_AUTO && coll_algo_supported(k, a) && secs > 0 &&
+      isfinite(secs)) {
+    if (!grow((void **)&t->times, t->ntimes, sizeof *t->times))
       return core_err_set(err, TERN_ERR_NOMEM, "no memory for %s", what);
-    t->best[t->nbest++] = (coll_tuned_best){trk, n, k, bytes, a};
+    t->times[t->ntimes++] = (coll_tuned_time){trk, n, k, bytes, a, secs};
     return TERN_OK;
   }
   return core_err_set(err, TERN_ERR_INVALID_ARG,
-                      "%s, line %d: '%.60s' is not a 'use', 'model' or 'best' line of version %d "
+                      "%s, line %d: '%.60s' is not a 'use', 'model' or 'time' line of version %d "
                       "(run tern tune again to rewrite it)",
                       what, lineno, p, COLL_TUNING_VERSION);
 }
@@ -89,7 +90,7 @@ tern_status coll_tuning_parse(coll_tuning *t, const char *text, size_t len, cons
     rc = parse_line(t, line, ++lineno, &saw_use, what, err);
   if (rc == TERN_OK && !saw_use)
     rc = core_err_set(err, TERN_ERR_INVALID_ARG, "%s has no 'use model' or 'use table' line", what);
-  if (rc == TERN_OK && (t->use_table ? t->nbest : t->nmodels) == 0)
+  if (rc == TERN_OK && (t->use_table ? t->ntimes : t->nmodels) == 0)
     rc = core_err_set(err, TERN_ERR_INVALID_ARG, "%s says 'use %s' but has no such lines", what,
                       t->use_table ? "table" : "model");
 out:
@@ -100,7 +101,7 @@ out:
 
 void coll_tuning_free(coll_tuning *t) {
   free(t->models);
-  free(t->best);
+  free(t->times);
   memset(t, 0, sizeof *t);
 }
 
@@ -135,28 +136,61 @@ void coll_tuning_default_path(char *out, size_t len) {
   else snprintf(out, len, "%s/.cache/tern/tuning", home && *home ? home : ".");
 }
 
-/* Distance between rank counts and sizes on log scales, rank count first. */
-static double distance(int n, int m, double b, double c) {
-  return 1e3 * fabs(log2((double)n) - log2((double)m)) + fabs(log2(b + 1) - log2(c + 1));
+/* Distance between rank counts, on a log scale. */
+static double rank_distance(int n, int m) {
+  return fabs(log2((double)n) - log2((double)m));
+}
+
+/* The measured times of each algorithm just below and just above a size. */
+typedef struct bracket {
+  double lo_bytes, lo_secs, hi_bytes, hi_secs; /* lo_bytes < 0, hi_bytes = inf: none */
+} bracket;
+
+/* An algorithm's time at bytes, interpolated on log scales between its bracket (the nearer
+ * measured time beyond either end); HUGE_VAL when it was not measured. */
+static double interpolate(const bracket *b, double bytes) {
+  bool lo = b->lo_bytes >= 0, hi = isfinite(b->hi_bytes);
+  if (!lo || !hi) return lo ? b->lo_secs : hi ? b->hi_secs : HUGE_VAL;
+  if (b->hi_bytes == b->lo_bytes) return b->lo_secs;
+  double w = (log(bytes + 1) - log(b->lo_bytes + 1)) / (log(b->hi_bytes + 1) - log(b->lo_bytes + 1));
+  return exp((1 - w) * log(b->lo_secs) + w * log(b->hi_secs));
+}
+
+static coll_algo table_select(const coll_tuning *t, coll_transport_kind tr, coll_kind kind, int n,
+                              double bytes) {
+  int nearest = 0;
+  double best_d = HUGE_VAL;
+  for (size_t i = 0; i < t->ntimes; i++) {
+    const coll_tuned_time *e = &t->times[i];
+    double d = e->tr == tr && e->kind == kind ? rank_distance(n, e->n) : HUGE_VAL;
+    if (d < best_d) best_d = d, nearest = e->n;
+  }
+  bracket br[COLL_NUM_ALGOS];
+  for (int a = 0; a < COLL_NUM_ALGOS; a++) br[a] = (bracket){-1, 0, HUGE_VAL, 0};
+  for (size_t i = 0; i < t->ntimes; i++) {
+    const coll_tuned_time *e = &t->times[i];
+    if (e->tr != tr || e->kind != kind || e->n != nearest) continue;
+    bracket *b = &br[e->algo];
+    if (e->bytes <= bytes && e->bytes > b->lo_bytes) b->lo_bytes = e->bytes, b->lo_secs = e->secs;
+    if (e->bytes >= bytes && e->bytes < b->hi_bytes) b->hi_bytes = e->bytes, b->hi_secs = e->secs;
+  }
+  coll_algo best = COLL_ALGO_AUTO;
+  double best_secs = HUGE_VAL;
+  for (int a = 0; a < COLL_NUM_ALGOS; a++) {
+    double s = interpolate(&br[a], bytes);
+    if (s < best_secs) best_secs = s, best = (coll_algo)a;
+  }
+  return best;
 }
 
 coll_algo coll_tuning_select(const coll_tuning *t, coll_transport_kind tr, coll_kind kind, int n,
                              size_t count, size_t elem_size) {
   double bytes = (double)count * (double)elem_size, best_d = HUGE_VAL;
-  coll_algo best = COLL_ALGO_AUTO;
-  if (t->use_table) {
-    for (size_t i = 0; i < t->nbest; i++) {
-      const coll_tuned_best *b = &t->best[i];
-      if (b->tr != tr || b->kind != kind) continue;
-      double d = distance(n, b->n, bytes, b->bytes);
-      if (d < best_d) best_d = d, best = b->algo;
-    }
-    return best;
-  }
+  if (t->use_table) return table_select(t, tr, kind, n, bytes);
   const coll_tuned_model *m = NULL;
   for (size_t i = 0; i < t->nmodels; i++) {
     if (t->models[i].tr != tr) continue;
-    double d = distance(n, t->models[i].n, 0, 0);
+    double d = rank_distance(n, t->models[i].n);
     if (d < best_d) best_d = d, m = &t->models[i];
   }
   return m ? coll_select(kind, n, count, elem_size, &m->m) : COLL_ALGO_AUTO;

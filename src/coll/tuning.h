@@ -6,14 +6,17 @@
  *  - "model": alpha, beta, gamma and o refitted per (transport, rank count) by least squares,
  *    with the features of each algorithm's own schedule (coll_sched_cost's terms), so that the
  *    closed forms of select.c predict with this machine's constants;
- *  - "table": the measured winner per (transport, rank count, collective, size), looked up at
- *    the nearest measured size (in log scale) and rank count.
+ *  - "table": every algorithm's measured time per (transport, rank count, collective, size);
+ *    a choice interpolates each algorithm's time between the measured sizes on log scales, at
+ *    the nearest measured rank count, and takes the fastest. (Looking up the winner at the
+ *    nearest measured size instead was right 2-4 points in 100 less often here: between two
+ *    measured sizes it cannot see where two algorithms' curves cross.)
  *
  * The file is text, line-oriented, versioned:
- *   tern-tuning 1
+ *   tern-tuning 2
  *   use model|table
  *   model TRANSPORT N ALPHA BETA GAMMA O
- *   best TRANSPORT N KIND BYTES ALGO
+ *   time TRANSPORT N KIND BYTES ALGO SECONDS
  *   # comments
  * A file of another version, or with a line that does not parse, is refused with the line and
  * what is wrong, never half-used. Every rank uses rank 0's copy (sent through the store at
@@ -24,7 +27,7 @@
 
 #include "coll/sched.h"
 
-#define COLL_TUNING_VERSION 1
+#define COLL_TUNING_VERSION 2
 #define COLL_TUNING_MAX_BYTES (512u << 10) /* larger is not ours (and must fit a store value) */
 
 typedef enum coll_transport_kind { COLL_TR_SHM, COLL_TR_TCP, COLL_NUM_TR } coll_transport_kind;
@@ -35,20 +38,21 @@ typedef struct coll_tuned_model {
   coll_net_model m;
 } coll_tuned_model;
 
-typedef struct coll_tuned_best {
+typedef struct coll_tuned_time {
   coll_transport_kind tr;
   int n;
   coll_kind kind;
   double bytes;
   coll_algo algo;
-} coll_tuned_best;
+  double secs; /* one call, > 0 */
+} coll_tuned_time;
 
 typedef struct coll_tuning {
   bool use_table;
   coll_tuned_model *models;
   size_t nmodels;
-  coll_tuned_best *best;
-  size_t nbest;
+  coll_tuned_time *times;
+  size_t ntimes;
 } coll_tuning;
 
 /* Parses text (len bytes) into t; `what` names the source in messages ("tuning file X"). */
@@ -62,8 +66,9 @@ tern_status coll_tuning_load(coll_tuning *t, const char *path, char **text, size
 /* The default path: $XDG_CACHE_HOME/tern/tuning, else $HOME/.cache/tern/tuning. */
 void coll_tuning_default_path(char *out, size_t len);
 
-/* The tuned choice for (transport, n, kind, bytes): the table's winner at the nearest measured
- * point, or coll_select with the fitted constants of the nearest rank count; AUTO when the file
+/* The tuned choice for (transport, n, kind, bytes): the algorithm whose measured times,
+ * interpolated to bytes at the nearest measured rank count, are the least (table), or
+ * coll_select with the fitted constants of the nearest rank count (model); AUTO when the file
  * has nothing for this transport or collective. Deterministic. */
 coll_algo coll_tuning_select(const coll_tuning *t, coll_transport_kind tr, coll_kind kind, int n,
                              size_t count, size_t elem_size);

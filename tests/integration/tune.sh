@@ -10,14 +10,14 @@ fail() { echo "tune.sh: $*"; exit 1; }
 out=$("$tern" tune --budget 6 --ns 2,3 --transports shm --max-bytes 64K -o "$dir/t" 2>&1) ||
   fail "tern tune failed: $out"
 echo "$out" | grep -E "held-out|fitted model|measured table|wrote"
-head -1 "$dir/t" | grep -qx "tern-tuning 1" || fail "no version line"
+head -1 "$dir/t" | grep -qx "tern-tuning 2" || fail "no version line"
 grep -qE "^use (model|table)$" "$dir/t" || fail "no use line"
-grep -qE "^model shm 2 " "$dir/t" && grep -qE "^best shm 3 allreduce " "$dir/t" || fail "no model or table lines"
+grep -qE "^model shm 2 " "$dir/t" && grep -qE "^time shm 3 allreduce " "$dir/t" || fail "no model or table lines"
 TERN_TUNING=$dir/t TERN_DEBUG=INFO "$tern" run -n 3 -- "$matrix" >"$dir/m.out" 2>"$dir/m.err" ||
   fail "coll_matrix under the tuning file failed: $(tail -5 "$dir/m.err")"
 grep -q "tuning from $dir/t" "$dir/m.err" || fail "the tuning file was not used"
 tail -1 "$dir/m.out"
-printf 'tern-tuning 1\nuse model\nmodel shm 2 one two three four\n' > "$dir/bad"
+printf 'tern-tuning 2\nuse model\nmodel shm 2 one two three four\n' > "$dir/bad"
 err=$(TERN_TUNING=$dir/bad "$tern" run -n 2 -- "$hello" 2>&1) && fail "a corrupt file was accepted"
 echo "$err" | grep -q "TERN_TUNING: tuning file $dir/bad, line 3" || fail "no line in: $err"
 printf 'tern-tuning 7\nuse model\n' > "$dir/v7"

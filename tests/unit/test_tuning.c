@@ -10,15 +10,19 @@
 #include <math.h>
 #include <string.h>
 
-static const char good[] = "tern-tuning 1\n"
+/* At n = 2, rd is 8x faster than ring at 8 B and ring 4x faster at 1 MiB: on log scales their
+ * lines cross near 2^(3 + 17 x 3/5) B, about 9 KiB. */
+static const char good[] = "tern-tuning 2\n"
                            "# a comment\n"
                            "use table\n"
                            "model shm 2 3e-07 1e-10 5e-11 1e-07\n"
                            "model tcp 4 5e-06 3e-10 1e-10 2e-06\n"
-                           "best shm 2 allreduce 8 rd\n"
-                           "best shm 2 allreduce 1048576 ring\n"
-                           "best shm 4 allreduce 8 direct\n"
-                           "best tcp 4 allgather 65536 bruck\n";
+                           "time shm 2 allreduce 8 rd 1e-06\n"
+                           "time shm 2 allreduce 8 ring 8e-06\n"
+                           "time shm 2 allreduce 1048576 rd 0.0016\n"
+                           "time shm 2 allreduce 1048576 ring 0.0004\n"
+                           "time shm 4 allreduce 8 direct 2e-06\n"
+                           "time tcp 4 allgather 65536 bruck 5e-05\n";
 
 static void parses_and_selects(void **state) {
   (void)state;
@@ -27,10 +31,15 @@ static void parses_and_selects(void **state) {
   assert_int_equal(coll_tuning_parse(&t, good, strlen(good), "test", &err), TERN_OK);
   assert_true(t.use_table);
   assert_int_equal(t.nmodels, 2);
-  assert_int_equal(t.nbest, 4);
-  /* nearest measured size, then nearest rank count */
-  assert_int_equal(coll_tuning_select(&t, COLL_TR_SHM, COLL_ALLREDUCE, 2, 4, 4), COLL_ALGO_RD);
-  assert_int_equal(coll_tuning_select(&t, COLL_TR_SHM, COLL_ALLREDUCE, 2, 1 << 19, 4), COLL_ALGO_RING);
+  assert_int_equal(t.ntimes, 6);
+  /* below and above the measured sizes: the nearest measured time */
+  assert_int_equal(coll_tuning_select(&t, COLL_TR_SHM, COLL_ALLREDUCE, 2, 1, 4), COLL_ALGO_RD);
+  assert_int_equal(coll_tuning_select(&t, COLL_TR_SHM, COLL_ALLREDUCE, 2, 1 << 22, 4), COLL_ALGO_RING);
+  /* in between, the interpolated curves cross near 9 KiB: rd at 4 KiB (where the winner at the
+   * nearest measured size, 1 MiB, would be ring), ring at 16 KiB */
+  assert_int_equal(coll_tuning_select(&t, COLL_TR_SHM, COLL_ALLREDUCE, 2, 1024, 4), COLL_ALGO_RD);
+  assert_int_equal(coll_tuning_select(&t, COLL_TR_SHM, COLL_ALLREDUCE, 2, 4096, 4), COLL_ALGO_RING);
+  /* the nearest measured rank count */
   assert_int_equal(coll_tuning_select(&t, COLL_TR_SHM, COLL_ALLREDUCE, 5, 2, 4), COLL_ALGO_DIRECT);
   assert_int_equal(coll_tuning_select(&t, COLL_TR_TCP, COLL_ALLGATHER, 3, 100, 4), COLL_ALGO_BRUCK);
   /* nothing for this collective or transport: the caller falls back */
@@ -49,16 +58,19 @@ static void refuses_bad_files(void **state) {
   } bad[] = {
       {"", "not a tern tuning file"},
       {"hello\n", "not a tern tuning file"},
-      {"tern-tuning 2\nuse model\n", "version 2"},
-      {"tern-tuning 1\nmodel shm 2 1 1 1 1\n", "no 'use model'"},
-      {"tern-tuning 1\nuse table\nmodel shm 2 1 1 1 1\n", "no such lines"},
-      {"tern-tuning 1\nuse model\nmodel ib 2 1 1 1 1\n", "line 3"},
-      {"tern-tuning 1\nuse model\nmodel shm 2 -1 1 1 1\n", "line 3"},
-      {"tern-tuning 1\nuse model\nmodel shm 2 nan 1 1 1\n", "line 3"},
-      {"tern-tuning 1\nuse table\nbest shm 2 allreduce 8 pairwise\n", "line 3"},
-      {"tern-tuning 1\nuse table\nbest shm 2 allreduce 8 rd extra\n", "line 3"},
-      {"tern-tuning 1\nuse table\nbest shm 0 allreduce 8 rd\n", "line 3"},
-      {"tern-tuning 1\nuse sometimes\n", "line 2"},
+      {"tern-tuning 1\nuse model\n", "version 1"},
+      {"tern-tuning 2\nmodel shm 2 1 1 1 1\n", "no 'use model'"},
+      {"tern-tuning 2\nuse table\nmodel shm 2 1 1 1 1\n", "no such lines"},
+      {"tern-tuning 2\nuse model\nmodel ib 2 1 1 1 1\n", "line 3"},
+      {"tern-tuning 2\nuse model\nmodel shm 2 -1 1 1 1\n", "line 3"},
+      {"tern-tuning 2\nuse model\nmodel shm 2 nan 1 1 1\n", "line 3"},
+      {"tern-tuning 2\nuse table\ntime shm 2 allreduce 8 pairwise 1e-6\n", "line 3"},
+      {"tern-tuning 2\nuse table\ntime shm 2 allreduce 8 rd 1e-6 extra\n", "line 3"},
+      {"tern-tuning 2\nuse table\ntime shm 0 allreduce 8 rd 1e-6\n", "line 3"},
+      {"tern-tuning 2\nuse table\ntime shm 2 allreduce 8 rd 0\n", "line 3"},
+      {"tern-tuning 2\nuse table\ntime shm 2 allreduce 8 rd inf\n", "line 3"},
+      {"tern-tuning 2\nuse table\nbest shm 2 allreduce 8 rd\n", "line 3"},
+      {"tern-tuning 2\nuse sometimes\n", "line 2"},
   };
   for (size_t i = 0; i < CORE_ARRAY_LEN(bad); i++) {
     coll_tuning t;
@@ -71,7 +83,7 @@ static void refuses_bad_files(void **state) {
   }
   /* a NUL inside is not text */
   coll_tuning t;
-  const char nul[] = "tern-tuning 1\nuse model\0model shm 2 1 1 1 1\n";
+  const char nul[] = "tern-tuning 2\nuse model\0model shm 2 1 1 1 1\n";
   assert_int_equal(coll_tuning_parse(&t, nul, sizeof nul - 1, "f", NULL), TERN_ERR_INVALID_ARG);
 }
 

@@ -3,7 +3,7 @@
  * Three predictors are compared on points they did not see: the built-in model (select.c's
  * constants), the model refitted to this machine (alpha, beta, gamma, o per transport and rank
  * count, least squares on each algorithm's schedule terms, fit.c), and the table of measured
- * winners. Held out: every size that is an odd power of two (8 B x 2, x 8, ...: the fit sees
+ * times (interpolated between measured sizes, coll/tuning.c). Held out: every size that is an odd power of two (8 B x 2, x 8, ...: the fit sees
  * 8 B x 1, x 4, x 16, ...) and, when three or more rank counts were measured, each rank count in
  * turn (leave one out). A pick is right when the algorithm it names measured within 5% of the
  * fastest at that point. The file keeps the predictor with the better held-out score, refitted
@@ -68,7 +68,7 @@ static bool in_train(const tune_row *r, const train_set *ts) {
   return !(ts->skip_odd_sizes && held_out_size(r->count)) && r->n != ts->skip_n;
 }
 
-/* Builds the tuning (models per (tr, n) and the table) from the rows train_set allows. */
+/* Builds the tuning (models per (tr, n) and the table of times) from the rows train_set allows. */
 static bool build_tuning(const tune_rows *rows, const train_set *ts, coll_tuning *t) {
   memset(t, 0, sizeof *t);
   coll_sched scratch;
@@ -77,8 +77,8 @@ static bool build_tuning(const tune_rows *rows, const train_set *ts, coll_tuning
   coll_cost_terms *terms = malloc((m ? m : 1) * sizeof *terms);
   double *secs = malloc((m ? m : 1) * sizeof *secs);
   t->models = malloc((m ? m : 1) * sizeof *t->models);
-  t->best = malloc((m ? m : 1) * sizeof *t->best);
-  bool ok = terms && secs && t->models && t->best;
+  t->times = malloc((m ? m : 1) * sizeof *t->times);
+  bool ok = terms && secs && t->models && t->times;
   for (size_t i = 0; ok && i < m; i++) { /* one model per (tr, n) seen first at row i */
     const tune_row *r = &rows->v[i];
     bool first = in_train(r, ts);
@@ -96,18 +96,11 @@ static bool build_tuning(const tune_rows *rows, const train_set *ts, coll_tuning
     }
     t->models[t->nmodels++] = (coll_tuned_model){r->tr, r->n, coll_fit_model(terms, secs, k)};
   }
-  for (size_t i = 0; ok && i < m; i++) { /* the winner of each (tr, n, kind, count) */
+  for (size_t i = 0; ok && i < m; i++) {
     const tune_row *r = &rows->v[i];
-    if (!in_train(r, ts)) continue;
-    bool winner = true;
-    for (size_t j = 0; winner && j < m; j++) {
-      const tune_row *q = &rows->v[j];
-      winner = !(q->tr == r->tr && q->n == r->n && q->kind == r->kind && q->count == r->count &&
-                 (q->secs < r->secs || (q->secs == r->secs && j < i)));
-    }
-    if (winner)
-      t->best[t->nbest++] = (coll_tuned_best){r->tr, r->n, r->kind,
-                                              (double)r->count * sizeof(float), r->algo};
+    if (in_train(r, ts) && r->secs > 0)
+      t->times[t->ntimes++] = (coll_tuned_time){r->tr, r->n, r->kind,
+                                                (double)r->count * sizeof(float), r->algo, r->secs};
   }
   free(terms);
   free(secs);
@@ -163,10 +156,10 @@ static void write_file(FILE *f, const coll_tuning *t, predictor use, const long 
     fprintf(f, "model %s %d %.6g %.6g %.6g %.6g\n", tune_tr_names[m->tr], m->n, m->m.alpha,
             m->m.beta, m->m.gamma, m->m.o);
   }
-  for (size_t i = 0; i < t->nbest; i++) {
-    const coll_tuned_best *b = &t->best[i];
-    fprintf(f, "best %s %d %s %.0f %s\n", tune_tr_names[b->tr], b->n, coll_kind_name(b->kind),
-            b->bytes, coll_algo_name(b->algo));
+  for (size_t i = 0; i < t->ntimes; i++) {
+    const coll_tuned_time *e = &t->times[i];
+    fprintf(f, "time %s %d %s %.0f %s %.6g\n", tune_tr_names[e->tr], e->n, coll_kind_name(e->kind),
+            e->bytes, coll_algo_name(e->algo), e->secs);
   }
 }
 
