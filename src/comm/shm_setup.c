@@ -44,10 +44,12 @@ static tern_status open_peer(tern_comm *c, int r, const char *gen, uint64_t dead
     return core_err_set(&c->err, TERN_ERR_PROTOCOL, "%s's segment has no ring for rank %d",
                         p->what, c->rank);
   net_shm_chan_init(&p->shm, r, p->pid, in, out, p->seg, p->what);
-  /* Single copy needs the reader running while the sender waits for it; when ranks outnumber
-   * the CPUs, the rings' buffering lets a sender go on without its reader (net/shm.c). */
+  /* Single copy needs the reader running while the sender waits for it. When ranks outnumber
+   * the CPUs, the rings' buffering, which lets a sender go on without its reader, is worth more
+   * than the copy saved until messages are large (net/shm.c). */
   int cma = core_config_get()->shm_cma;
-  if (cma == 1 || (cma < 0 && !c->oversubscribed)) net_shm_chan_probe_cma(&p->shm, probe);
+  if (cma != 0) net_shm_chan_probe_cma(&p->shm, probe);
+  if (cma < 0 && c->oversubscribed) p->shm.cma_floor = NET_CMA_CROWDED_MIN;
   p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
   CORE_DEBUG("%s on shared memory, %s", p->what,
              p->shm.cma ? "single copy (CMA)" : "copied through slots (no CMA)");

@@ -17,9 +17,11 @@
  *
  * Measured (bench/peers, docs/PERFORMANCE.md): at n = 2 single copy is faster for every
  * collective from 64 KiB up (broadcast 256 KiB 19 -> 9.6 us, allgather 16 MiB 1.79 -> 1.10 ms,
- * allreduce 16 MiB 2.87 -> 2.12 ms). With 4 ranks on 2 cores the rings win for broadcast and
- * allreduce: a CMA sender waits for its reader to be scheduled, while through the rings it leaves
- * up to a ring's worth behind and goes on.
+ * allreduce 16 MiB 2.87 -> 2.12 ms). With 4 ranks on 2 cores the rings win for messages under
+ * about 1 MiB (broadcast's pipeline segments, 256 KiB at 16 MiB: 6.6 ms through the rings,
+ * 8.8 ms single copy): a single-copy sender waits for its reader to be scheduled, while through
+ * the rings it leaves up to a ring's worth behind and goes on. From 1 MiB, the copy saved wins
+ * there too (allgather of 16 MiB, 4 MiB a message: 4.28 -> 3.05 ms), hence cma_floor.
  *
  * Nobody spins here: progress is a look at the slots. Waiting is comm/wait.c's job; the doorbell
  * (a futex word in each segment, with a "sleeping" flag so that a sender only pays for the wake
@@ -311,7 +313,7 @@ bool net_shm_busy(const net_shm_chan *ch) {
  * 64 KiB messages to be reduced: 14.8 us through the slots, 21.9 us single-copy; from 192 KiB
  * single copy wins), and copied ones from NET_CMA_COPY_MIN (64 KiB allgather: 4.35 -> 2.88 us). */
 static bool uses_cma(const net_shm_chan *ch, const net_xfer *x) {
-  return ch->cma &&
+  return ch->cma && x->hdr.bytes >= ch->cma_floor &&
          x->hdr.bytes >= (net_kind_reduces(x->hdr.kind) ? NET_CMA_MIN : NET_CMA_COPY_MIN);
 }
 

@@ -130,6 +130,7 @@ void net_tcp_shutdown(net_tcp_chan *ch);
 #define NET_SHM_SLOT_BYTES (64u << 10)
 #define NET_CMA_MIN (96u << 10)
 #define NET_CMA_COPY_MIN (16u << 10)
+#define NET_CMA_CROWDED_MIN (1u << 20) /* the floor on an oversubscribed host */
 
 typedef struct net_shm_seg net_shm_seg;   /* a mapped segment (ours or a peer's) */
 typedef struct net_shm_ring net_shm_ring; /* one inbound ring inside a segment */
@@ -138,6 +139,7 @@ typedef struct net_shm_chan {
   int peer;
   int pid;            /* the peer's process, for process_vm_readv */
   bool cma;           /* process_vm_readv into the peer works */
+  uint64_t cma_floor; /* with cma: no single copy for messages under this many bytes */
   net_shm_ring *in;   /* the ring in our segment that the peer writes */
   net_shm_ring *out;  /* the ring in the peer's segment that we write */
   _Atomic uint32_t *peer_bell; /* the peer's doorbell */

@@ -240,6 +240,27 @@ static void shm_bad_slot(void **state) {
   pair_free(&p);
 }
 
+/* The flags word of the first slot of the ring in `receiver` (shm.c's slot layout: it follows
+ * the length word): 1 for a single-copy descriptor. */
+static uint32_t first_slot_flags(net_shm_seg *receiver) {
+  return *(uint32_t *)((char *)net_shm_seg_ring(receiver, 0) + 64 + 8 + sizeof(net_msg_hdr) + 8 + 4);
+}
+
+/* On a crowded host single copy starts at cma_floor: a message under it goes through the slots,
+ * one at it as a descriptor; both arrive whole. */
+static void shm_cma_floor(void **state) {
+  (void)state;
+  const size_t sizes_around[] = {(1u << 20) - 4096, 1u << 20};
+  for (int i = 0; i < 2; i++) {
+    pair p;
+    pair_shm(&p, true);
+    p.sc[0].cma_floor = 1u << 20;
+    one_message(&p, 2, sizes_around[i], false);
+    assert_int_equal(first_slot_flags(p.seg[1]), (uint32_t)i);
+    pair_free(&p);
+  }
+}
+
 static void frame_round_trip(void **state) {
   (void)state;
   net_frame f = {{.kind = 3, .dtype = TERN_BF16, .op = TERN_MAX, .seq = 99, .root = 5,
@@ -261,6 +282,7 @@ int main(void) {
       cmocka_unit_test(frame_round_trip),   cmocka_unit_test(tcp_messages),
       cmocka_unit_test(shm_messages),       cmocka_unit_test(mismatch_is_named),
       cmocka_unit_test(tcp_garbage_and_hangup), cmocka_unit_test(shm_bad_slot),
+      cmocka_unit_test(shm_cma_floor),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
