@@ -165,9 +165,10 @@ tern_status comm_idle(tern_comm *c, comm_idle_state *st, const net_xfer *waiting
   uint64_t spin_ns = c->oversubscribed ? 0 : SPIN_NS;
   st->spinning = idle < spin_ns;
   if (st->spinning) {
-    /* One pause per look: a pause is 30 ns on this machine's EPYC (and about as long on recent
-     * Xeons), so the 32 there were before put about 1 us between looks and added half of that
-     * to every wait; the clock is read once per LOOKS_PER_CLOCK looks for the same reason. */
+    /* One pause per look: a pause was 30 ns on the AMD EPYC this was measured on (and about as
+     * long on recent Xeons), so the 32 there were before put about 1 us between looks and added
+     * half of that to every wait; the clock is read once per LOOKS_PER_CLOCK looks for the same
+     * reason. */
     cpu_relax();
     if (now - st->last_check_ns >= CHECK_NS) {
       st->last_check_ns = now;
