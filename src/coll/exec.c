@@ -17,7 +17,8 @@
 #include <string.h>
 
 static const coll_net_model *model_of(const tern_comm *c) {
-  return c->any_tcp ? &coll_model_tcp : &coll_model_shm;
+  if (c->any_tcp) return &coll_model_tcp;
+  return c->oversubscribed ? &coll_model_shm_crowded : &coll_model_shm;
 }
 
 /* Several hosts (some peers over TCP, hosts holding equal blocks of ranks): hier competes. */

@@ -205,6 +205,7 @@ tern_status coll_check_scheds(const coll_args *a, const coll_sched *scheds, char
  * messages of one phase overlap their latency but not the work of posting them). */
 typedef struct coll_net_model {
   double alpha, beta, gamma, o;
+  bool crowded; /* more ranks than CPUs on the host: a pipeline across ranks cannot overlap */
 } coll_net_model;
 
 /* The modelled time of s: per phase, alpha if it moves anything (a message, even of zero
@@ -238,7 +239,8 @@ coll_algo coll_select_hosts(coll_kind kind, int n, int ppn, size_t count, size_t
                             coll_sched *scratch, coll_algo *inner);
 
 /* This machine's fitted constants for shared memory and for TCP (see select.c for the
- * measurements they come from). */
-extern const coll_net_model coll_model_shm, coll_model_tcp;
+ * measurements they come from); coll_model_shm_crowded is shared memory on an oversubscribed
+ * host. */
+extern const coll_net_model coll_model_shm, coll_model_shm_crowded, coll_model_tcp;
 
 #endif /* TERN_COLL_SCHED_H */

@@ -27,6 +27,8 @@
 
 const coll_net_model coll_model_shm = {
     .alpha = 0.34e-6, .beta = 1 / 12.45e9, .gamma = 1 / 8.10e9, .o = 0.17e-6};
+const coll_net_model coll_model_shm_crowded = {
+    .alpha = 0.34e-6, .beta = 1 / 12.45e9, .gamma = 1 / 8.10e9, .o = 0.17e-6, .crowded = true};
 const coll_net_model coll_model_tcp = {
     .alpha = 4.55e-6, .beta = 1 / 3.0e9, .gamma = 1 / 8.10e9, .o = 2.275e-6};
 
@@ -84,8 +86,14 @@ static double even_part(const shape *x) {
   return (x->p - 1) / x->p * x->B;
 }
 
-/* The chain pipeline: (nseg + n - 2) rounds of one segment. */
+/* The chain pipeline: (nseg + n - 2) rounds of one segment. On a crowded host its stages take
+ * turns on the CPUs instead of running at once, so it costs what it would unpipelined: n - 1
+ * hops of the whole vector. Then halving-doubling wins the large broadcasts (n = 4 on 2 cores,
+ * interleaved medians of 3, chain -> rhd: 4 MiB 1.47 -> 1.24 ms, 16 MiB 8.5 -> 7.0 ms). The
+ * binomial tree is faster still there (0.95 and 5.4 ms): it moves fewer bytes in all, which
+ * is what counts when the cores are the limit, and a critical-path model does not see. */
 static double chain(const shape *x, size_t count, size_t es, double red) {
+  if (x->m->crowded) return (x->n - 1) * phase(x->m, 1, x->B, red * x->B);
   size_t seg = coll_pipeline_seg(count, (int)x->n, 0), nseg = (count + seg - 1) / seg;
   double S = (double)(seg * es);
   return ((double)nseg + x->n - 2) * phase(x->m, 1, S, red * S);
