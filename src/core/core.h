@@ -88,8 +88,8 @@ typedef struct core_config {
   int tcp_streams;          /* TERN_TCP_STREAMS, sockets per peer, default 4 */
   int pretend_hosts;        /* TERN_HOSTS: cut the ranks into this many pretend hosts (0: off) */
   int host_cpus;             /* TERN_HOST_CPUS: CPUs the ranks of this host share (0: own mask) */
-  int shm_cma;              /* TERN_SHM_CMA: 1 single copy, 0 rings only, -1 (unset): single copy
-                             * unless the host is oversubscribed */
+  int shm_cma;              /* TERN_SHM_CMA: 1 single copy, 0 rings only, -1 (unset): single copy,
+                             * from 1 MiB a message on an oversubscribed host */
   char config_error[256];   /* a variable that could not be parsed, "" when all were fine */
 } core_config;
 

@@ -8,9 +8,9 @@
  * the slot whole. The reader returns slots by advancing the ring's head.
  *
  * Messages are copied into slots and out again (the reducing receive reduces straight out of the
- * slot, no second copy). With single copy (CMA, the default when the host is not oversubscribed:
- * comm/shm_setup.c), large messages (uses_cma, below) go as a descriptor (the sender's
- * address) instead: the receiver copies them straight from the sender's memory with
+ * slot, no second copy). With single copy (CMA, on by default, from 1 MiB a message on an
+ * oversubscribed host: comm/shm_setup.c), large messages (uses_cma, below) go as a descriptor
+ * (the sender's address) instead: the receiver copies them straight from the sender's memory with
  * process_vm_readv, one copy in all, and the send completes when the receiver returns the slot,
  * i.e. when it is done reading. CMA needs ptrace rights over the peer; a probe at start-up decides
  * per peer, and without it the slots carry everything.
