@@ -268,6 +268,7 @@ void net_shm_chan_init(net_shm_chan *ch, int peer, int pid, net_shm_ring *in, ne
   ch->out = out;
   ch->peer_bell = net_shm_seg_bell(peer_seg);
   ch->peer_sleeping = net_shm_seg_sleeping(peer_seg);
+  ch->peer_state = net_shm_seg_state(peer_seg);
   snprintf(ch->what, sizeof ch->what, "%s", what);
   net_queue_init(&ch->sendq, sizeof(net_xfer *));
   net_queue_init(&ch->recvq, sizeof(net_xfer *));
@@ -391,7 +392,13 @@ static tern_status check_slot(net_shm_chan *ch, const net_xfer *x, const slot *s
 }
 
 /* Copies (or reduces) a CMA message out of the sender's memory. A reducing receive goes through
- * a cache-sized bounce buffer, so the extra copy stays in cache. */
+ * a cache-sized bounce buffer, so the extra copy stays in cache.
+ *
+ * The sender's buffer is only promised until the sender gives up on the communicator (a peer
+ * of its died, say): it marks its segment aborted and returns, and its caller may free or
+ * reuse the buffer while we read. So the peer's state is looked at after every read: once it
+ * says aborted, what was read may be anything, and the peer is lost. A read that faults while
+ * the peer is still healthy means it described memory it does not have. */
 static tern_status cma_read(net_shm_chan *ch, net_xfer *x, uint64_t addr, core_err *err) {
   uint64_t bytes = x->hdr.bytes;
   size_t esize = tern_dtype_size((tern_dtype)x->hdr.dtype);
@@ -403,12 +410,21 @@ static tern_status cma_read(net_shm_chan *ch, net_xfer *x, uint64_t addr, core_e
     struct iovec local = {x->reduce ? ch->bounce : x->dst + at, n};
     struct iovec remote = {(void *)(uintptr_t)(addr + at), n};
     ssize_t got = process_vm_readv(ch->pid, &local, 1, &remote, 1, 0);
+    int why = got < 0 ? errno : 0;
+    if (atomic_load(ch->peer_state) == NET_SHM_ABORTED)
+      return core_err_set(err, TERN_ERR_PEER_LOST,
+                          "%s gave up on the communicator while this rank read from it",
+                          ch->what);
     if (got <= 0) {
-      if (got < 0 && errno == EINTR) continue;
-      if (got < 0 && errno == ESRCH)
+      if (why == EINTR) continue;
+      if (why == ESRCH)
         return core_err_set(err, TERN_ERR_PEER_LOST, "%s exited while this rank read from it",
                             ch->what);
-      return core_err_errno(err, got < 0 ? errno : EIO, "reading %zu bytes from %s", n, ch->what);
+      if (why == EFAULT)
+        return core_err_set(err, TERN_ERR_PROTOCOL,
+                            "%s described %zu bytes at an address it does not have mapped",
+                            ch->what, n);
+      return core_err_errno(err, why ? why : EIO, "reading %zu bytes from %s", n, ch->what);
     }
     if (x->reduce) {
       size_t whole = (size_t)got / esize * esize;

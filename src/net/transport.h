@@ -144,6 +144,7 @@ typedef struct net_shm_chan {
   net_shm_ring *out;  /* the ring in the peer's segment that we write */
   _Atomic uint32_t *peer_bell; /* the peer's doorbell */
   _Atomic uint32_t *peer_sleeping;
+  _Atomic uint32_t *peer_state; /* the peer's segment state: NET_SHM_ABORTED once it gave up */
   net_queue sendq, recvq;
   uint64_t send_done, recv_done; /* bytes done of the transfer at the head of each queue */
   uint64_t out_next;   /* slots we have published into out */

@@ -261,6 +261,35 @@ static void shm_cma_floor(void **state) {
   }
 }
 
+/* A single-copy receiver whose sender gave up on the communicator (its caller may already be
+ * reusing the buffer) reports the peer lost; a descriptor pointing at nothing is refused. */
+static void shm_cma_sender_gone(void **state) {
+  (void)state;
+  for (int garbage = 0; garbage <= 1; garbage++) {
+    pair p;
+    pair_shm(&p, true);
+    size_t bytes = 1u << 20;
+    char *src = calloc(1, bytes), *dst = calloc(1, bytes);
+    net_xfer s = {.hdr = hdr_for(bytes, TERN_F32), .peer = 1, .is_send = true, .src = src};
+    net_xfer r = {.hdr = hdr_for(bytes, TERN_F32), .peer = 0, .dst = dst};
+    bool moved = false;
+    core_err err = {0};
+    assert_int_equal(post(&p, 0, &s), TERN_OK);
+    assert_int_equal(net_shm_progress(&p.sc[0], &moved, NULL), TERN_OK); /* the descriptor */
+    if (garbage) /* its address word follows flags in the header line (shm.c's slot layout) */
+      *(uint64_t *)((char *)net_shm_seg_ring(p.seg[1], 0) + 64 + 8 + sizeof(net_msg_hdr) + 16) = 8;
+    else
+      atomic_store(net_shm_seg_state(p.seg[0]), NET_SHM_ABORTED);
+    assert_int_equal(post(&p, 1, &r), TERN_OK);
+    tern_status rc = net_shm_progress(&p.sc[1], &moved, &err);
+    assert_int_equal(rc, garbage ? TERN_ERR_PROTOCOL : TERN_ERR_PEER_LOST);
+    assert_non_null(strstr(err.msg, garbage ? "does not have mapped" : "gave up on the communicator"));
+    free(src);
+    free(dst);
+    pair_free(&p);
+  }
+}
+
 static void frame_round_trip(void **state) {
   (void)state;
   net_frame f = {{.kind = 3, .dtype = TERN_BF16, .op = TERN_MAX, .seq = 99, .root = 5,
@@ -282,7 +311,7 @@ int main(void) {
       cmocka_unit_test(frame_round_trip),   cmocka_unit_test(tcp_messages),
       cmocka_unit_test(shm_messages),       cmocka_unit_test(mismatch_is_named),
       cmocka_unit_test(tcp_garbage_and_hangup), cmocka_unit_test(shm_bad_slot),
-      cmocka_unit_test(shm_cma_floor),
+      cmocka_unit_test(shm_cma_floor), cmocka_unit_test(shm_cma_sender_gone),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
