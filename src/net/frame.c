@@ -55,15 +55,21 @@ tern_status net_frame_decode(const uint8_t in[NET_FRAME_LEN], net_frame *f, cons
   return TERN_OK;
 }
 
+/* The collectives in coll_kind's order: their names, and whether a receiver may reduce. */
+static const struct {
+  const char *name;
+  bool reduces;
+} kinds[] = {{"allreduce", true}, {"reduce_scatter", true}, {"allgather", false},
+             {"broadcast", false}, {"reduce", true},        {"alltoall", false},
+             {"barrier", false}};
+
 bool net_kind_reduces(int kind) {
-  return kind == 0 || kind == 1 || kind == 4; /* allreduce, reduce_scatter, reduce: as below */
+  return kind >= 0 && kind < (int)CORE_ARRAY_LEN(kinds) && kinds[kind].reduces;
 }
 
 const char *net_kind_name(int kind) {
-  static const char *names[] = {"allreduce", "reduce_scatter", "allgather", "broadcast",
-                                "reduce",    "alltoall",       "barrier"};
   if (kind == NET_KIND_P2P) return "send/recv";
-  return kind >= 0 && kind < 7 ? names[kind] : "?";
+  return kind >= 0 && kind < (int)CORE_ARRAY_LEN(kinds) ? kinds[kind].name : "?";
 }
 
 tern_status net_msg_match(const net_msg_hdr *want, const net_msg_hdr *got, int peer,

@@ -314,8 +314,9 @@ bool net_shm_busy(const net_shm_chan *ch) {
  * 64 KiB messages to be reduced: 14.8 us through the slots, 21.9 us single-copy; from 192 KiB
  * single copy wins), and copied ones from NET_CMA_COPY_MIN (64 KiB allgather: 4.35 -> 2.88 us). */
 static bool uses_cma(const net_shm_chan *ch, const net_xfer *x) {
-  return ch->cma && x->hdr.bytes >= ch->cma_floor &&
-         x->hdr.bytes >= (net_kind_reduces(x->hdr.kind) ? NET_CMA_MIN : NET_CMA_COPY_MIN);
+  uint64_t bytes = x->hdr.bytes; /* the smaller floor first: small messages stop there */
+  return ch->cma && bytes >= NET_CMA_COPY_MIN && bytes >= ch->cma_floor &&
+         bytes >= (net_kind_reduces(x->hdr.kind) ? NET_CMA_MIN : NET_CMA_COPY_MIN);
 }
 
 static void publish(net_shm_chan *ch, slot *sl) {
