@@ -103,19 +103,23 @@ record() {
     "$out" >>"$results/raw.csv"
 }
 
-# tern's own command, one launch per collective; its out-of-place columns become the same line.
+# tern's own command, one launch per collective; the columns of the form the peers call become
+# the same line: out of place, except broadcast, which MPI_Bcast and Gloo do in one buffer.
 run_tern() {
-  local round=$1 tr=$2 n=$3 list=$4 c out cs
+  local round=$1 tr=$2 n=$3 list=$4 c out cs mode col
   IFS=, read -ra cs <<<"$5"
   for c in "${cs[@]}"; do
     out=$results/raw/r$round-tern-$tr-n$n-$c.txt
-    echo "TERN_TRANSPORT=$tr tern run -n $n -- tern bench $c -s $list -T $T -R $R -w 5 -a 3 -c 1 -i 0" \
+    mode=0 col=6
+    [ "$c" = broadcast ] && mode=2 col=10
+    echo "TERN_TRANSPORT=$tr tern run -n $n -- tern bench $c -s $list -T $T -R $R -w 5 -a 3 -c 1 -i $mode" \
       >>"$results/runs.log"
     # the built-in selector, whatever tuning file this user may have (tern tune comes last)
     launch "$out" env -u TERN_TUNING XDG_CACHE_HOME="$results/no-cache" TERN_TRANSPORT="$tr" \
       "$build/tern" run -n "$n" -- \
-      "$build/tern" bench "$c" -s "$list" -T "$T" -R "$R" -w 5 -a 3 -c 1 -i 0
-    awk -v c="$c" '$1 ~ /^[0-9]+$/ && NF >= 9 { print c, $1, 0, $6, $8, $9 }' "$out" >"$out.lines"
+      "$build/tern" bench "$c" -s "$list" -T "$T" -R "$R" -w 5 -a 3 -c 1 -i "$mode"
+    awk -v c="$c" -v t="$col" '$1 ~ /^[0-9]+$/ && NF >= 13 { print c, $1, 0, $t, $(t + 2), $(t + 3) }' \
+      "$out" >"$out.lines"
     record "$round" tern "$tr" "$n" "$out.lines"
   done
 }

@@ -248,6 +248,14 @@ static void print_mode(const bench *b, size_t bytes, double secs, long wrong) {
          algbw * bus_factor(b->coll, b->n), w);
 }
 
+/* -i: 0 out of place only, 1 both, 2 in place only (MPI_Bcast's one buffer is broadcast in
+ * place); a collective without an in-place form is measured out of place whatever -i says. */
+static bool mode_on(const bench *b, int mode) {
+  bool inplace_form = colls[b->coll].has_inplace;
+  if (mode == 1) return inplace_form && b->inplace >= 1;
+  return !inplace_form || b->inplace <= 1;
+}
+
 static int run_sizes(bench *b) {
   size_t esize = tern_dtype_size(b->dt), blocks = colls[b->coll].per_rank_blocks ? (size_t)b->n : 1;
   double bus_sum = 0;
@@ -260,19 +268,21 @@ static int run_sizes(bench *b) {
     double t[2] = {0, 0};
     long wrong[2] = {-1, -1};
     for (int mode = 0; mode < 2; mode++) {
-      if (mode == 1 && (!colls[b->coll].has_inplace || !b->inplace)) continue;
+      if (!mode_on(b, mode)) continue;
       if (measure(b, count, mode == 1, &t[mode], &wrong[mode]) != TERN_OK) return 1;
     }
     if (b->rank == 0) {
       printf("  %10zu  %12zu  %8s  %6s  %6d", shown, count, nccl_type_name(b->dt),
              colls[b->coll].has_op ? tern_op_name(b->op) : "none", colls[b->coll].has_root ? b->root : -1);
-      print_mode(b, shown, t[0], wrong[0]);
-      if (colls[b->coll].has_inplace && b->inplace) print_mode(b, shown, t[1], wrong[1]);
-      else printf("  %8s %7s %7s %6s", "N/A", "N/A", "N/A", "N/A");
+      for (int mode = 0; mode < 2; mode++) {
+        if (mode_on(b, mode)) print_mode(b, shown, t[mode], wrong[mode]);
+        else printf("  %8s %7s %7s %6s", "N/A", "N/A", "N/A", "N/A");
+      }
       printf("\n");
       fflush(stdout);
     }
-    bus_sum += t[0] > 0 ? (double)shown / t[0] / 1e9 * bus_factor(b->coll, b->n) : 0;
+    double first = mode_on(b, 0) ? t[0] : t[1]; /* the first column measured */
+    bus_sum += first > 0 ? (double)shown / first / 1e9 * bus_factor(b->coll, b->n) : 0;
     rows++;
     for (int m = 0; m < 2; m++) wrong_total += wrong[m] > 0 ? wrong[m] : 0;
     if (b->nsizes) {
@@ -295,10 +305,10 @@ static int usage(void) {
   fprintf(stderr,
           "usage: tern bench COLL [-b MINBYTES] [-e MAXBYTES] [-f FACTOR] [-n ITERS] [-w WARMUP]\n"
           "                       [-c 0|1] [-d DTYPE|all] [-o OP|all] [-a 0|1|2|3] [-r ROOT]\n"
-          "                       [-s SIZE,SIZE,...] [-T MS] [-R REPEATS] [-i 0|1]\n"
+          "                       [-s SIZE,SIZE,...] [-T MS] [-R REPEATS] [-i 0|1|2]\n"
           "  COLL: allreduce reduce_scatter allgather broadcast reduce alltoall sendrecv\n"
           "  sizes take K, M, G suffixes (powers of 1024); defaults -b 8 -e 64M -f 2 -n 20 -w 5\n"
-          "  -c 1 -d f32 -o sum -a 1 -r 0 -T 0 (fixed -n) -R 1 -i 1 (0: out of place only).\n"
+          "  -c 1 -d f32 -o sum -a 1 -r 0 -T 0 (fixed -n) -R 1 -i 1 (0: out of place only, 2: in place only).\n"
           "  Run it under `tern run -n N --`.\n");
   return 2;
 }
@@ -343,7 +353,7 @@ static int parse(bench *b, int argc, char **argv, bool *all_dt, bool *all_op) {
     case 's': ok = parse_sizes(b, optarg); break;
     case 'T': b->target_ms = atof(optarg); ok = b->target_ms >= 0 && b->target_ms <= 1e6; break;
     case 'R': ok = core_parse_int(optarg, 1, 64, &v), b->repeats = (int)v; break;
-    case 'i': ok = core_parse_int(optarg, 0, 1, &v), b->inplace = (int)v; break;
+    case 'i': ok = core_parse_int(optarg, 0, 2, &v), b->inplace = (int)v; break;
     case 'd': *all_dt = strcmp(optarg, "all") == 0; ok = *all_dt || core_dtype_parse(optarg, &b->dt); break;
     case 'o': *all_op = strcmp(optarg, "all") == 0; ok = *all_op || core_op_parse(optarg, &b->op); break;
     default: return usage();
