@@ -163,7 +163,7 @@ static tern_status run_phases(tern_comm *c, tern_request *r, const coll_sched *s
       const coll_step *st = &s->steps[i];
       if (trace) trace_step(r, st, phase);
       if (st->kind == COLL_STEP_COPY || st->kind == COLL_STEP_REDUCE) continue;
-      net_xfer *x = &r->xfers[n++];
+      net_xfer *x = &r->xfers[n];
       *x = (net_xfer){.hdr = hdr, .peer = st->peer, .is_send = st->kind == COLL_STEP_SEND,
                       .reduce = st->kind == COLL_STEP_RECV_REDUCE};
       x->hdr.bytes = st->count * esize;
@@ -171,6 +171,7 @@ static tern_status run_phases(tern_comm *c, tern_request *r, const coll_sched *s
       else x->dst = bufs[st->buf] + st->off * esize;
       if (x->reduce) x->src = bufs[st->src_buf] + st->src_off * esize;
       if ((rc = post(c, x)) != TERN_OK) return rc;
+      n += !x->complete; /* a small message may move as it is posted: its place is reused */
     }
     for (size_t i = begin; i < end; i++) {
       const coll_step *st = &s->steps[i];

@@ -330,6 +330,21 @@ static uint64_t reader_head(net_shm_chan *ch) {
   return ch->out_head;
 }
 
+/* Whether every slot of the ring holds a message the reader has not returned. The reader's head
+ * is read only when the ring looks full: its line stays put otherwise. */
+static bool ring_full(net_shm_chan *ch) {
+  return ch->out_next - ch->out_head >= NET_SHM_SLOTS && ch->out_next - reader_head(ch) >= NET_SHM_SLOTS;
+}
+
+/* Copies n bytes (the slot's share of the message whose header sl->hdr holds, from sl->off) into
+ * the slot and publishes it. */
+static void fill_slot(net_shm_chan *ch, slot *sl, const char *src, uint64_t n) {
+  sl->len = (uint32_t)n;
+  sl->flags = 0;
+  if (n) memcpy(n <= SLOT_INLINE_BYTES ? sl->inline_data : sl->payload, src, n);
+  publish(ch, sl);
+}
+
 /* Fills free slots with the head send; completes it once all is published (copied sends) or
  * once the receiver returned the descriptor's slot (CMA sends: it has finished reading). */
 static void send_some(net_shm_chan *ch, bool *moved) {
@@ -342,9 +357,7 @@ static void send_some(net_shm_chan *ch, bool *moved) {
       goto done;
     }
     do {
-      /* the reader's head is read only when the ring looks full: its line stays put otherwise */
-      if (ch->out_next - ch->out_head >= NET_SHM_SLOTS && ch->out_next - reader_head(ch) >= NET_SHM_SLOTS)
-        return;
+      if (ring_full(ch)) return;
       slot *sl = &ch->out->slots[ch->out_next % NET_SHM_SLOTS];
       sl->hdr = x->hdr;
       sl->off = ch->send_done;
@@ -358,11 +371,8 @@ static void send_some(net_shm_chan *ch, bool *moved) {
         break;
       }
       uint64_t n = CORE_MIN(x->hdr.bytes - ch->send_done, (uint64_t)NET_SHM_SLOT_BYTES);
-      sl->len = (uint32_t)n;
-      sl->flags = 0;
-      if (n) memcpy(n <= SLOT_INLINE_BYTES ? sl->inline_data : sl->payload, x->src + ch->send_done, n);
+      fill_slot(ch, sl, x->src + ch->send_done, n);
       ch->send_done += n;
-      publish(ch, sl);
       *moved = true;
     } while (ch->send_done < x->hdr.bytes);
     if (ch->cma_slot) continue; /* wait for the receiver to return it */
@@ -439,6 +449,23 @@ static tern_status cma_read(net_shm_chan *ch, net_xfer *x, uint64_t addr, core_e
   return TERN_OK;
 }
 
+/* Copies (or reduces) an inline slot's bytes into place. */
+static void take_bytes(net_xfer *x, const slot *sl) {
+  const char *bytes = sl->len <= SLOT_INLINE_BYTES ? sl->inline_data : sl->payload;
+  if (x->reduce)
+    core_reduce((tern_dtype)x->hdr.dtype, (tern_op)x->hdr.op, x->dst + sl->off, x->src + sl->off,
+                bytes, sl->len / tern_dtype_size((tern_dtype)x->hdr.dtype));
+  else if (sl->len)
+    memcpy(x->dst + sl->off, bytes, sl->len);
+}
+
+/* Hands the slot at in_next back to the writer. */
+static void return_slot(net_shm_chan *ch) {
+  ch->in_next++;
+  atomic_store_explicit(&ch->in->head, ch->in_next, memory_order_release);
+  net_shm_ring_bell(ch->peer_bell, ch->peer_sleeping);
+}
+
 static tern_status recv_some(net_shm_chan *ch, bool *moved, core_err *err) {
   net_xfer *x;
   while ((x = head_xfer(&ch->recvq)) != NULL) {
@@ -451,17 +478,10 @@ static tern_status recv_some(net_shm_chan *ch, bool *moved, core_err *err) {
       if (rc != TERN_OK) return rc;
       ch->recv_done = x->hdr.bytes;
     } else {
-      const char *bytes = sl->len <= SLOT_INLINE_BYTES ? sl->inline_data : sl->payload;
-      if (x->reduce)
-        core_reduce((tern_dtype)x->hdr.dtype, (tern_op)x->hdr.op, x->dst + sl->off,
-                    x->src + sl->off, bytes, sl->len / tern_dtype_size((tern_dtype)x->hdr.dtype));
-      else if (sl->len)
-        memcpy(x->dst + sl->off, bytes, sl->len);
+      take_bytes(x, sl);
       ch->recv_done += sl->len;
     }
-    ch->in_next++;
-    atomic_store_explicit(&ch->in->head, ch->in_next, memory_order_release);
-    net_shm_ring_bell(ch->peer_bell, ch->peer_sleeping);
+    return_slot(ch);
     *moved = true;
     if (ch->recv_done == x->hdr.bytes) {
       ch->recv_done = 0;
@@ -470,6 +490,33 @@ static tern_status recv_some(net_shm_chan *ch, bool *moved, core_err *err) {
       x->complete = true;
     }
   }
+  return TERN_OK;
+}
+
+tern_status net_shm_move_now(net_shm_chan *ch, net_xfer *x, bool *done, core_err *err) {
+  *done = false;
+  if (x->hdr.bytes >= NET_SHM_NOW_MAX) return TERN_OK;
+  if (x->is_send) {
+    if (ch->sendq.len || ring_full(ch)) return TERN_OK;
+    slot *sl = &ch->out->slots[ch->out_next % NET_SHM_SLOTS];
+    sl->hdr = x->hdr;
+    sl->off = 0;
+    fill_slot(ch, sl, x->src, x->hdr.bytes);
+  } else {
+    slot *sl = &ch->in->slots[ch->in_next % NET_SHM_SLOTS];
+    if (ch->recvq.len || atomic_load_explicit(&sl->seq, memory_order_acquire) != ch->in_next + 1)
+      return TERN_OK;
+    tern_status rc = check_slot(ch, x, sl, err);
+    if (rc != TERN_OK) return rc;
+    if (sl->flags != 0 || sl->len != x->hdr.bytes) /* a healthy sender sends it in one slot */
+      return core_err_set(err, TERN_ERR_PROTOCOL,
+                          "%s sent a %llu-byte message as a slot of %u bytes with flags %u",
+                          ch->what, (unsigned long long)x->hdr.bytes, sl->len, sl->flags);
+    take_bytes(x, sl);
+    return_slot(ch);
+  }
+  x->complete = true;
+  *done = true;
   return TERN_OK;
 }
 

@@ -190,6 +190,12 @@ void net_shm_chan_init(net_shm_chan *ch, int peer, int pid, net_shm_ring *in, ne
 void net_shm_chan_probe_cma(net_shm_chan *ch, uint64_t peer_probe_addr);
 void net_shm_chan_close(net_shm_chan *ch);
 tern_status net_shm_post(net_shm_chan *ch, net_xfer *x, core_err *err);
+/* Small messages (under NET_SHM_NOW_MAX bytes: one slot, never single copy) moved on the spot
+ * instead of posted, when nothing is queued before them on the channel: a send whose ring has a
+ * free slot is published, a receive whose message has arrived is taken (checked as
+ * net_shm_progress checks it). *done false: nothing was done, post x as usual. */
+#define NET_SHM_NOW_MAX NET_CMA_COPY_MIN
+tern_status net_shm_move_now(net_shm_chan *ch, net_xfer *x, bool *done, core_err *err);
 tern_status net_shm_progress(net_shm_chan *ch, bool *moved, core_err *err);
 bool net_shm_busy(const net_shm_chan *ch);
 

@@ -290,6 +290,61 @@ static void shm_cma_sender_gone(void **state) {
   }
 }
 
+/* The eager path (net_shm_move_now): a small message moves on the spot when nothing is queued
+ * and there is room or it has arrived; otherwise nothing is done and the caller posts it. A
+ * slot that does not hold the small message whole is refused. */
+static void shm_move_now(void **state) {
+  (void)state;
+  pair p;
+  pair_shm(&p, true);
+  float src[4] = {1, 2, 3, 4}, dst[4] = {0};
+  net_xfer s = {.hdr = hdr_for(16, TERN_F32), .peer = 1, .is_send = true, .src = (char *)src};
+  net_xfer r = {.hdr = hdr_for(16, TERN_F32), .peer = 0, .dst = (char *)dst};
+  bool done = true;
+  core_err err = {0};
+  assert_int_equal(net_shm_move_now(&p.sc[1], &r, &done, &err), TERN_OK);
+  assert_false(done); /* nothing has arrived */
+  for (int i = 0; i < NET_SHM_SLOTS; i++) {
+    assert_int_equal(net_shm_move_now(&p.sc[0], &s, &done, &err), TERN_OK);
+    assert_true(done && s.complete);
+  }
+  s.complete = false;
+  assert_int_equal(net_shm_move_now(&p.sc[0], &s, &done, &err), TERN_OK);
+  assert_false(done || s.complete); /* the ring is full */
+  for (int i = 0; i < NET_SHM_SLOTS; i++) {
+    memset(dst, 0, sizeof dst);
+    assert_int_equal(net_shm_move_now(&p.sc[1], &r, &done, &err), TERN_OK);
+    assert_true(done && r.complete);
+    assert_memory_equal(dst, src, sizeof src);
+  }
+  /* a transfer queued on the channel goes first; a message from the single-copy size is never
+   * moved on the spot */
+  net_xfer queued = s;
+  assert_int_equal(net_shm_post(&p.sc[0], &queued, NULL), TERN_OK);
+  assert_int_equal(net_shm_move_now(&p.sc[0], &s, &done, &err), TERN_OK);
+  assert_false(done);
+  net_xfer big = {.hdr = hdr_for(NET_SHM_NOW_MAX, TERN_F32), .peer = 0, .dst = (char *)dst};
+  assert_int_equal(net_shm_move_now(&p.sc[1], &big, &done, &err), TERN_OK);
+  assert_false(done);
+  pair_free(&p);
+
+  /* a hostile writer's slot: shorter than the message, or flagged single copy */
+  for (int lie = 0; lie < 2; lie++) {
+    pair_shm(&p, false);
+    s.complete = r.complete = false;
+    assert_int_equal(net_shm_move_now(&p.sc[0], &s, &done, &err), TERN_OK);
+    uint32_t *len = (uint32_t *)((char *)net_shm_seg_ring(p.seg[1], 0) + 64 + 8 +
+                                 sizeof(net_msg_hdr) + 8); /* then flags: shm.c's slot layout */
+    if (lie) len[1] = 1;
+    else len[0] = 8;
+    core_err_clear(&err);
+    assert_int_equal(net_shm_move_now(&p.sc[1], &r, &done, &err), TERN_ERR_PROTOCOL);
+    assert_non_null(strstr(err.msg, lie ? "rank 0 wrote a slot with flags 1"
+                                        : "rank 0 sent a 16-byte message as a slot of 8 bytes"));
+    pair_free(&p);
+  }
+}
+
 static void frame_round_trip(void **state) {
   (void)state;
   net_frame f = {{.kind = 3, .dtype = TERN_BF16, .op = TERN_MAX, .seq = 99, .root = 5,
@@ -312,6 +367,7 @@ int main(void) {
       cmocka_unit_test(shm_messages),       cmocka_unit_test(mismatch_is_named),
       cmocka_unit_test(tcp_garbage_and_hangup), cmocka_unit_test(shm_bad_slot),
       cmocka_unit_test(shm_cma_floor), cmocka_unit_test(shm_cma_sender_gone),
+      cmocka_unit_test(shm_move_now),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
