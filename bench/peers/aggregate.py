@@ -134,11 +134,13 @@ def detail(med, cfg, wrong):
     return "\n\n".join(parts)
 
 
-def membw(results):
+def membw(results, threads=2):
+    """(op, bytes per thread) -> the median over rounds of the rate of `threads` threads."""
     rates = defaultdict(list)  # (op, bytes) -> [gbs per round]
     with open(f"{results}/membw.csv") as f:
         for r in csv.DictReader(f):
-            rates[(r["op"], int(r["bytes_per_thread"]))].append(float(r["gbs_median"]))
+            if int(r["threads"]) == threads:
+                rates[(r["op"], int(r["bytes_per_thread"]))].append(float(r["gbs_median"]))
     return {k: statistics.median(v) for k, v in rates.items()}
 
 
@@ -171,6 +173,47 @@ def bound(med, results):
                          f"{busbw('allreduce', 2, s, peer_t):.2f} ({peer})" if peer_t else "n/a"])
     return md_table(["message", "rates at", "memcpy GB/s", "sum-reduce GB/s", "bound busbw GB/s",
                      "tern busbw GB/s", "tern % of bound", "best peer busbw"], rows)
+
+
+def floor(med, results):
+    """The copy floor of shm broadcast and allgather at n = 2, 16 and 64 MiB, against each tool.
+
+    Broadcast (in place): the receiver must land S bytes, one thread copying while the root
+    waits. Allgather (out of place): each rank copies its own S/2 into place and the peer's
+    S/2, both ranks at once. Each is priced at two rates measured in the same run at the
+    per-thread size that thread copies: memcpy (a copy within one process, the floor for any
+    design) and process_vm_readv (the kernel's single copy between processes, which Open MPI's
+    and tern's large messages use). floor / time near 1 means the tool copies at that rate;
+    floor / best peer is the lowest ratio to the best peer that a design copying at that rate
+    could reach."""
+    one, two = membw(results, 1), membw(results, 2)
+    if not one or not two:
+        return "(no single-thread memory rates measured in this run)"
+
+    def secs(nbytes, rates, op, per_thread):
+        r = rates.get((op, per_thread))
+        return nbytes / (r * 1e9) if r else None
+
+    rows = []
+    for coll in ("broadcast", "allgather"):
+        for s in (16 << 20, 64 << 20):
+            t = med.get(("tern", "shm", 2, coll, s))
+            peer_t, peer = best_peer(med, "shm", 2, coll, s)
+            if t is None or peer_t is None:
+                continue
+            for label, op in (("memcpy", "memcpy"), ("single copy", "cma-read")):
+                if coll == "broadcast":
+                    f = secs(s, one, op, s)
+                else:  # both threads at once: own half by memcpy, the peer's half by op
+                    own, other = secs(s, two, "memcpy", s // 2), secs(s, two, op, s // 2)
+                    f = own + other if own and other else None
+                if f is None:
+                    continue
+                us = f * 1e6
+                rows.append([coll, size_str(s), label, time_str(us), time_str(t), f"{us / t:.2f}",
+                             f"{time_str(peer_t)} ({peer})", f"{us / peer_t:.2f}"])
+    return md_table(["collective", "size", "copies at the rate of", "floor", "tern", "floor / tern",
+                     "best peer", "floor / best peer"], rows)
 
 
 def oversub(med):
@@ -223,6 +266,7 @@ def main():
         "ENV": "```\n" + open(f"{a.results}/env.txt").read().strip() + "\n```",
         "SUMMARY": summary(rows, main_ns),
         "BOUND": bound(med, a.results),
+        "FLOOR": floor(med, a.results),
         "OVERSUB": oversub(med),
         "TABLES": detail(med, cfg, wrong),
         "WRONG": ", ".join(f"{k}: {v}" for k, v in wrong.items()) or "none",

@@ -1,12 +1,14 @@
-/* membw.c: the memory rates behind bench/peers' large-message bound: memcpy and f32 sum-reduce
- * (dst[i] += src[i]) on two threads at once, pinned to cpus 0 and 1, each on its own buffers of
- * BYTES (the output of one thread; a reduce reads 2 x BYTES and writes BYTES, a copy reads and
- * writes BYTES each).
+/* membw.c: the memory rates behind bench/peers' large-message bound and copy floor: memcpy,
+ * f32 sum-reduce (dst[i] += src[i]) and the kernel's single copy between processes
+ * (process_vm_readv, "cma-read", here from this process into itself: the same page pinning and
+ * copy as from a peer) on THREADS threads at once (1 or 2, default 2), pinned to cpus 0 and 1,
+ * each on its own buffers of BYTES (the output of one thread; a reduce reads 2 x BYTES and
+ * writes BYTES, a copy reads and writes BYTES each).
  *
- *   membw BYTES [PASSES]    prints: op threads bytes gbs_median gbs_best
+ *   membw BYTES [PASSES [THREADS]]    prints: op threads bytes gbs_median gbs_best
  *
- * GB/s counts the output of both threads together (1e9 B/s). A pass is both threads doing their
- * whole buffer once, started together at a barrier; its time is the slower thread's. The
+ * GB/s counts the output of all threads together (1e9 B/s). A pass is every thread doing its
+ * whole buffer once, started together at a barrier; its time is the slowest thread's. The
  * buffers are touched before the first pass, so no page fault is timed. Built -O3 -march=native
  * so that the reduce is vectorised as tern's kernels are.
  */
@@ -16,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct job {
   int cpu, passes;
@@ -37,7 +41,16 @@ static void reduce(float *restrict dst, const float *restrict src, size_t n) {
     dst[i] += src[i];
 }
 
-static int op; /* 0 memcpy, 1 reduce: the same for both threads, set before they start */
+/* One process_vm_readv of the whole buffer, as a single-copy receiver reads a message. */
+static void cma_read(void *dst, const void *src, size_t bytes) {
+  struct iovec local = {dst, bytes}, remote = {(void *)src, bytes};
+  if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)bytes) {
+    perror("membw: process_vm_readv");
+    exit(1);
+  }
+}
+
+static int op; /* 0 memcpy, 1 reduce, 2 cma-read: the same for every thread, set before they start */
 
 static void *run(void *arg) {
   job *j = arg;
@@ -51,7 +64,8 @@ static void *run(void *arg) {
     pthread_barrier_wait(j->bar);
     double t0 = now();
     if (op == 0) memcpy(j->dst, j->src, j->bytes);
-    else reduce(j->dst, j->src, j->bytes / sizeof(float));
+    else if (op == 1) reduce(j->dst, j->src, j->bytes / sizeof(float));
+    else cma_read(j->dst, j->src, j->bytes);
     if (p >= 0) j->secs[p] = now() - t0;
   }
   return NULL;
@@ -64,35 +78,36 @@ static int cmp_double(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: membw BYTES [PASSES]\n");
+    fprintf(stderr, "usage: membw BYTES [PASSES [THREADS]]\n");
     return 2;
   }
   size_t bytes = strtoull(argv[1], NULL, 10) & ~(size_t)63;
-  int passes = argc > 2 ? atoi(argv[2]) : 10;
-  if (bytes == 0 || passes < 1 || passes > 1000) return 2;
-  static const char *names[] = {"memcpy", "sum-reduce"};
-  for (op = 0; op < 2; op++) {
+  int passes = argc > 2 ? atoi(argv[2]) : 10, nth = argc > 3 ? atoi(argv[3]) : 2;
+  if (bytes == 0 || passes < 1 || passes > 1000 || nth < 1 || nth > 2) return 2;
+  static const char *names[] = {"memcpy", "sum-reduce", "cma-read"};
+  for (op = 0; op < 3; op++) {
     pthread_barrier_t bar;
-    pthread_barrier_init(&bar, NULL, 2);
+    pthread_barrier_init(&bar, NULL, (unsigned)nth);
     job jobs[2];
     pthread_t th[2];
-    for (int t = 0; t < 2; t++) {
+    for (int t = 0; t < nth; t++) {
       jobs[t] = (job){.cpu = t, .passes = passes, .bytes = bytes, .bar = &bar,
                       .dst = aligned_alloc(4096, bytes), .src = aligned_alloc(4096, bytes),
                       .secs = calloc((size_t)passes, sizeof(double))};
       if (!jobs[t].dst || !jobs[t].src || !jobs[t].secs) return 1;
       pthread_create(&th[t], NULL, run, &jobs[t]);
     }
-    for (int t = 0; t < 2; t++)
+    for (int t = 0; t < nth; t++)
       pthread_join(th[t], NULL);
     double *pass = calloc((size_t)passes, sizeof(double));
     for (int p = 0; p < passes; p++)
-      pass[p] = jobs[0].secs[p] > jobs[1].secs[p] ? jobs[0].secs[p] : jobs[1].secs[p];
+      for (int t = 0; t < nth; t++)
+        pass[p] = jobs[t].secs[p] > pass[p] ? jobs[t].secs[p] : pass[p];
     qsort(pass, (size_t)passes, sizeof *pass, cmp_double);
     double med = passes % 2 ? pass[passes / 2] : (pass[passes / 2 - 1] + pass[passes / 2]) / 2;
-    printf("%s 2 %zu %.3f %.3f\n", names[op], bytes, 2.0 * (double)bytes / med / 1e9,
-           2.0 * (double)bytes / pass[0] / 1e9);
-    for (int t = 0; t < 2; t++) {
+    printf("%s %d %zu %.3f %.3f\n", names[op], nth, bytes, nth * (double)bytes / med / 1e9,
+           nth * (double)bytes / pass[0] / 1e9);
+    for (int t = 0; t < nth; t++) {
       free(jobs[t].dst);
       free(jobs[t].src);
       free(jobs[t].secs);

@@ -11,8 +11,8 @@
 # each over allreduce, reduce_scatter, allgather and broadcast (f32 sum) at 8 B, then 16 B to
 # 64 MiB in powers of 4, n = 2 and 4; then the oversubscribed sweep, allreduce at n = 8 and 16,
 # 8 B, 64 KiB and 16 MiB, one round of 3 repeats (n = 4 comes from the main sweep); and, each
-# round, membw (2-thread memcpy and
-# sum-reduce rates) for the large-message bound. Every tool times by one method (mpi_bench.c's
+# round, membw (memcpy, sum-reduce and single-copy rates on one and two threads) for the
+# large-message bound and the copy floor. Every tool times by one method (mpi_bench.c's
 # first comment): checked call, warm-up, calibrated back-to-back calls, max over ranks, median of
 # repeats; the tables take the median over rounds.
 #
@@ -52,7 +52,9 @@ ns=(2 4)
 trs=(shm tcp)
 oversub_ns=(8 16) oversub_sizes=8,64K,16M oversub_colls=allreduce oversub_R=3
 colls=(allreduce reduce_scatter allgather broadcast)
-membw_sizes=(16777216 67108864 536870912) # per thread: the 16 and 64 MiB messages, and DRAM
+# per thread: the 16 and 64 MiB messages and their halves (what each rank of an allgather
+# copies), and DRAM
+membw_sizes=(8388608 16777216 33554432 67108864 536870912)
 if [ "$mode" = quick ]; then
   rounds=1 T=5 R=3 sizes=8,64K,1M ns=(2) oversub_ns=() membw_sizes=(16777216)
   TUNE_BUDGET=0
@@ -175,8 +177,10 @@ measure() {
   local t0=$SECONDS round tr n s
   for ((round = 1; round <= rounds; round++)); do
     for s in "${membw_sizes[@]}"; do
-      "$bin/membw" "$s" "$([ "$s" -gt 100000000 ] && echo 3 || echo 10)" |
-        awk -v r="$round" '{ print r "," $1 "," $2 "," $3 "," $4 "," $5 }' >>"$results/membw.csv"
+      for threads in 2 1; do
+        "$bin/membw" "$s" "$([ "$s" -gt 100000000 ] && echo 3 || echo 10)" "$threads" |
+          awk -v r="$round" '{ print r "," $1 "," $2 "," $3 "," $4 "," $5 }' >>"$results/membw.csv"
+      done
     done
     for n in "${ns[@]}"; do
       for tr in "${trs[@]}"; do run_config "$round" "$tr" "$n" "$sizes" "$(IFS=,; echo "${colls[*]}")"; done
