@@ -181,10 +181,16 @@ tern_status comm_connect_tcp(tern_comm *c, uint64_t deadline) {
   for (int i = 0; i < c->size * c->nstreams; i++) m.fds[i] = -1;
   tern_status rc = dial_lower_ranks(&m, deadline);
   if (rc == TERN_OK) rc = run_mesh(&m, deadline);
-  for (int r = 0; rc == TERN_OK && r < c->size; r++)
-    if (c->peers[r].link == COMM_LINK_TCP)
-      rc = net_tcp_chan_init(&c->peers[r].tcp, r, &m.fds[r * c->nstreams], c->nstreams,
-                             c->peers[r].what, &c->err);
+  for (int r = 0; rc == TERN_OK && r < c->size; r++) {
+    if (c->peers[r].link != COMM_LINK_TCP) continue;
+    int fixed = 0; /* the handshakes have given each socket a measured round trip by now */
+    for (int s = 0; s < c->nstreams; s++)
+      fixed += net_fix_short_path_buffers(m.fds[r * c->nstreams + s], NET_SHORT_PATH_RTT_US);
+    CORE_DEBUG("TCP to %s: %d of %d sockets on a short path, their buffers fixed at %d MiB",
+               c->peers[r].what, fixed, c->nstreams, NET_SHORT_PATH_BUF >> 20);
+    rc = net_tcp_chan_init(&c->peers[r].tcp, r, &m.fds[r * c->nstreams], c->nstreams,
+                           c->peers[r].what, &c->err);
+  }
   if (rc != TERN_OK) /* sockets not yet handed to a channel are ours to close */
     for (int r = 0; r < c->size; r++)
       for (int s = 0; c->peers[r].tcp.streams == NULL && s < c->nstreams; s++)

@@ -77,6 +77,30 @@ static tern_status tune(int fd, bool tcp, core_err *err) {
   return TERN_OK;
 }
 
+/* The kernel's cap on what SO_SNDBUF or SO_RCVBUF may ask for (net.core.wmem_max, rmem_max),
+ * or 0 when it cannot be read. */
+static long sysctl_long(const char *path) {
+  FILE *f = fopen(path, "r");
+  long v = 0;
+  if (f == NULL) return 0;
+  if (fscanf(f, "%ld", &v) != 1) v = 0;
+  fclose(f);
+  return v;
+}
+
+bool net_fix_short_path_buffers(int fd, unsigned rtt_limit_us) {
+  struct tcp_info ti;
+  socklen_t len = sizeof ti;
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 || ti.tcpi_rtt >= rtt_limit_us)
+    return false;
+  int want = NET_SHORT_PATH_BUF;
+  if (sysctl_long("/proc/sys/net/core/rmem_max") < want ||
+      sysctl_long("/proc/sys/net/core/wmem_max") < want)
+    return false;
+  return setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof want) == 0 &&
+         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof want) == 0;
+}
+
 static tern_status resolve(const char *host, int port, bool passive, struct addrinfo **out,
                            core_err *err) {
   struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};

@@ -1,6 +1,6 @@
 /* test_sock.c: addresses, listen/connect/accept, whole reads and writes, and their failures:
- * a closed peer, a silent peer, a refused port, a server that comes up late. (label tsan:
- * a writer thread feeds a reader.) */
+ * a closed peer, a silent peer, a refused port, a server that comes up late; socket buffers on
+ * a short path. (label tsan: a writer thread feeds a reader.) */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,8 +10,10 @@
 
 #include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -211,6 +213,52 @@ static void connect_waits_for_a_late_server(void **state) {
   close(l.lfd);
 }
 
+static long sysctl_value(const char *path) {
+  FILE *f = fopen(path, "r");
+  long v = 0;
+  if (f) {
+    if (fscanf(f, "%ld", &v) != 1) v = 0;
+    fclose(f);
+  }
+  return v;
+}
+
+static int rcvbuf(int fd) {
+  int v = 0;
+  socklen_t len = sizeof v;
+  assert_int_equal(getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, &len), 0);
+  return v;
+}
+
+/* Socket buffers are fixed on a short path only, and only where the kernel grants the size:
+ * a path "longer" than its limit (0 us: every path), or a socket that is not TCP, keeps the
+ * kernel's autotuning; loopback under a generous limit gets NET_SHORT_PATH_BUF when
+ * net.core.rmem_max and wmem_max allow it, and is left alone when they do not. */
+static void short_path_buffers(void **state) {
+  (void)state;
+  int a, b, lfd;
+  pair(&a, &b, &lfd);
+  assert_int_equal(net_write_all(a, "hello", 5, core_deadline_after(5), "b", NULL), TERN_OK);
+  char got[5];
+  assert_int_equal(net_read_all(b, got, 5, core_deadline_after(5), "a", NULL), TERN_OK);
+  int before = rcvbuf(a);
+  assert_false(net_fix_short_path_buffers(a, 0));
+  assert_int_equal(rcvbuf(a), before);
+  bool allowed = sysctl_value("/proc/sys/net/core/rmem_max") >= NET_SHORT_PATH_BUF &&
+                 sysctl_value("/proc/sys/net/core/wmem_max") >= NET_SHORT_PATH_BUF;
+  assert_int_equal(net_fix_short_path_buffers(a, 1000000), allowed);
+  if (allowed) assert_true(rcvbuf(a) >= NET_SHORT_PATH_BUF);
+  else assert_int_equal(rcvbuf(a), before);
+  int sv[2];
+  assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  assert_false(net_fix_short_path_buffers(sv[0], 1000000));
+  close(sv[0]);
+  close(sv[1]);
+  close(a);
+  close(b);
+  close(lfd);
+}
+
 static void listen_failures(void **state) {
   (void)state;
   int lfd, port, lfd2, port2;
@@ -232,7 +280,7 @@ int main(void) {
       cmocka_unit_test(parse_addresses),          cmocka_unit_test(whole_transfer),
       cmocka_unit_test(closed_peer_is_peer_lost), cmocka_unit_test(silent_peer_times_out),
       cmocka_unit_test(refused_until_deadline),   cmocka_unit_test(connect_waits_for_a_late_server),
-      cmocka_unit_test(listen_failures),
+      cmocka_unit_test(listen_failures),          cmocka_unit_test(short_path_buffers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
