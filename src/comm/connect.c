@@ -181,13 +181,19 @@ tern_status comm_connect_tcp(tern_comm *c, uint64_t deadline) {
   for (int i = 0; i < c->size * c->nstreams; i++) m.fds[i] = -1;
   tern_status rc = dial_lower_ranks(&m, deadline);
   if (rc == TERN_OK) rc = run_mesh(&m, deadline);
+  bool grants = rc == TERN_OK && net_kernel_grants_buffers(NET_SHORT_PATH_BUF);
+  if (rc == TERN_OK && !grants)
+    CORE_DEBUG("TCP socket buffers left to the kernel's autotuning everywhere: net.core.rmem_max "
+               "or wmem_max is under %d MiB", NET_SHORT_PATH_BUF >> 20);
   for (int r = 0; rc == TERN_OK && r < c->size; r++) {
     if (c->peers[r].link != COMM_LINK_TCP) continue;
     int fixed = 0; /* the handshakes have given each socket a measured round trip by now */
-    for (int s = 0; s < c->nstreams; s++)
-      fixed += net_fix_short_path_buffers(m.fds[r * c->nstreams + s], NET_SHORT_PATH_RTT_US);
-    CORE_DEBUG("TCP to %s: %d of %d sockets on a short path, their buffers fixed at %d MiB",
-               c->peers[r].what, fixed, c->nstreams, NET_SHORT_PATH_BUF >> 20);
+    for (int s = 0; grants && s < c->nstreams; s++)
+      fixed += net_fix_short_path_buffers(m.fds[r * c->nstreams + s], NET_SHORT_PATH_RTT_US,
+                                          NET_SHORT_PATH_BUF);
+    if (grants)
+      CORE_DEBUG("TCP to %s: %d of %d sockets on a short path, their buffers fixed at %d MiB",
+                 c->peers[r].what, fixed, c->nstreams, NET_SHORT_PATH_BUF >> 20);
     rc = net_tcp_chan_init(&c->peers[r].tcp, r, &m.fds[r * c->nstreams], c->nstreams,
                            c->peers[r].what, &c->err);
   }

@@ -32,17 +32,18 @@ tern_status net_connect(const char *host, int port, uint64_t deadline_ns, int *f
  * peer gets "ip:port" of the other end. */
 tern_status net_accept(int listen_fd, int *fd, char *peer, size_t peer_len, core_err *err);
 
-/* Socket buffers of a connected TCP socket on a short path: when the kernel's smoothed round
- * trip (TCP_INFO) is under rtt_limit_us and net.core.rmem_max and wmem_max allow it, both
- * buffers are fixed at NET_SHORT_PATH_BUF, which turns the kernel's autotuning off; otherwise
- * (a long path, whose window must grow to its bandwidth-delay product, or a kernel that would
- * cap the request below what autotuning reaches) nothing changes. Returns whether it fixed them.
+/* Socket buffers on a short path. A connected TCP socket whose smoothed round trip (TCP_INFO)
+ * is under rtt_limit_us gets both buffers fixed at `bytes`, which turns the kernel's autotuning
+ * off; a longer path, whose window must grow to its bandwidth-delay product, keeps autotuning.
+ * Returns whether it fixed them. Ask net_kernel_grants_buffers first, once: where
+ * net.core.rmem_max or wmem_max is smaller, the request would get less than autotuning reaches.
  * Why (docs/PERFORMANCE.md, section 3): on loopback, autotuning settles each connection at one
  * of two speeds, launch to launch (a 1 MiB allreduce at n = 2 took 220-250 us or 340-430 us);
  * fixed buffers took it to 240 us every time. */
 #define NET_SHORT_PATH_RTT_US 1000u
 #define NET_SHORT_PATH_BUF (4 << 20)
-bool net_fix_short_path_buffers(int fd, unsigned rtt_limit_us);
+bool net_kernel_grants_buffers(int bytes);
+bool net_fix_short_path_buffers(int fd, unsigned rtt_limit_us, int bytes);
 
 /* "ip:port" of the local (or remote) end of a connected socket. */
 void net_local_addr(int fd, char *out, size_t out_len);

@@ -88,17 +88,18 @@ static long sysctl_long(const char *path) {
   return v;
 }
 
-bool net_fix_short_path_buffers(int fd, unsigned rtt_limit_us) {
+bool net_kernel_grants_buffers(int bytes) {
+  return sysctl_long("/proc/sys/net/core/rmem_max") >= bytes &&
+         sysctl_long("/proc/sys/net/core/wmem_max") >= bytes;
+}
+
+bool net_fix_short_path_buffers(int fd, unsigned rtt_limit_us, int bytes) {
   struct tcp_info ti;
   socklen_t len = sizeof ti;
   if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 || ti.tcpi_rtt >= rtt_limit_us)
     return false;
-  int want = NET_SHORT_PATH_BUF;
-  if (sysctl_long("/proc/sys/net/core/rmem_max") < want ||
-      sysctl_long("/proc/sys/net/core/wmem_max") < want)
-    return false;
-  return setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof want) == 0 &&
-         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof want) == 0;
+  return setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes) == 0 &&
+         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes) == 0;
 }
 
 static tern_status resolve(const char *host, int port, bool passive, struct addrinfo **out,
