@@ -39,7 +39,9 @@ tern_status net_accept(int listen_fd, int *fd, char *peer, size_t peer_len, core
  * net.core.rmem_max or wmem_max is smaller, the request would get less than autotuning reaches.
  * Why (docs/PERFORMANCE.md, section 3): on loopback, autotuning settles each connection at one
  * of two speeds, launch to launch (a 1 MiB allreduce at n = 2 took 220-250 us or 340-430 us);
- * fixed buffers took it to 240 us every time. */
+ * fixed buffers took it to 240 us every time. The round trip is the kernel's, to the socket's
+ * other end: behind a user-space relay (tests/wan's links) that is the relay on this host, so
+ * the relay's emulated delay does not count and the buffers are fixed there too. */
 #define NET_SHORT_PATH_RTT_US 1000u
 #define NET_SHORT_PATH_BUF (4 << 20)
 bool net_kernel_grants_buffers(int bytes);

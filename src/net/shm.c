@@ -336,6 +336,15 @@ static bool ring_full(net_shm_chan *ch) {
   return ch->out_next - ch->out_head >= NET_SHM_SLOTS && ch->out_next - reader_head(ch) >= NET_SHM_SLOTS;
 }
 
+/* The next slot to fill (the ring has room), stamped with the message's header and where the
+ * slot's bytes lie in it. */
+static slot *next_out_slot(net_shm_chan *ch, const net_msg_hdr *hdr, uint64_t off) {
+  slot *sl = &ch->out->slots[ch->out_next % NET_SHM_SLOTS];
+  sl->hdr = *hdr;
+  sl->off = off;
+  return sl;
+}
+
 /* Copies n bytes (the slot's share of the message whose header sl->hdr holds, from sl->off) into
  * the slot and publishes it. */
 static void fill_slot(net_shm_chan *ch, slot *sl, const char *src, uint64_t n) {
@@ -358,9 +367,7 @@ static void send_some(net_shm_chan *ch, bool *moved) {
     }
     do {
       if (ring_full(ch)) return;
-      slot *sl = &ch->out->slots[ch->out_next % NET_SHM_SLOTS];
-      sl->hdr = x->hdr;
-      sl->off = ch->send_done;
+      slot *sl = next_out_slot(ch, &x->hdr, ch->send_done);
       if (uses_cma(ch, x)) {
         sl->len = 0;
         sl->flags = SLOT_CMA;
@@ -449,6 +456,12 @@ static tern_status cma_read(net_shm_chan *ch, net_xfer *x, uint64_t addr, core_e
   return TERN_OK;
 }
 
+/* The next slot the peer has published to us, or NULL while it has not. */
+static const slot *arrived_slot(net_shm_chan *ch) {
+  const slot *sl = &ch->in->slots[ch->in_next % NET_SHM_SLOTS];
+  return atomic_load_explicit(&sl->seq, memory_order_acquire) == ch->in_next + 1 ? sl : NULL;
+}
+
 /* Copies (or reduces) an inline slot's bytes into place. */
 static void take_bytes(net_xfer *x, const slot *sl) {
   const char *bytes = sl->len <= SLOT_INLINE_BYTES ? sl->inline_data : sl->payload;
@@ -469,8 +482,8 @@ static void return_slot(net_shm_chan *ch) {
 static tern_status recv_some(net_shm_chan *ch, bool *moved, core_err *err) {
   net_xfer *x;
   while ((x = head_xfer(&ch->recvq)) != NULL) {
-    slot *sl = &ch->in->slots[ch->in_next % NET_SHM_SLOTS];
-    if (atomic_load_explicit(&sl->seq, memory_order_acquire) != ch->in_next + 1) return TERN_OK;
+    const slot *sl = arrived_slot(ch);
+    if (sl == NULL) return TERN_OK;
     tern_status rc = check_slot(ch, x, sl, err);
     if (rc != TERN_OK) return rc;
     if (sl->flags == SLOT_CMA) {
@@ -498,14 +511,10 @@ tern_status net_shm_move_now(net_shm_chan *ch, net_xfer *x, bool *done, core_err
   if (x->hdr.bytes >= NET_SHM_NOW_MAX) return TERN_OK;
   if (x->is_send) {
     if (ch->sendq.len || ring_full(ch)) return TERN_OK;
-    slot *sl = &ch->out->slots[ch->out_next % NET_SHM_SLOTS];
-    sl->hdr = x->hdr;
-    sl->off = 0;
-    fill_slot(ch, sl, x->src, x->hdr.bytes);
+    fill_slot(ch, next_out_slot(ch, &x->hdr, 0), x->src, x->hdr.bytes);
   } else {
-    slot *sl = &ch->in->slots[ch->in_next % NET_SHM_SLOTS];
-    if (ch->recvq.len || atomic_load_explicit(&sl->seq, memory_order_acquire) != ch->in_next + 1)
-      return TERN_OK;
+    const slot *sl = ch->recvq.len ? NULL : arrived_slot(ch);
+    if (sl == NULL) return TERN_OK;
     tern_status rc = check_slot(ch, x, sl, err);
     if (rc != TERN_OK) return rc;
     if (sl->flags != 0 || sl->len != x->hdr.bytes) /* a healthy sender sends it in one slot */
