@@ -47,6 +47,8 @@
 #define SEG_VERSION 1
 #define SLOT_CMA 1u
 #define SLOT_INLINE_BYTES 8 /* a message this small rides in the header line: one miss, not two */
+#define PREFETCH_AFTER_MAX 256 /* return_slot */
+#define PREFETCH_PAYLOAD_LINES 4
 
 typedef struct slot {
   _Alignas(64) _Atomic uint64_t seq; /* index + 1 once published */
@@ -472,9 +474,20 @@ static void take_bytes(net_xfer *x, const slot *sl) {
     memcpy(x->dst + sl->off, bytes, sl->len);
 }
 
-/* Hands the slot at in_next back to the writer. */
-static void return_slot(net_shm_chan *ch) {
+/* Hands the slot at in_next back to the writer. After a small message, the next slot's header
+ * and first payload lines are fetched ahead: in a stream of small messages the writer is usually
+ * ahead, and its slots lie 64 KiB apart, where the hardware cannot guess the next one. The fetch
+ * overlaps the rest of the caller's call instead of stalling the next look (n = 2, an 8-byte
+ * broadcast 0.151 -> 0.117 us, 256 B 0.273 -> 0.17 us). After a larger message it costs more than
+ * it saves: the writer is then not far ahead, and the lines fetched are written again. */
+static void return_slot(net_shm_chan *ch, const slot *sl) {
+  bool small = sl->flags == 0 && sl->len <= PREFETCH_AFTER_MAX; /* read before the slot is given back */
   ch->in_next++;
+  if (small) {
+    const slot *next = &ch->in->slots[ch->in_next % NET_SHM_SLOTS];
+    __builtin_prefetch(next);
+    for (int i = 0; i < PREFETCH_PAYLOAD_LINES; i++) __builtin_prefetch(next->payload + 64 * i);
+  }
   atomic_store_explicit(&ch->in->head, ch->in_next, memory_order_release);
   net_shm_ring_bell(ch->peer_bell, ch->peer_sleeping);
 }
@@ -494,7 +507,7 @@ static tern_status recv_some(net_shm_chan *ch, bool *moved, core_err *err) {
       take_bytes(x, sl);
       ch->recv_done += sl->len;
     }
-    return_slot(ch);
+    return_slot(ch, sl);
     *moved = true;
     if (ch->recv_done == x->hdr.bytes) {
       ch->recv_done = 0;
@@ -522,7 +535,7 @@ tern_status net_shm_move_now(net_shm_chan *ch, net_xfer *x, bool *done, core_err
                           "%s sent a %llu-byte message as a slot of %u bytes with flags %u",
                           ch->what, (unsigned long long)x->hdr.bytes, sl->len, sl->flags);
     take_bytes(x, sl);
-    return_slot(ch);
+    return_slot(ch, sl);
   }
   x->complete = true;
   *done = true;
