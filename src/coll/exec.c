@@ -16,9 +16,11 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The crowded model (more ranks than CPUs here) only when every rank is on this host, as it
+ * always is over shared memory: then every rank counts the same ranks and CPUs and picks alike;
+ * across hosts, each host would judge its own crowding. */
 static const coll_net_model *model_of(const tern_comm *c) {
-  if (c->any_tcp) return &coll_model_tcp;
-  return c->oversubscribed ? &coll_model_shm_crowded : &coll_model_shm;
+  return coll_model_for(c->any_tcp, c->oversubscribed && c->local_size == c->size);
 }
 
 /* Several hosts (some peers over TCP, hosts holding equal blocks of ranks): hier competes. */
@@ -28,7 +30,7 @@ static bool across_hosts(const tern_comm *c) {
 
 static const char *transport_of(const tern_comm *c) {
   if (across_hosts(c)) return "shm+tcp";
-  return model_of(c) == &coll_model_tcp ? "tcp" : (c->size > 1 ? "shm" : "self");
+  return c->any_tcp ? "tcp" : (c->size > 1 ? "shm" : "self");
 }
 
 static coll_algo select_algo(tern_comm *c, tern_request *r, size_t esize) {

@@ -205,7 +205,11 @@ tern_status coll_check_scheds(const coll_args *a, const coll_sched *scheds, char
  * messages of one phase overlap their latency but not the work of posting them). */
 typedef struct coll_net_model {
   double alpha, beta, gamma, o;
-  bool crowded; /* more ranks than CPUs on the host: a pipeline across ranks cannot overlap */
+  bool crowded; /* more ranks than CPUs on the host: a pipeline's stages take turns */
+  /* crowded: what each round of a pipeline costs on top, when its stages take turns on the CPUs
+   * (a switch between the ranks sharing a core); 0: the stages do not overlap at all, and the
+   * pipeline costs its hops unpipelined */
+  double handoff;
 } coll_net_model;
 
 /* The modelled time of s: per phase, alpha if it moves anything (a message, even of zero
@@ -239,8 +243,11 @@ coll_algo coll_select_hosts(coll_kind kind, int n, int ppn, size_t count, size_t
                             coll_sched *scratch, coll_algo *inner);
 
 /* This machine's fitted constants for shared memory and for TCP (see select.c for the
- * measurements they come from); coll_model_shm_crowded is shared memory on an oversubscribed
+ * measurements they come from); the _crowded ones are the same transport on an oversubscribed
  * host. */
-extern const coll_net_model coll_model_shm, coll_model_shm_crowded, coll_model_tcp;
+extern const coll_net_model coll_model_shm, coll_model_shm_crowded, coll_model_tcp,
+    coll_model_tcp_crowded;
+/* The one of the four for a transport (tcp or shared memory) on a host crowded or not. */
+const coll_net_model *coll_model_for(bool tcp, bool crowded);
 
 #endif /* TERN_COLL_SCHED_H */

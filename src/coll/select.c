@@ -28,9 +28,17 @@
 const coll_net_model coll_model_shm = {
     .alpha = 0.34e-6, .beta = 1 / 12.45e9, .gamma = 1 / 8.10e9, .o = 0.17e-6};
 const coll_net_model coll_model_shm_crowded = {
-    .alpha = 0.34e-6, .beta = 1 / 12.45e9, .gamma = 1 / 8.10e9, .o = 0.17e-6, .crowded = true};
+    .alpha = 0.34e-6, .beta = 1 / 12.45e9, .gamma = 1 / 8.10e9, .o = 0.17e-6, .crowded = true,
+    .handoff = 10e-6};
 const coll_net_model coll_model_tcp = {
     .alpha = 4.55e-6, .beta = 1 / 3.0e9, .gamma = 1 / 8.10e9, .o = 2.275e-6};
+const coll_net_model coll_model_tcp_crowded = {
+    .alpha = 4.55e-6, .beta = 1 / 3.0e9, .gamma = 1 / 8.10e9, .o = 2.275e-6, .crowded = true};
+
+const coll_net_model *coll_model_for(bool tcp, bool crowded) {
+  if (tcp) return crowded ? &coll_model_tcp_crowded : &coll_model_tcp;
+  return crowded ? &coll_model_shm_crowded : &coll_model_shm;
+}
 
 /* One phase: msgs messages in its busier direction, moving bytes, reducing red. */
 static double phase(const coll_net_model *m, double msgs, double bytes, double red) {
@@ -87,16 +95,30 @@ static double even_part(const shape *x) {
 }
 
 /* The chain pipeline: (nseg + n - 2) rounds of one segment. On a crowded host its stages take
- * turns on the CPUs instead of running at once, so it costs what it would unpipelined: n - 1
- * hops of the whole vector. Then halving-doubling wins the large broadcasts (n = 4 on 2 cores,
- * interleaved medians of 3, chain -> rhd: 4 MiB 1.47 -> 1.24 ms, 16 MiB 8.5 -> 7.0 ms). The
- * binomial tree is faster still there (0.95 and 5.4 ms): it moves fewer bytes in all, which
- * is what counts when the cores are the limit, and a critical-path model does not see. */
+ * turns on the CPUs, and what that costs depends on the transport.
+ *
+ * Over TCP the stages do not overlap at all (each hand-off is a socket wake-up), so the chain
+ * costs what it would unpipelined, n - 1 hops of the whole vector (handoff 0), and
+ * halving-doubling wins from 1 MiB (n = 4 on 2 cores, broadcast, two launches each, chain ->
+ * rhd: 1 MiB 1.21 and 1.02 -> 0.53 and 0.63 ms, 4 MiB 3.40 and 3.67 -> 2.67 and 2.37 ms, 16 MiB
+ * 15.6 and 13.5 -> 12.0 and 12.5 ms, 64 MiB level). Direct was faster still at 1 MiB (0.46 ms)
+ * and the slowest at 64 MiB, which this model does not capture.
+ *
+ * Over shared memory a stage leaves its segment in the slots and yields, so the pipeline still
+ * runs, at a cost per round: the handoff, 10 us here, fitted to n = 4 on 2 cores (broadcast,
+ * 2026-12-03): rhd won at 1 MiB (0.18-0.19 ms against the chain's 0.21-0.30), they were level
+ * at 4 and 16 MiB (16 MiB, ten launches each: medians 4.22 ms rhd, 3.95 ms chain, both
+ * spreading over 3.2-6.3 ms), and the chain won at 64 MiB (ten launches each: 20.7-30.7 ms,
+ * median 22.0, against 22.6-29.7, median 27.0). This handoff puts the crossover between 16 and
+ * 32 MiB. The unpipelined rule had made rhd win
+ * everywhere; it was
+ * measured right (4 MiB 1.47 -> 1.24 ms, 16 MiB 8.5 -> 7.0 ms) before large messages went single
+ * copy, whose crowded sender waits for its reader. */
 static double chain(const shape *x, size_t count, size_t es, double red) {
-  if (x->m->crowded) return (x->n - 1) * phase(x->m, 1, x->B, red * x->B);
+  if (x->m->crowded && x->m->handoff == 0) return (x->n - 1) * phase(x->m, 1, x->B, red * x->B);
   size_t seg = coll_pipeline_seg(count, (int)x->n, 0), nseg = (count + seg - 1) / seg;
   double S = (double)(seg * es);
-  return ((double)nseg + x->n - 2) * phase(x->m, 1, S, red * S);
+  return ((double)nseg + x->n - 2) * (x->m->handoff + phase(x->m, 1, S, red * S));
 }
 
 static double allreduce(const shape *x, coll_algo algo, size_t count, size_t es) {

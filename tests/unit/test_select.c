@@ -143,11 +143,20 @@ static void select_follows_the_model(void **state) {
   assert_int_equal(coll_select(COLL_ALLREDUCE, 6, 16 << 20, 4, tcp), COLL_ALGO_RING);
   assert_int_equal(coll_select(COLL_BROADCAST, 16, 16 << 20, 4, shm), COLL_ALGO_RING);
   assert_int_equal(coll_select(COLL_BROADCAST, 16, 2, 4, shm), COLL_ALGO_TREE);
-  /* with more ranks than CPUs the chain's pipeline cannot run: halving-doubling's fewer hops win */
+  /* with more ranks than CPUs the chain's stages take turns: over shared memory each round
+   * pays a hand-off, so halving-doubling's fewer rounds win up to 16 MiB and the chain beyond;
+   * over TCP the stages do not overlap at all and halving-doubling wins throughout */
   assert_int_equal(coll_select(COLL_BROADCAST, 4, 4 << 20, 4, shm), COLL_ALGO_RING);
+  assert_int_equal(coll_select(COLL_BROADCAST, 4, 1 << 18, 4, shm), COLL_ALGO_RING);
+  assert_int_equal(coll_select(COLL_BROADCAST, 4, 1 << 18, 4, &coll_model_shm_crowded), COLL_ALGO_RHD);
   assert_int_equal(coll_select(COLL_BROADCAST, 4, 4 << 20, 4, &coll_model_shm_crowded), COLL_ALGO_RHD);
+  assert_int_equal(coll_select(COLL_BROADCAST, 4, 16 << 20, 4, &coll_model_shm_crowded), COLL_ALGO_RING);
   assert_int_equal(coll_select(COLL_REDUCE, 4, 4 << 20, 4, shm), COLL_ALGO_RING);
-  assert_int_equal(coll_select(COLL_REDUCE, 4, 4 << 20, 4, &coll_model_shm_crowded), COLL_ALGO_RHD);
+  assert_int_equal(coll_select(COLL_REDUCE, 4, 1 << 18, 4, &coll_model_shm_crowded), COLL_ALGO_RHD);
+  assert_int_equal(coll_select(COLL_BROADCAST, 4, 4 << 20, 4, tcp), COLL_ALGO_RING);
+  assert_int_equal(coll_select(COLL_BROADCAST, 4, 4 << 20, 4, &coll_model_tcp_crowded), COLL_ALGO_RHD);
+  assert_int_equal(coll_select(COLL_BROADCAST, 4, 16 << 20, 4, &coll_model_tcp_crowded), COLL_ALGO_RHD);
+  assert_int_equal(coll_select(COLL_REDUCE, 4, 4 << 20, 4, &coll_model_tcp_crowded), COLL_ALGO_RHD);
   assert_int_equal(coll_select(COLL_ALLTOALL, 64, 1, 4, tcp), COLL_ALGO_BRUCK);
   assert_true(coll_algo_cost(COLL_BARRIER, coll_select(COLL_BARRIER, 64, 0, 4, shm), 64, 0, 4,
                              shm) <= 7 * shm->alpha);

@@ -12,6 +12,7 @@
 #include "tune.h"
 
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,10 +109,16 @@ static bool build_tuning(const tune_rows *rows, const train_set *ts, coll_tuning
   return ok;
 }
 
+/* The CPUs this process may run on: the ranks `tern tune` measured ran here. */
+static int host_cpus(void) {
+  cpu_set_t set;
+  return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+}
+
 static coll_algo pick(predictor p, coll_tuning *t, const tune_row *r) {
-  if (p == P_BUILTIN)
+  if (p == P_BUILTIN) /* as the runtime picks on this host, crowded when the ranks outnumber CPUs */
     return coll_select(r->kind, r->n, r->count, sizeof(float),
-                       r->tr == COLL_TR_TCP ? &coll_model_tcp : &coll_model_shm);
+                       coll_model_for(r->tr == COLL_TR_TCP, r->n > host_cpus()));
   t->use_table = p == P_TABLE;
   return coll_tuning_select(t, r->tr, r->kind, r->n, r->count, sizeof(float));
 }

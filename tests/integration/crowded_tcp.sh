@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# crowded_tcp.sh TERN: over TCP with more ranks than CPUs on one host (tern run under taskset, one
+# CPU), a large broadcast leaves the chain pipeline, whose stages cannot overlap there, for
+# halving-doubling, on every rank; with the ranks on two (pretend) hosts each host would judge its
+# own crowding, so the crowded model is not used and the chain stays.
+set -u
+tern=$1
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+# algo HOSTS: the algorithm every rank names for the 4 MiB broadcast (one line per rank)
+algo() {
+  TERN_HOSTS=$1 TERN_TRANSPORT=tcp TERN_DEBUG=INFO TERN_TIMEOUT=60 timeout -k 5 120 \
+    taskset -c 0 "$tern" run -n 4 -- "$tern" bench broadcast -s 4M -n 1 -w 0 -c 1 -i 2 >"$out" 2>&1 ||
+    { echo "FAIL: TERN_HOSTS='$1' exited $?"; cat "$out"; exit 1; }
+  grep -q '^# Out of bounds values : 0 OK' "$out" || { echo "FAIL: wrong elements"; cat "$out"; exit 1; }
+  grep -oE 'broadcast #0: [0-9]+ elements of f32 \(sum\), [a-z]+ over' "$out" | awk '{print $(NF-1)}' | tr -d ,
+}
+
+one=$(algo "" | sort | uniq -c | awk '{print $1, $2}')
+[ "$one" = "4 rhd" ] || { echo "FAIL: one crowded host: '$one', want all 4 ranks on rhd"; cat "$out"; exit 1; }
+two=$(algo 2 | sort | uniq -c | awk '{print $1, $2}')
+[ "$two" = "4 ring" ] || { echo "FAIL: two hosts: '$two', want all 4 ranks on ring"; cat "$out"; exit 1; }
+echo "ok: crowded host rhd, two hosts ring"
