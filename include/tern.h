@@ -217,6 +217,9 @@ typedef struct tern_swarm_average_options {
                             are dealt into K groups of target_group by a permutation drawn from
                             the run id and the round, the same on every peer; K = N/2 with
                             target_group 2 is randomized pairwise gossip */
+  int rounds;            /* the run's rounds, 0..rounds-1: a late peer that jumps to the others'
+                            round (they closed its group without it) jumps no further than the
+                            last; 0: no last round */
 } tern_swarm_average_options;
 
 #define TERN_SWARM_MAX_FAILED 16

@@ -58,7 +58,8 @@ class SwarmOptions(ctypes.Structure):
 
 class SwarmAverageOptions(ctypes.Structure):
     _fields_ = [("compress", _i), ("min_group", _i), ("target_group", _i),
-                ("match_timeout", _d), ("average_timeout", _d), ("random_groups", _i)]
+                ("match_timeout", _d), ("average_timeout", _d), ("random_groups", _i),
+                ("rounds", _i)]
 
 
 class SwarmReport(ctypes.Structure):

@@ -136,7 +136,7 @@ class Swarm:
             h, b.ptr, b.count, _positive(timeout, "timeout")))
 
     def average(self, x, weight, compress="none", min_group=None, target_group=None,
-                match_timeout=None, average_timeout=None, random_groups=None):
+                match_timeout=None, average_timeout=None, random_groups=None, rounds=None):
         """One round: finds this round's group and averages x with it in place, weighted by
         weight (> 0). Returns (new_weight, report): new_weight is this peer's share of the
         group's weight, to pass to the next round; report is a dict of tern_swarm_report's
@@ -146,9 +146,11 @@ class Swarm:
         compress: "none", "fp16", "bf16" or "int8" on the wire. random_groups K > 0: random
         groups instead of the grid line: each round the cells 0..K*target_group-1 (a peer's
         cell is coords[0]) are dealt into K groups of target_group by a permutation of the run
-        and round; K = N/2 with target_group 2 is pairwise gossip. None leaves an option at
-        tern's default: min_group 2 (fewer found: the round's pool, then alone), target_group
-        64, match_timeout 5 s, average_timeout 10 s, random_groups 0 (the grid)."""
+        and round; K = N/2 with target_group 2 is pairwise gossip. rounds R: the run's rounds are
+        0..R-1, and a late peer that jumps to the others' round stops at R-1. None leaves an
+        option at tern's default: min_group 2 (fewer found: the round's pool, then alone),
+        target_group 64, match_timeout 5 s, average_timeout 10 s, random_groups 0 (the grid),
+        rounds 0 (no last round)."""
         h, b = self._handle(), _vector(x, "average")
         if compress not in COMPRESS:
             raise ValueError(f"compress '{compress}': want one of {', '.join(COMPRESS)}")
@@ -159,7 +161,8 @@ class Swarm:
             target_group=_option(target_group, "target_group", numbers.Integral),
             match_timeout=_option(match_timeout, "match_timeout"),
             average_timeout=_option(average_timeout, "average_timeout"),
-            random_groups=_option(random_groups, "random_groups", numbers.Integral))
+            random_groups=_option(random_groups, "random_groups", numbers.Integral),
+            rounds=_option(rounds, "rounds", numbers.Integral))
         r = _lib.SwarmReport()
         self._check("swarm average", _lib.lib.tern_swarm_average(
             h, b.ptr, b.count, ctypes.byref(w), ctypes.byref(opt), ctypes.byref(r)))

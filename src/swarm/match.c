@@ -160,8 +160,10 @@ static void reply(tern_swarm *sw, int fd, uint8_t type, uint32_t round, const ui
   swarm_send(fd, &h, payload, core_deadline_after(2), "a joining peer", &err);
 }
 
-/* Told that a peer's first open round is `open`: the next round to run (a bounded jump). */
+/* Told that a peer's first open round is `open`: the next round to run (a bounded jump, and
+ * never past the run's last round: peers that have finished report the round after it). */
 static void catch_up_to(tern_swarm *sw, uint32_t open) {
+  open = CORE_MIN(open, sw->last_round);
   if (open > sw->round && open - sw->round <= SWARM_MAX_JUMP && open > sw->catch_up) {
     CORE_INFO("swarm: round %u: late; the others are at round %u", sw->round, open);
     sw->catch_up = open;

@@ -112,6 +112,7 @@ tern_status tern_swarm_join(tern_swarm **out, const tern_swarm_options *o) {
   tern_swarm *sw = calloc(1, sizeof *sw);
   if (!sw) return core_err_set(&join_err, TERN_ERR_NOMEM, "tern_swarm_join");
   sw->listen_fd = sw->wake[0] = sw->wake[1] = -1;
+  sw->last_round = UINT32_MAX;
   pthread_mutex_init(&sw->mu, NULL);
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
@@ -209,7 +210,7 @@ tern_status tern_swarm_average(tern_swarm *sw, float *values, size_t count, doub
   tern_swarm_average_options o = opt ? *opt : (tern_swarm_average_options){0};
   if (!values || !count || !weight || !isfinite(*weight) || *weight <= 0 ||
       !compress_valid(o.compress) || o.min_group < 0 || o.target_group < 0 ||
-      o.match_timeout < 0 || o.average_timeout < 0 || o.random_groups < 0)
+      o.match_timeout < 0 || o.average_timeout < 0 || o.random_groups < 0 || o.rounds < 0)
     return core_err_set(&sw->err, TERN_ERR_INVALID_ARG,
                         "tern_swarm_average: values, count > 0, a weight > 0 and valid options");
   if (o.random_groups > 0 &&
@@ -224,6 +225,7 @@ tern_status tern_swarm_average(tern_swarm *sw, float *values, size_t count, doub
                          .match_timeout = o.match_timeout > 0 ? o.match_timeout : 5,
                          .random_groups = o.random_groups};
   mo.target_group = CORE_MIN(mo.target_group, SWARM_MAX_GROUP);
+  sw->last_round = o.rounds > 0 ? (uint32_t)o.rounds - 1 : UINT32_MAX;
   tern_swarm_report r = {.round = sw->round, .weight_before = *weight};
   uint64_t t0 = core_now_ns();
   swarm_member *group = sw->last_group;

@@ -164,6 +164,7 @@ struct tern_swarm {
   /* A late peer's next round: the first round still open at the peer that turned it away
    * (averaging thread only). */
   uint32_t catch_up;
+  uint32_t last_round; /* the run's last round (tern_swarm_average_options.rounds - 1), or UINT32_MAX */
 
   swarm_held held;
 

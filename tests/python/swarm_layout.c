@@ -27,6 +27,7 @@ int main(void) {
   FIELD(tern_swarm_average_options, match_timeout);
   FIELD(tern_swarm_average_options, average_timeout);
   FIELD(tern_swarm_average_options, random_groups);
+  FIELD(tern_swarm_average_options, rounds);
   SIZE(tern_swarm_report);
   FIELD(tern_swarm_report, round);
   FIELD(tern_swarm_report, group_size);

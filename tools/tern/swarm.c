@@ -297,6 +297,7 @@ int cmd_swarm(int argc, char **argv) {
   }
   double w = o.weight;
   /* Rounds 0..R-1 of the swarm: a peer that downloaded round k's state runs only k..R-1. */
+  o.avg.rounds = (int)o.rounds;
   for (long next = 0, i = 0; st == TERN_OK && next < o.rounds; i++) {
     tern_swarm_report r;
     if (i > 0 && o.compute > 0) core_sleep_ms((int)(o.compute * 1000));
