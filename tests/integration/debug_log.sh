@@ -6,12 +6,12 @@ set -euo pipefail
 tern=$1 hello=$2
 for transport in shm tcp; do
   err=$(TERN_TRANSPORT=$transport TERN_DEBUG=INFO "$tern" run -n 2 -- "$hello" 2>&1 >/dev/null)
-  echo "$err" | grep -qE "allreduce #0: 4 elements of f32 \(sum\), [a-z]+ over $transport" ||
+  grep -qE "allreduce #0: 4 elements of f32 \(sum\), [a-z]+ over $transport" <<<"$err" ||
     { echo "debug_log.sh: INFO did not name algorithm and transport ($transport):"; echo "$err"; exit 1; }
   err=$(TERN_TRANSPORT=$transport TERN_DEBUG=TRACE "$tern" run -n 2 -- "$hello" 2>&1 >/dev/null)
-  echo "$err" | grep -qE "allreduce #0 phase 0: (send|recv)" ||
+  grep -qE "allreduce #0 phase 0: (send|recv)" <<<"$err" ||
     { echo "debug_log.sh: TRACE showed no steps ($transport):"; echo "$err"; exit 1; }
-  echo "$err" | grep -E "r[01] .* TRACE allreduce #0 phase" | head -4
+  awk '/r[01] .* TRACE allreduce #0 phase/ && n++ < 4' <<<"$err" # reads it all: no SIGPIPE
 done
 out=$("$tern" run -n 2 -- "$hello" 2>"${TMPDIR:-/tmp}/debug_log.$$")
 quiet=$(cat "${TMPDIR:-/tmp}/debug_log.$$"); rm -f "${TMPDIR:-/tmp}/debug_log.$$"
