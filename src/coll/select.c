@@ -110,10 +110,9 @@ static double even_part(const shape *x) {
  * at 4 and 16 MiB (16 MiB, ten launches each: medians 4.22 ms rhd, 3.95 ms chain, both
  * spreading over 3.2-6.3 ms), and the chain won at 64 MiB (ten launches each: 20.7-30.7 ms,
  * median 22.0, against 22.6-29.7, median 27.0). This handoff puts the crossover between 16 and
- * 32 MiB. The unpipelined rule had made rhd win
- * everywhere; it was
- * measured right (4 MiB 1.47 -> 1.24 ms, 16 MiB 8.5 -> 7.0 ms) before large messages went single
- * copy, whose crowded sender waits for its reader. */
+ * 32 MiB. The unpipelined rule had made rhd win everywhere; it was measured right (4 MiB 1.47 ->
+ * 1.24 ms, 16 MiB 8.5 -> 7.0 ms) before large messages went single copy, whose crowded sender
+ * waits for its reader. */
 static double chain(const shape *x, size_t count, size_t es, double red) {
   if (x->m->crowded && x->m->handoff == 0) return (x->n - 1) * phase(x->m, 1, x->B, red * x->B);
   size_t seg = coll_pipeline_seg(count, (int)x->n, 0), nseg = (count + seg - 1) / seg;
