@@ -109,10 +109,13 @@ static bool build_tuning(const tune_rows *rows, const train_set *ts, coll_tuning
   return ok;
 }
 
-/* The CPUs this process may run on: the ranks `tern tune` measured ran here. */
+/* The CPUs this process may run on: the ranks `tern tune` measured ran here. Asked once: the
+ * scoring asks for every point. */
 static int host_cpus(void) {
+  static int cpus;
   cpu_set_t set;
-  return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+  if (cpus == 0) cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+  return cpus;
 }
 
 static coll_algo pick(predictor p, coll_tuning *t, const tune_row *r) {
