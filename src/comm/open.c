@@ -265,6 +265,8 @@ tern_status comm_break(tern_comm *c, tern_status rc) {
   if (c->broken == TERN_OK) {
     c->broken = rc;
     shut_links(c);
+    for (int r = 0; c->peers && r < c->size; r++)
+      if (c->peers[r].link == COMM_LINK_SHM) net_shm_chan_quiesce(&c->peers[r].shm);
   }
   return rc;
 }

@@ -12,8 +12,10 @@
  * oversubscribed host: comm/shm_setup.c), large messages (uses_cma, below) go as a descriptor
  * (the sender's address) instead: the receiver copies them straight from the sender's memory with
  * process_vm_readv, one copy in all, and the send completes when the receiver returns the slot,
- * i.e. when it is done reading. CMA needs ptrace rights over the peer; a probe at start-up decides
- * per peer, and without it the slots carry everything.
+ * i.e. when it is done reading. A sender that only waits for that helps: with two ranks on two
+ * cores, the receiver of a plain copy offers its buffer, and the two copy it in chunks, one
+ * reading, the other writing (shared copy: net/shm_cma.h). CMA needs ptrace rights over the peer;
+ * a probe at start-up decides per peer, and without it the slots carry everything.
  *
  * Measured (bench/peers, docs/PERFORMANCE.md): at n = 2 single copy is faster for every
  * collective from 64 KiB up (broadcast 256 KiB 19 -> 9.6 us, allgather 16 MiB 1.79 -> 1.10 ms,
@@ -27,7 +29,7 @@
  * (a futex word in each segment, with a "sleeping" flag so that a sender only pays for the wake
  * syscall when the receiver really sleeps) is how a writer wakes a reader that went to sleep.
  */
-#include "net/transport.h"
+#include "net/shm_cma.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -44,7 +46,7 @@
 #include <unistd.h>
 
 #define SEG_MAGIC 0x4d48534e52455400ull /* "\0TERNSHM" */
-#define SEG_VERSION 1
+#define SEG_VERSION 2
 #define SLOT_CMA 1u
 #define SLOT_INLINE_BYTES 8 /* a message this small rides in the header line: one miss, not two */
 #define PREFETCH_AFTER_MAX 256 /* return_slot */
@@ -60,7 +62,10 @@ typedef struct slot {
     uint64_t cma_addr;                /* CMA: the message's address in the sender */
     char inline_data[SLOT_INLINE_BYTES]; /* len <= SLOT_INLINE_BYTES: the bytes themselves */
   };
-  _Alignas(64) char payload[NET_SHM_SLOT_BYTES];
+  union {
+    _Alignas(64) char payload[NET_SHM_SLOT_BYTES];
+    shm_share share; /* CMA: the receiver's offer to share the copy (shm_cma.h) */
+  };
 } slot;
 
 struct net_shm_ring {
@@ -277,6 +282,11 @@ void net_shm_chan_init(net_shm_chan *ch, int peer, int pid, net_shm_ring *in, ne
   prefault(out);
 }
 
+/* The share offer in the slot with sequence number seq. */
+static shm_share *offer_of(net_shm_ring *r, uint64_t seq) {
+  return &r->slots[(seq - 1) % NET_SHM_SLOTS].share;
+}
+
 /* The transfer at the head of q, or NULL. */
 static net_xfer *head_xfer(const net_queue *q) {
   net_xfer **x = net_queue_peek(q);
@@ -296,6 +306,12 @@ void net_shm_chan_close(net_shm_chan *ch) {
   net_queue_free(&ch->recvq);
   free(ch->bounce);
   ch->bounce = NULL;
+}
+
+void net_shm_chan_quiesce(net_shm_chan *ch) {
+  net_xfer *x = head_xfer(&ch->recvq);
+  if (x && ch->share_seq == ch->in_next + 1)
+    shm_cma_share_revoke(ch, x, offer_of(ch->in, ch->share_seq));
 }
 
 tern_status net_shm_post(net_shm_chan *ch, net_xfer *x, core_err *err) {
@@ -362,7 +378,10 @@ static void send_some(net_shm_chan *ch, bool *moved) {
   net_xfer *x;
   while ((x = head_xfer(&ch->sendq)) != NULL) {
     if (ch->cma_slot) {
-      if (reader_head(ch) < ch->cma_slot) return;
+      if (reader_head(ch) < ch->cma_slot) {
+        shm_cma_share_write(ch, x, offer_of(ch->out, ch->cma_slot), ch->cma_slot, moved);
+        return;
+      }
       ch->cma_slot = 0;
       *moved = true; /* else the waiter, seeing no progress, sleeps a slice on a finished send */
       goto done;
@@ -411,53 +430,6 @@ static tern_status check_slot(net_shm_chan *ch, const net_xfer *x, const slot *s
   return TERN_OK;
 }
 
-/* Copies (or reduces) a CMA message out of the sender's memory. A reducing receive goes through
- * a cache-sized bounce buffer, so the extra copy stays in cache.
- *
- * The sender's buffer is only promised until the sender gives up on the communicator (a peer
- * of its died, say): it marks its segment aborted and returns, and its caller may free or
- * reuse the buffer while we read. So the peer's state is looked at after every read: once it
- * says aborted, what was read may be anything, and the peer is lost. A read that faults while
- * the peer is still healthy means it described memory it does not have. */
-static tern_status cma_read(net_shm_chan *ch, net_xfer *x, uint64_t addr, core_err *err) {
-  uint64_t bytes = x->hdr.bytes;
-  size_t esize = tern_dtype_size((tern_dtype)x->hdr.dtype);
-  size_t chunk = x->reduce ? NET_BOUNCE_BYTES : (size_t)bytes;
-  if (x->reduce && ch->bounce == NULL && (ch->bounce = malloc(NET_BOUNCE_BYTES)) == NULL)
-    return core_err_set(err, TERN_ERR_NOMEM, "no memory for a receive buffer (%s)", ch->what);
-  for (uint64_t at = 0; at < bytes;) {
-    size_t n = (size_t)CORE_MIN(chunk, bytes - at);
-    struct iovec local = {x->reduce ? ch->bounce : x->dst + at, n};
-    struct iovec remote = {(void *)(uintptr_t)(addr + at), n};
-    ssize_t got = process_vm_readv(ch->pid, &local, 1, &remote, 1, 0);
-    int why = got < 0 ? errno : 0;
-    if (atomic_load(ch->peer_state) == NET_SHM_ABORTED)
-      return core_err_set(err, TERN_ERR_PEER_LOST,
-                          "%s gave up on the communicator while this rank read from it",
-                          ch->what);
-    if (got <= 0) {
-      if (why == EINTR) continue;
-      if (why == ESRCH)
-        return core_err_set(err, TERN_ERR_PEER_LOST, "%s exited while this rank read from it",
-                            ch->what);
-      if (why == EFAULT)
-        return core_err_set(err, TERN_ERR_PROTOCOL,
-                            "%s described %zu bytes at an address it does not have mapped",
-                            ch->what, n);
-      return core_err_errno(err, why ? why : EIO, "reading %zu bytes from %s", n, ch->what);
-    }
-    if (x->reduce) {
-      size_t whole = (size_t)got / esize * esize;
-      if (whole == 0) continue;
-      core_reduce((tern_dtype)x->hdr.dtype, (tern_op)x->hdr.op, x->dst + at, x->src + at,
-                  ch->bounce, whole / esize);
-      got = (ssize_t)whole;
-    }
-    at += (uint64_t)got;
-  }
-  return TERN_OK;
-}
-
 /* The next slot the peer has published to us, or NULL while it has not. */
 static const slot *arrived_slot(net_shm_chan *ch) {
   const slot *sl = &ch->in->slots[ch->in_next % NET_SHM_SLOTS];
@@ -499,8 +471,14 @@ static tern_status recv_some(net_shm_chan *ch, bool *moved, core_err *err) {
     if (sl == NULL) return TERN_OK;
     tern_status rc = check_slot(ch, x, sl, err);
     if (rc != TERN_OK) return rc;
-    if (sl->flags == SLOT_CMA) {
-      rc = cma_read(ch, x, sl->cma_addr, err);
+    if (sl->flags == SLOT_CMA && shm_cma_shares(ch, x, ch->in_next + 1)) {
+      bool finished;
+      rc = shm_cma_share_read(ch, x, offer_of(ch->in, ch->in_next + 1), ch->in_next + 1,
+                              sl->cma_addr, &finished, moved, err);
+      if (rc != TERN_OK || !finished) return rc;
+      ch->recv_done = x->hdr.bytes;
+    } else if (sl->flags == SLOT_CMA) {
+      rc = shm_cma_read(ch, x, sl->cma_addr, 0, x->hdr.bytes, err);
       if (rc != TERN_OK) return rc;
       ch->recv_done = x->hdr.bytes;
     } else {

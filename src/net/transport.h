@@ -124,7 +124,7 @@ void net_tcp_shutdown(net_tcp_chan *ch);
  * A sender writes into the receiver's ring; with single copy (CMA) on, a message of at least
  * NET_CMA_MIN bytes (NET_CMA_COPY_MIN when its kind never reduces on receipt) goes as a
  * descriptor instead, and the receiver copies it straight out of the sender's memory with
- * process_vm_readv. */
+ * process_vm_readv; with share on, a waiting sender writes part of it (net/shm_cma.h). */
 
 #define NET_SHM_SLOTS 16
 #define NET_SHM_SLOT_BYTES (64u << 10)
@@ -151,6 +151,11 @@ typedef struct net_shm_chan {
   uint64_t out_head;   /* the reader's head as we last read it */
   uint64_t in_next;    /* slots we have consumed from in */
   uint64_t cma_slot;   /* the slot holding the head send's descriptor, + 1 (0: none) */
+  bool share;          /* with cma: large plain copies are shared with the sender (shm_cma.h) */
+  bool share_failed;   /* as sender: a write into the peer failed; it copies alone from now on */
+  bool share_took_back;  /* as receiver: the chunk the sender gave back is copied */
+  uint64_t share_seq;    /* as receiver: the descriptor slot we offered to share, or 0 */
+  uint64_t share_claimed; /* as receiver: chunks of it we claimed */
   char *bounce;        /* for reducing CMA receives, allocated on first use */
   char what[112];
 } net_shm_chan;
@@ -189,6 +194,9 @@ void net_shm_chan_init(net_shm_chan *ch, int peer, int pid, net_shm_ring *in, ne
 /* Tries process_vm_readv on the peer's probe word; sets ch->cma. */
 void net_shm_chan_probe_cma(net_shm_chan *ch, uint64_t peer_probe_addr);
 void net_shm_chan_close(net_shm_chan *ch);
+/* Called when the communicator breaks: no peer writes into a receive buffer of ours after it
+ * returns (a shared copy in progress is revoked). */
+void net_shm_chan_quiesce(net_shm_chan *ch);
 tern_status net_shm_post(net_shm_chan *ch, net_xfer *x, core_err *err);
 /* Small messages (under NET_SHM_NOW_MAX bytes: one slot, never single copy) moved on the spot
  * instead of posted, when nothing is queued before them on the channel: a send whose ring has a

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "net/transport.h"
+#include "net/shm_cma.h"
 
 #include <poll.h>
 #include <stdio.h>
@@ -140,9 +140,10 @@ static void tcp_messages(void **state) {
 
 static void shm_messages(void **state) {
   (void)state;
-  for (int cma = 0; cma <= 1; cma++) {
+  for (int mode = 0; mode <= 2; mode++) { /* through the slots, single copy, shared copy */
     pair p;
-    pair_shm(&p, cma);
+    pair_shm(&p, mode > 0);
+    p.sc[0].share = p.sc[1].share = mode == 2;
     /* allreduce (0) and allgather (2): single copy starts at different sizes for the two */
     for (int kind = 0; kind <= 2; kind += 2) {
       for (size_t i = 0; i < CORE_ARRAY_LEN(sizes); i++) {
@@ -290,6 +291,79 @@ static void shm_cma_sender_gone(void **state) {
   }
 }
 
+/* A shared copy's receiver offer, made by hand as the receiver (side 1) makes it for the first
+ * slot (shm_cma_share_read), so that the sender can be driven alone: the offer lies in the slot's
+ * payload, after the ring's head line and the slot's header line (shm.c's layout). */
+static shm_share *offer_by_hand(pair *p, const char *dst) {
+  shm_share *s = (shm_share *)((char *)net_shm_seg_ring(p->seg[1], 0) + 128);
+  s->dst = (uint64_t)(uintptr_t)dst;
+  atomic_store(&s->next, 0);
+  atomic_store(&s->sender_done, 0);
+  atomic_store(&s->given_back, 0);
+  atomic_store(&s->offer, 1);
+  p->sc[1].share_seq = 1;
+  return s;
+}
+
+/* A shared copy: the waiting sender writes every chunk it claims into the receiver's buffer; a
+ * chunk it cannot write (the offer names memory the receiver does not have) it gives back and
+ * the receiver copies it; a receiver whose communicator broke revokes its offer, and the sender
+ * writes nothing more. Whatever the path, the message arrives whole; a sender that reports
+ * more chunks written than it took is refused. */
+static void shm_shared_copy(void **state) {
+  (void)state;
+  size_t bytes = 3 * NET_SHARE_CHUNK + 1000, chunks = 4;
+  for (int path = 0; path < 4; path++) { /* writes all, gives one back, revoked, lies */
+    pair p;
+    pair_shm(&p, true);
+    p.sc[0].share = p.sc[1].share = true;
+    char *src = malloc(bytes), *dst = calloc(1, bytes);
+    for (size_t i = 0; i < bytes; i++) src[i] = (char)(i * 7 + 1);
+    net_xfer s = {.hdr = hdr_for(bytes, TERN_F32), .peer = 1, .is_send = true, .src = src};
+    net_xfer r = {.hdr = hdr_for(bytes, TERN_F32), .peer = 0, .dst = dst};
+    s.hdr.kind = r.hdr.kind = 2;
+    bool moved = false;
+    core_err err = {0};
+    assert_int_equal(post(&p, 0, &s), TERN_OK);
+    assert_int_equal(net_shm_progress(&p.sc[0], &moved, NULL), TERN_OK); /* the descriptor */
+    assert_int_equal(first_slot_flags(p.seg[1]), 1);
+    assert_int_equal(post(&p, 1, &r), TERN_OK);
+    shm_share *offer = offer_by_hand(&p, path == 1 ? (char *)8 : dst);
+    if (path == 2) net_shm_chan_quiesce(&p.sc[1]);
+    if (path == 3) { /* the sender claims to have written chunks nobody took */
+      atomic_store(&offer->next, chunks);
+      atomic_store(&offer->sender_done, chunks + 2);
+      assert_int_equal(net_shm_progress(&p.sc[1], &moved, &err), TERN_ERR_PROTOCOL);
+      assert_non_null(strstr(err.msg, "rank 0 reported more chunks of a shared copy"));
+      free(src);
+      free(dst);
+      pair_free(&p);
+      continue;
+    }
+    moved = false;
+    assert_int_equal(net_shm_progress(&p.sc[0], &moved, NULL), TERN_OK);
+    assert_false(s.complete); /* not before the receiver returns the slot */
+    if (path == 0) {
+      assert_true(moved);
+      assert_memory_equal(dst, src, bytes); /* all written by the sender */
+      assert_int_equal(atomic_load(&offer->sender_done), chunks);
+    } else if (path == 1) {
+      assert_int_equal(atomic_load(&offer->given_back), 1); /* chunk 0, then it stopped */
+      assert_true(p.sc[0].share_failed);
+    } else {
+      assert_false(moved);
+      assert_int_equal(atomic_load(&offer->sender_done), 0);
+      for (size_t i = 0; i < bytes; i++) assert_int_equal(dst[i], 0);
+    }
+    tern_status rc = drive(&p, &s, &r, &err);
+    if (rc != TERN_OK) fail_msg("path %d: %s", path, err.msg);
+    assert_memory_equal(dst, src, bytes);
+    free(src);
+    free(dst);
+    pair_free(&p);
+  }
+}
+
 /* The eager path (net_shm_move_now): a small message moves on the spot when nothing is queued
  * and there is room or it has arrived; otherwise nothing is done and the caller posts it. A
  * slot that does not hold the small message whole is refused. */
@@ -367,7 +441,7 @@ int main(void) {
       cmocka_unit_test(shm_messages),       cmocka_unit_test(mismatch_is_named),
       cmocka_unit_test(tcp_garbage_and_hangup), cmocka_unit_test(shm_bad_slot),
       cmocka_unit_test(shm_cma_floor), cmocka_unit_test(shm_cma_sender_gone),
-      cmocka_unit_test(shm_move_now),
+      cmocka_unit_test(shm_move_now), cmocka_unit_test(shm_shared_copy),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
