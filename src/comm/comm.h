@@ -88,6 +88,9 @@ tern_status comm_break(tern_comm *c, tern_status rc);
 tern_status comm_connect_tcp(tern_comm *c, uint64_t deadline_ns);
 /* Shared-memory set-up for the peers on this host (shm_setup.c). */
 tern_status comm_setup_shm(tern_comm *c, const char *gen, uint64_t deadline_ns);
+/* Once every rank is connected: whether single copy pays on this host, timed by its two lowest
+ * ranks (shm_calibrate.c); without it, single copy is off for the host's peers. */
+tern_status comm_calibrate_shm(tern_comm *c, const char *gen, uint64_t deadline_ns);
 /* Accepts and refuses, with a log line, any connection to the listening port after start-up. */
 void comm_refuse_strays(tern_comm *c);
 

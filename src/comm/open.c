@@ -8,7 +8,8 @@
  *   3. read every rank's record; a peer with this host's identity is reached by shared memory
  *      (unless TERN_TRANSPORT=tcp), any other by TCP;
  *   4. connect (connect.c, shm_setup.c), then meet at a barrier in the store, after which every
- *      segment has been opened by everyone who needs it and its name can be removed.
+ *      segment has been opened by everyone who needs it and its name can be removed;
+ *   5. on each host, time single copy against the rings (shm_calibrate.c).
  * Store keys carry a generation, so a program that opens communicators one after another on the
  * same store never reads the previous one's records.
  */
@@ -225,6 +226,7 @@ tern_status comm_open(tern_comm *c, int rank, int size, const char *store_addr, 
   if ((rc = comm_setup_shm(c, gen, deadline)) != TERN_OK) goto fail;
   if ((rc = barrier(c, gen, deadline)) != TERN_OK) goto fail;
   net_shm_seg_unlink(c->seg);
+  if ((rc = comm_calibrate_shm(c, gen, deadline)) != TERN_OK) goto fail;
 
   int nshm = 0;
   for (int r = 0; r < size; r++) nshm += c->peers[r].link == COMM_LINK_SHM;

@@ -69,6 +69,7 @@ bool net_kind_reduces(int kind) {
 
 const char *net_kind_name(int kind) {
   if (kind == NET_KIND_P2P) return "send/recv";
+  if (kind == NET_KIND_CALIBRATE) return "start-up timing";
   return kind >= 0 && kind < (int)CORE_ARRAY_LEN(kinds) ? kinds[kind].name : "?";
 }
 

@@ -21,6 +21,7 @@
 /* ---- the identity every message carries (frame.c) ---------------------------------------- */
 
 #define NET_KIND_P2P 15 /* kind of send/recv; collectives use coll_kind values */
+#define NET_KIND_CALIBRATE 14 /* start-up timing between ranks (comm/shm_calibrate.c) */
 #define NET_MAX_MSG_BYTES (1ull << 42) /* 4 TiB: anything larger is a corrupt length */
 
 typedef struct net_msg_hdr {
