@@ -17,13 +17,15 @@
  * reading, the other writing (shared copy: net/shm_cma.h). CMA needs ptrace rights over the peer;
  * a probe at start-up decides per peer, and without it the slots carry everything.
  *
- * Measured (bench/peers, docs/PERFORMANCE.md): at n = 2 single copy is faster for every
- * collective from 64 KiB up (broadcast 256 KiB 19 -> 9.6 us, allgather 16 MiB 1.79 -> 1.10 ms,
- * allreduce 16 MiB 2.87 -> 2.12 ms). With 4 ranks on 2 cores the rings win for messages under
- * about 1 MiB (broadcast's pipeline segments, 256 KiB at 16 MiB: 6.6 ms through the rings,
- * 8.8 ms single copy): a single-copy sender waits for its reader to be scheduled, while through
- * the rings it leaves up to a ring's worth behind and goes on. From 1 MiB, the copy saved wins
- * there too (allgather of 16 MiB, 4 MiB a message: 4.28 -> 3.05 ms), hence cma_floor.
+ * Whether single copy pays depends on the host's kernel copy, so each host times it against the
+ * rings at start-up (comm/shm_calibrate.c). On the Intel guest of 2026-12-03 (bench/peers,
+ * docs/PERFORMANCE.md) single copy won at n = 2 for every collective from 64 KiB up (broadcast
+ * 256 KiB 19 -> 9.6 us, allgather 16 MiB 1.79 -> 1.10 ms, allreduce 16 MiB 2.87 -> 2.12 ms); on
+ * the AMD guest of 2026-12-04 the rings won by 2-3x. With 4 ranks on 2 cores the rings win for
+ * messages under about 1 MiB (broadcast's pipeline segments, 256 KiB at 16 MiB: 6.6 ms through
+ * the rings, 8.8 ms single copy): a single-copy sender waits for its reader to be scheduled,
+ * while through the rings it leaves up to a ring's worth behind and goes on. From 1 MiB, the
+ * copy saved wins there too (allgather of 16 MiB, 4 MiB a message: 4.28 -> 3.05 ms), hence cma_floor.
  *
  * Nobody spins here: progress is a look at the slots. Waiting is comm/wait.c's job; the doorbell
  * (a futex word in each segment, with a "sleeping" flag so that a sender only pays for the wake
