@@ -106,26 +106,6 @@ static tern_status post(tern_comm *c, net_xfer *x) {
   return comm_post(c, x);
 }
 
-/* Progresses until every transfer in xs is complete. */
-static tern_status wait_all(tern_comm *c, net_xfer *xs, size_t n) {
-  comm_idle_state idle;
-  comm_idle_reset(&idle);
-  size_t first = 0; /* transfers before it are known complete */
-  for (;;) {
-    /* looked at first: shared-memory transfers often complete as they are posted */
-    while (first < n && xs[first].complete) first++;
-    if (first == n) return TERN_OK;
-    bool moved = false;
-    tern_status rc = comm_progress(c, &moved);
-    if (rc != TERN_OK) return rc;
-    if (moved) {
-      comm_idle_reset(&idle);
-      continue;
-    }
-    if ((rc = comm_idle(c, &idle, &xs[first])) != TERN_OK) return rc;
-  }
-}
-
 static void local_step(const tern_request *r, const coll_step *s, char *const bufs[], size_t esize) {
   char *dst = bufs[s->buf] + s->off * esize;
   const char *src = bufs[s->src_buf] + s->src_off * esize;
@@ -179,7 +159,7 @@ static tern_status run_phases(tern_comm *c, tern_request *r, const coll_sched *s
       const coll_step *st = &s->steps[i];
       if (st->kind == COLL_STEP_COPY || st->kind == COLL_STEP_REDUCE) local_step(r, st, bufs, esize);
     }
-    if (n > 0 && (rc = wait_all(c, r->xfers, n)) != TERN_OK) return rc;
+    if (n > 0 && (rc = comm_wait_all(c, r->xfers, n)) != TERN_OK) return rc;
     begin = end;
   }
   return TERN_OK;
@@ -239,7 +219,7 @@ static tern_status run_p2p(tern_comm *c, tern_request **reqs, int n) {
               p->link == COMM_LINK_SHM ? "shm" : "tcp");
     if ((rc = post(c, x)) != TERN_OK) return rc;
   }
-  return wait_all(c, first->xfers, (size_t)n);
+  return comm_wait_all(c, first->xfers, (size_t)n);
 }
 
 /* The operation that breaks the communicator names itself in the message; later ones, which

@@ -89,7 +89,7 @@ tern_status comm_connect_tcp(tern_comm *c, uint64_t deadline_ns);
 /* Shared-memory set-up for the peers on this host (shm_setup.c). */
 tern_status comm_setup_shm(tern_comm *c, const char *gen, uint64_t deadline_ns);
 /* Once every rank is connected: whether single copy pays on this host, timed by its two lowest
- * ranks (shm_calibrate.c); without it, single copy is off for the host's peers. */
+ * ranks (shm_calibrate.c); where the rings won, single copy is off for the host's peers. */
 tern_status comm_calibrate_shm(tern_comm *c, const char *gen, uint64_t deadline_ns);
 /* Accepts and refuses, with a log line, any connection to the listening port after start-up. */
 void comm_refuse_strays(tern_comm *c);
@@ -118,6 +118,8 @@ void comm_idle_reset(comm_idle_state *st);
  * for, and the deadline (TERN_TIMEOUT seconds without progress). `waiting` names what the wait
  * is for in messages (the first unfinished transfer). */
 tern_status comm_idle(tern_comm *c, comm_idle_state *st, const net_xfer *waiting);
+/* Progresses, waiting as comm_idle does, until every transfer in xs is complete. */
+tern_status comm_wait_all(tern_comm *c, net_xfer *xs, size_t n);
 
 /* Fails fast with the communicator's standing error when it is aborted or broken. */
 tern_status comm_check_usable(tern_comm *c);

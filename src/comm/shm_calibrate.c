@@ -7,8 +7,8 @@
  * 2-3x from 16 KiB to 4 MiB (the same broadcast 4.5 us through the rings against 10.1 us shared,
  * an allreduce of 1 MiB 70 against 170-200 us), the kernel's copy there running at a quarter of
  * memcpy's rate (bench/peers' membw). So unless TERN_SHM_CMA says, the two lowest ranks of each
- * host time both ways at start-up (a 256 KiB message and an 8-byte reply, best of ROUNDS each,
- * some hundreds of microseconds in all), and the host's ranks keep single copy only where it
+ * host time both ways at start-up (a 256 KiB message and an 8-byte reply, best of ROUNDS each
+ * after WARM_ROUNDS untimed, about 2 ms in all), and the host's ranks keep single copy only where it
  * won. The lowest rank decides and publishes the verdict in the store; the second learns first
  * whether to take part at all, in a message of its own, so the two can never disagree on it.
  */
@@ -26,20 +26,7 @@
 
 enum { KEEP_DEFAULT = 0, CALIBRATE = 1 };
 
-/* Posts x and waits for it, under the communicator's deadline. */
-static tern_status move(tern_comm *c, net_xfer *x) {
-  tern_status rc = comm_post(c, x);
-  comm_idle_state idle;
-  comm_idle_reset(&idle);
-  while (rc == TERN_OK && !x->complete) {
-    bool moved = false;
-    if ((rc = comm_progress(c, &moved)) != TERN_OK) break;
-    if (moved) comm_idle_reset(&idle);
-    else rc = comm_idle(c, &idle, x);
-  }
-  return rc;
-}
-
+/* One message of the timing, to or from peer, waited for under the communicator's deadline. */
 static tern_status transfer(tern_comm *c, int peer, bool is_send, char *buf, uint64_t bytes,
                             uint32_t seq) {
   net_xfer x = {.hdr = {.kind = NET_KIND_CALIBRATE, .dtype = TERN_U8, .seq = seq,
@@ -47,7 +34,8 @@ static tern_status transfer(tern_comm *c, int peer, bool is_send, char *buf, uin
                 .peer = peer, .is_send = is_send};
   if (is_send) x.src = buf;
   else x.dst = buf;
-  return move(c, &x);
+  tern_status rc = comm_post(c, &x);
+  return rc == TERN_OK ? comm_wait_all(c, &x, 1) : rc;
 }
 
 /* The lowest rank's side: one round trip of PROBE_BYTES to the peer and its 8-byte reply, in
@@ -68,11 +56,8 @@ static tern_status measure(tern_comm *c, int peer, char *buf, bool *use_cma) {
   for (uint32_t i = 0; i < WARM_ROUNDS + 2 * ROUNDS && rc == TERN_OK; i++) {
     int cma = i < WARM_ROUNDS ? 0 : i % 2; /* interleaved, so that drift hits both alike */
     ch->cma_floor = cma ? 0 : UINT64_MAX;
-    if (i < WARM_ROUNDS) {
-      rc = round_trip(c, peer, buf, i, &ns);
-      continue;
-    }
-    if ((rc = round_trip(c, peer, buf, i, &ns)) == TERN_OK && ns < best[cma]) best[cma] = ns;
+    rc = round_trip(c, peer, buf, i, &ns);
+    if (rc == TERN_OK && i >= WARM_ROUNDS && ns < best[cma]) best[cma] = ns;
   }
   ch->cma_floor = floor;
   *use_cma = best[1] < best[0];

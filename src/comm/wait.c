@@ -207,3 +207,22 @@ tern_status comm_idle(tern_comm *c, comm_idle_state *st, const net_xfer *waiting
   }
   return TERN_OK;
 }
+
+tern_status comm_wait_all(tern_comm *c, net_xfer *xs, size_t n) {
+  comm_idle_state idle;
+  comm_idle_reset(&idle);
+  size_t first = 0; /* transfers before it are known complete */
+  for (;;) {
+    /* looked at first: shared-memory transfers often complete as they are posted */
+    while (first < n && xs[first].complete) first++;
+    if (first == n) return TERN_OK;
+    bool moved = false;
+    tern_status rc = comm_progress(c, &moved);
+    if (rc != TERN_OK) return rc;
+    if (moved) {
+      comm_idle_reset(&idle);
+      continue;
+    }
+    if ((rc = comm_idle(c, &idle, &xs[first])) != TERN_OK) return rc;
+  }
+}
