@@ -13,6 +13,17 @@ echo "$out" | grep -E "held-out|fitted model|measured table|wrote"
 head -1 "$dir/t" | grep -qx "tern-tuning 2" || fail "no version line"
 grep -qE "^use (model|table)$" "$dir/t" || fail "no use line"
 grep -qE "^model shm 2 " "$dir/t" && grep -qE "^time shm 3 allreduce " "$dir/t" || fail "no model or table lines"
+# at 2 ranks the ring and the tree broadcast are the same single send, and ring and
+# halving-doubling allreduce the same exchange of halves: each pair is timed once and shares
+# its time; the whole-vector exchange (rd) is another schedule, timed apart
+same=$(awk '$1 == "time" && $3 == 2 { t[$4 " " $5 " " $6] = $7 }
+  END { for (k in t) { split(k, p, " ")
+          if (p[3] != "ring") continue
+          if (p[1] == "broadcast") print (t[k] == t["broadcast " p[2] " tree"]) ? "one" : "APART"
+          if (p[1] == "allreduce") print (t[k] == t["allreduce " p[2] " rhd"]) ? "one" : "APART"
+          if (p[1] == "allreduce") print (t[k] == t["allreduce " p[2] " rd"]) ? "rd-shared" : "rd-own" } }' "$dir/t" | sort | uniq -c)
+echo "$same" | grep -q APART && fail "pairs with one schedule were timed apart: $same"
+echo "$same" | grep -q rd-own || fail "rd shared a time it has no reason to share: $same"
 TERN_TUNING=$dir/t TERN_DEBUG=INFO "$tern" run -n 3 -- "$matrix" >"$dir/m.out" 2>"$dir/m.err" ||
   fail "coll_matrix under the tuning file failed: $(tail -5 "$dir/m.err")"
 grep -q "tuning from $dir/t" "$dir/m.err" || fail "the tuning file was not used"

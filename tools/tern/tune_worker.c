@@ -2,15 +2,22 @@
  * forced in turn, timed at sizes from 8 B to --max-bytes in powers of two.
  *
  * Timing follows tern bench: warm-up, a barrier, back-to-back calls, the time of one call being
- * the slowest rank's; the median of three repetitions. Rank 0 sizes the repetitions so the whole
- * run fits --seconds and broadcasts the counts, so every rank makes the same calls. Barriers and
- * the exchanges of times run with the selector's own choice, outside the timed window.
+ * the slowest rank's; the median of nine repetitions (three, in the same budget, scored about five
+ * points in 100 lower held out: docs/TUNING.md). Rank 0 sizes the repetitions so the whole run
+ * fits --seconds and broadcasts the counts, so every rank makes the same calls. Barriers and the
+ * exchanges of times run with the selector's own choice, outside the timed window.
  *
  * The algorithms compared at one size are measured interleaved: repetition r times every
  * algorithm once, the first one rotating with r, so that a change in the machine's load during
  * the sweep falls on all of them alike instead of on whichever was being timed then (measured
  * one algorithm after another, two sweeps of this machine agreed on the winner within 5% at
  * only 75% of the points).
+ *
+ * Algorithms that give every rank the same schedule at a point (at n = 2 every broadcast is one
+ * send, whatever its name) are one algorithm there: they are timed once, as one, and each gets
+ * that time. Timed apart they differed only by noise, and the fastest of four equal draws then
+ * set a mark that a pick of any of them missed by more than 5% about half the time (two sweeps
+ * of 2026-12-04: tcp n = 2 broadcast from 1 MiB, the same schedule 4 times, 10-40% apart).
  */
 #include "cmd.h"
 #include "tune.h"
@@ -59,12 +66,49 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-#define REPS 3
+#define REPS 9
+
+static bool same_step(const coll_step *x, const coll_step *y) {
+  return x->kind == y->kind && x->buf == y->buf && x->src_buf == y->src_buf &&
+         x->last == y->last && x->peer == y->peer && x->off == y->off &&
+         x->src_off == y->src_off && x->count == y->count;
+}
+
+/* Whether a and b give every one of n ranks the same schedule of (k, count) as the calls below
+ * make it (out of place, root 0). */
+static bool same_schedules(coll_kind k, int n, size_t count, coll_algo a, coll_algo b) {
+  coll_sched sa, sb;
+  coll_sched_init(&sa);
+  coll_sched_init(&sb);
+  bool same = true;
+  for (int r = 0; same && r < n; r++) {
+    coll_args args = {.kind = k, .rank = r, .size = n, .count = count};
+    same = coll_build(&sa, &args, a) == TERN_OK && coll_build(&sb, &args, b) == TERN_OK &&
+           sa.len == sb.len && sa.tmp_count == sb.tmp_count;
+    for (size_t i = 0; same && i < sa.len; i++) same = same_step(&sa.steps[i], &sb.steps[i]);
+  }
+  coll_sched_free(&sa);
+  coll_sched_free(&sb);
+  return same;
+}
 
 /* Measures every algorithm of algos[] at one size, interleaved (see above): a probe call of each
- * sizes its repetitions to its share of the budget; median[i] is algos[i]'s median. */
-static tern_status measure(worker *w, coll_kind k, const coll_algo *algos, int nalgos,
-                           size_t count, double share, double *median) {
+ * sizes its repetitions to its share of the budget; median[i] is algos[i]'s median. An algorithm
+ * with the schedules of an earlier one is not timed: it gets that one's median. */
+static tern_status measure(worker *w, coll_kind k, const coll_algo *all, int nall, size_t count,
+                           double share, double *median) {
+  coll_algo algos[COLL_NUM_ALGOS]; /* the distinct ones, timed */
+  int timed_as[COLL_NUM_ALGOS], nalgos = 0;
+  for (int i = 0; i < nall; i++) {
+    timed_as[i] = -1;
+    for (int j = 0; j < nalgos && timed_as[i] < 0; j++)
+      if (same_schedules(k, w->n, count, algos[j], all[i])) timed_as[i] = j;
+    if (timed_as[i] < 0) {
+      timed_as[i] = nalgos;
+      algos[nalgos++] = all[i];
+    }
+  }
+  share *= (double)nall / nalgos; /* the budget of the ones not timed goes to the others */
   int iters[COLL_NUM_ALGOS];
   double reps[COLL_NUM_ALGOS][REPS];
   tern_status rc = TERN_OK;
@@ -79,10 +123,9 @@ static tern_status measure(worker *w, coll_kind k, const coll_algo *algos, int n
       int i = (j + r) % nalgos;
       rc = time_calls(w, k, algos[i], count, iters[i], &reps[i][r]);
     }
-  for (int i = 0; rc == TERN_OK && i < nalgos; i++) {
+  for (int i = 0; rc == TERN_OK && i < nalgos; i++)
     qsort(reps[i], REPS, sizeof reps[i][0], cmp_double);
-    median[i] = reps[i][REPS / 2];
-  }
+  for (int i = 0; rc == TERN_OK && i < nall; i++) median[i] = reps[timed_as[i]][REPS / 2];
   return rc;
 }
 
