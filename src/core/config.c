@@ -14,7 +14,8 @@
 #include <string.h>
 #include <strings.h>
 
-static core_config config;
+core_config core_config_now;
+bool core_config_read;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t config_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -56,10 +57,10 @@ bool core_parse_size(const char *s, size_t *out) {
 }
 
 static void complain(const char *fmt, const char *name, const char *value) {
-  if (config.config_error[0] != '\0') return;
+  if (core_config_now.config_error[0] != '\0') return;
   char shown[96]; /* a long value is cut, the message stays readable */
   snprintf(shown, sizeof shown, "%.80s%s", value, strlen(value) > 80 ? "..." : "");
-  snprintf(config.config_error, sizeof config.config_error, fmt, name, shown);
+  snprintf(core_config_now.config_error, sizeof core_config_now.config_error, fmt, name, shown);
 }
 
 static core_log_level parse_level(const char *s) {
@@ -72,9 +73,9 @@ static core_log_level parse_level(const char *s) {
 
 /* The secret is hashed to 32 bytes so that any passphrase works as a key. */
 static void derive_key(const char *secret, size_t len) {
-  crypto_generichash(config.key, sizeof config.key, (const unsigned char *)secret, len,
+  crypto_generichash(core_config_now.key, sizeof core_config_now.key, (const unsigned char *)secret, len,
                      (const unsigned char *)"tern-key-v1", 11);
-  config.have_key = true;
+  core_config_now.have_key = true;
 }
 
 static void read_key_file(const char *path) {
@@ -93,61 +94,67 @@ static void read_key_file(const char *path) {
 }
 
 static void load(void) {
-  memset(&config, 0, sizeof config);
-  config.timeout_s = 300;
-  config.log_level = CORE_LOG_WARN;
-  config.tcp_streams = 4;
-  config.shm_cma = -1; /* comm/shm_setup.c decides: see net/shm.c for why */
+  memset(&core_config_now, 0, sizeof core_config_now);
+  core_config_now.timeout_s = 300;
+  core_config_now.log_level = CORE_LOG_WARN;
+  core_config_now.tcp_streams = 4;
+  core_config_now.shm_cma = -1; /* comm/shm_setup.c decides: see net/shm.c for why */
   if (sodium_init() < 0) complain("%s%s: libsodium failed to initialise", "", "");
 
   const char *v;
-  if ((v = getenv("TERN_DEBUG")) && *v) config.log_level = parse_level(v);
-  if ((v = getenv("TERN_TIMEOUT")) && *v && !core_parse_seconds(v, &config.timeout_s))
+  if ((v = getenv("TERN_DEBUG")) && *v) core_config_now.log_level = parse_level(v);
+  if ((v = getenv("TERN_TIMEOUT")) && *v && !core_parse_seconds(v, &core_config_now.timeout_s))
     complain("%s='%s' is not a number of seconds", "TERN_TIMEOUT", v);
   if ((v = getenv("TERN_ALGO")) && *v) {
-    if (strlen(v) >= sizeof config.algo) complain("%s='%s' is too long", "TERN_ALGO", v);
-    else strcpy(config.algo, v);
+    if (strlen(v) >= sizeof core_config_now.algo) complain("%s='%s' is too long", "TERN_ALGO", v);
+    else strcpy(core_config_now.algo, v);
   }
   if ((v = getenv("TERN_TRANSPORT")) && *v) {
-    if (strcasecmp(v, "shm") == 0) config.transport = CORE_TRANSPORT_SHM;
-    else if (strcasecmp(v, "tcp") == 0) config.transport = CORE_TRANSPORT_TCP;
+    if (strcasecmp(v, "shm") == 0) core_config_now.transport = CORE_TRANSPORT_SHM;
+    else if (strcasecmp(v, "tcp") == 0) core_config_now.transport = CORE_TRANSPORT_TCP;
     else if (strcasecmp(v, "auto") != 0) complain("%s='%s' is not shm, tcp or auto", "TERN_TRANSPORT", v);
   }
   long streams;
   if ((v = getenv("TERN_TCP_STREAMS")) && *v) {
-    if (core_parse_int(v, 1, 16, &streams)) config.tcp_streams = (int)streams;
+    if (core_parse_int(v, 1, 16, &streams)) core_config_now.tcp_streams = (int)streams;
     else complain("%s='%s' is not a count from 1 to 16", "TERN_TCP_STREAMS", v);
   }
   long cma;
   if ((v = getenv("TERN_SHM_CMA")) && *v) {
-    if (core_parse_int(v, 0, 1, &cma)) config.shm_cma = (int)cma;
+    if (core_parse_int(v, 0, 1, &cma)) core_config_now.shm_cma = (int)cma;
     else complain("%s='%s' is not 0 or 1", "TERN_SHM_CMA", v);
   }
   long cpus;
   if ((v = getenv("TERN_HOST_CPUS")) && *v) {
-    if (core_parse_int(v, 1, 1 << 20, &cpus)) config.host_cpus = (int)cpus;
+    if (core_parse_int(v, 1, 1 << 20, &cpus)) core_config_now.host_cpus = (int)cpus;
     else complain("%s='%s' is not a number of CPUs", "TERN_HOST_CPUS", v);
   }
   long hosts;
   if ((v = getenv("TERN_HOSTS")) && *v) {
-    if (core_parse_int(v, 1, 1 << 20, &hosts)) config.pretend_hosts = (int)hosts;
+    if (core_parse_int(v, 1, 1 << 20, &hosts)) core_config_now.pretend_hosts = (int)hosts;
     else complain("%s='%s' is not a number of hosts", "TERN_HOSTS", v);
   }
   if ((v = getenv("TERN_KEY")) && *v) derive_key(v, strlen(v));
   else if ((v = getenv("TERN_KEY_FILE")) && *v) read_key_file(v);
   if ((v = getenv("TERN_TUNING")) && *v) {
-    if (strlen(v) >= sizeof config.tuning) complain("%s='%s' is too long", "TERN_TUNING", v);
-    else strcpy(config.tuning, v);
+    if (strlen(v) >= sizeof core_config_now.tuning) complain("%s='%s' is too long", "TERN_TUNING", v);
+    else strcpy(core_config_now.tuning, v);
   }
 }
 
-const core_config *core_config_get(void) {
-  pthread_once(&config_once, load);
-  return &config;
+/* The first read, and any before it completes on another thread: pthread_once makes them wait. */
+static void load_first(void) {
+  load();
+  __atomic_store_n(&core_config_read, true, __ATOMIC_RELEASE);
+}
+
+const core_config *core_config_first(void) {
+  pthread_once(&config_once, load_first);
+  return &core_config_now;
 }
 
 void core_config_reload(void) {
-  pthread_once(&config_once, load);
+  pthread_once(&config_once, load_first);
   pthread_mutex_lock(&config_lock);
   load();
   pthread_mutex_unlock(&config_lock);

@@ -52,9 +52,8 @@ typedef enum core_log_level {
 
 /* The level from TERN_DEBUG (WARN when unset). */
 core_log_level core_log_level_get(void);
-static inline bool core_log_on(core_log_level l) {
-  return l <= core_log_level_get();
-}
+/* Whether level l is logged; inline, below the configuration it reads. */
+static inline bool core_log_on(core_log_level l);
 /* The rank printed on this process's log lines; -1 (the default) prints "-". */
 void core_log_set_rank(int rank);
 void core_log(core_log_level level, const char *fmt, ...) CORE_PRINTF(2, 3);
@@ -93,8 +92,19 @@ typedef struct core_config {
   char config_error[256];   /* a variable that could not be parsed, "" when all were fine */
 } core_config;
 
-/* The process-wide configuration, read from the environment on first use. */
-const core_config *core_config_get(void);
+/* The process-wide configuration, read from the environment on first use. Inline, because every
+ * collective asks for it (TERN_ALGO, and the log level twice): a call into config.c and
+ * pthread_once there cost 3 x 30 of the ~1000 instructions of an 8-byte broadcast (callgrind). */
+extern core_config core_config_now; /* config.c; read it through core_config_get */
+extern bool core_config_read;       /* set (release) once core_config_now is filled */
+const core_config *core_config_first(void);
+static inline const core_config *core_config_get(void) {
+  if (__atomic_load_n(&core_config_read, __ATOMIC_ACQUIRE)) return &core_config_now;
+  return core_config_first();
+}
+static inline bool core_log_on(core_log_level l) {
+  return l <= core_config_get()->log_level;
+}
 /* Reads the environment again (tests and `tern` set variables after start). */
 void core_config_reload(void);
 
