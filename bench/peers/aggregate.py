@@ -38,18 +38,67 @@ def time_str(us):
 
 
 def load(results):
-    cells = defaultdict(list)  # (tool, tr, n, coll, bytes) -> [time_us per round]
+    runs = defaultdict(list)  # (tool, tr, n, coll, bytes) -> [(round, time_us)]
     wrong = defaultdict(int)
     with open(f"{results}/raw.csv") as f:
         for r in csv.DictReader(f):
             key = (r["tool"], r["transport"], int(r["n"]), r["coll"], int(r["bytes"]))
             t = float(r["time_us"])
             if not math.isnan(t):
-                cells[key].append(t)
+                runs[key].append((int(r["round"]), t))
             if int(r["wrong"]) > 0:
                 wrong[key] += int(r["wrong"])
-    med = {k: statistics.median(v) for k, v in cells.items()}
-    return med, cells, wrong
+    med, placement = placement_medians(runs, host_states(results))
+    return med, placement, wrong
+
+
+def host_states(results):
+    """(round, tool, tr, n, coll) -> "near", "far" or "mixed": where the two vCPUs were placed
+    while that launch ran (c2c.c's probe before and after it). A round trip under twice the
+    run's shortest is near; a launch whose two probes disagree is mixed. Empty without probes."""
+    try:
+        with open(f"{results}/hoststate.csv") as f:
+            probes = list(csv.DictReader(f))
+    except FileNotFoundError:
+        return {}
+    if not probes:
+        return {}
+    near = 2 * min(min(float(p["c2c_before_ns"]), float(p["c2c_after_ns"])) for p in probes)
+    states = {}
+    for p in probes:
+        sides = {float(p[k]) < near for k in ("c2c_before_ns", "c2c_after_ns")}
+        state = "mixed" if len(sides) == 2 else "near" if sides.pop() else "far"
+        for coll in p["colls"].split("+"):
+            states[(int(p["round"]), p["tool"], p["transport"], int(p["n"]), coll)] = state
+    return states
+
+
+def placement_medians(runs, states):
+    """The median over rounds of each tool's time, the tools of a cell compared within one
+    placement of the vCPUs: the placement (near, else far) in which every tool of the cell ran
+    at least once, using only those rounds; "all" rounds when every run was in it, "differ" (all
+    rounds, flagged) when no placement holds every tool. Returns the medians and, per (tr, n,
+    coll, bytes), the placement used."""
+    med, placement = {}, {}
+    cellkeys = defaultdict(list)
+    for key in runs:
+        cellkeys[key[1:]].append(key)
+    for cell, keys in cellkeys.items():
+        def state(key, rnd):
+            return states.get((rnd, key[0]) + key[1:4], "unprobed")
+        chosen = "differ" if states else "unprobed"
+        for s in ("near", "far") if states else ():
+            if all(any(state(k, rnd) == s for rnd, _ in runs[k]) for k in keys):
+                chosen = s
+                break
+        if chosen in ("near", "far") and all(state(k, rnd) == chosen for k in keys for rnd, _ in runs[k]):
+            chosen = "all"
+        for k in keys:
+            ts = [t for rnd, t in runs[k]
+                  if chosen in ("all", "differ", "unprobed") or state(k, rnd) == chosen]
+            med[k] = statistics.median(ts)
+        placement[cell] = chosen
+    return med, placement
 
 
 def busbw(coll, n, b, us):
@@ -108,8 +157,9 @@ def summary(rows, ns):
                      "best", "median ratio"], out)
 
 
-def detail(med, cfg, wrong):
-    """One table per (collective, transport, n): every tool's time, the ratio."""
+def detail(med, cfg, wrong, placement):
+    """One table per (collective, transport, n): every tool's time, the ratio, and the placement
+    of the vCPUs the ratio compares in when that is not every round's (placement_medians)."""
     parts = []
     for coll in COLLS:
         for tr in ("shm", "tcp"):
@@ -128,6 +178,8 @@ def detail(med, cfg, wrong):
                              (" WRONG" if wrong.get((x, tr, n, coll, b)) else "") for x in tools]
                     r = t / bt if bt else None
                     mark = "" if r is None else (" ok" if r <= TARGET else " **miss**")
+                    where = placement.get((tr, n, coll, b), "all")
+                    mark += "" if where in ("all", "unprobed") else f" ({where})"
                     rows.append([size_str(b)] + cells +
                                 [f"{r:.2f}{mark}" if r else "n/a", f"{busbw(coll, n, b, t):.2f}"])
                 parts.append(f"#### {coll}, {tr}, n = {n}\n\n" + md_table(head, rows))
@@ -216,6 +268,41 @@ def floor(med, results):
                      "best peer", "floor / best peer"], rows)
 
 
+def placement_summary(placement):
+    """How many cells of the main sweep compared their tools within which placement."""
+    main = [v for (tr, n, coll, b), v in placement.items() if n <= 4]
+    if all(v == "unprobed" for v in main):
+        return "not probed (an older run): every cell takes all rounds"
+    counts = {k: sum(v == k for v in main) for k in ("all", "near", "far", "differ")}
+    return (f"{counts['all']} cells ran every round in one placement; {counts['near']} were compared "
+            f"in their near rounds only and {counts['far']} in their far rounds only; "
+            f"{counts['differ']} had no placement that every tool ran in (all rounds, marked "
+            f"\"differ\" in the tables)")
+
+
+def tcp_floor(med, results):
+    """TCP broadcast at n = 2 against the cost of one loopback message (tcpfloor.c, median over
+    rounds): the time per message of back-to-back sends, one send() each, of that payload. A
+    reference, not a bound (PERFORMANCE.md.in says why)."""
+    floors = defaultdict(list)
+    try:
+        with open(f"{results}/tcpfloor.csv") as f:
+            for r in csv.DictReader(f):
+                floors[int(r["bytes"])].append(float(r["us_per_message"]))
+    except FileNotFoundError:
+        return "(not measured in this run)"
+    rows = []
+    for b, us in sorted(floors.items()):
+        fl = statistics.median(us)
+        row = [size_str(b), time_str(fl)]
+        for tool in ["tern"] + PEERS["tcp"]:
+            t = med.get((tool, "tcp", 2, "broadcast", b))
+            row.append(f"{time_str(t)} ({t / fl:.2f})" if t else "n/a")
+        rows.append(row)
+    return md_table(["size", "one loopback message"] +
+                    [f"{t}: time (/ message)" for t in ["tern"] + PEERS["tcp"]], rows)
+
+
 def oversub(med):
     ns = sorted({k[2] for k in med if k[2] >= 4})
     swept = sorted({k[3] for k in med if k[2] > 4}, key=COLLS.index) or COLLS
@@ -254,7 +341,7 @@ def main():
     p.add_argument("--out", help="the page written from the template")
     p.add_argument("--tuning", help="tern tune's output, shown on the page")
     a = p.parse_args()
-    med, _, wrong = load(a.results)
+    med, placement, wrong = load(a.results)
     with open(f"{a.results}/medians.csv", "w") as f:
         f.write("tool,transport,n,coll,bytes,time_us\n")
         for k in sorted(med):
@@ -267,8 +354,10 @@ def main():
         "SUMMARY": summary(rows, main_ns),
         "BOUND": bound(med, a.results),
         "FLOOR": floor(med, a.results),
+        "TCPFLOOR": tcp_floor(med, a.results),
         "OVERSUB": oversub(med),
-        "TABLES": detail(med, cfg, wrong),
+        "TABLES": detail(med, cfg, wrong, placement),
+        "PLACEMENT": placement_summary(placement),
         "WRONG": ", ".join(f"{k}: {v}" for k, v in wrong.items()) or "none",
     }
     all_met = sum(r[7] <= TARGET for r in rows if r[7] and r[1] <= 4)

@@ -12,9 +12,11 @@
 # 64 MiB in powers of 4, n = 2 and 4; then the oversubscribed sweep, allreduce at n = 8 and 16,
 # 8 B, 64 KiB and 16 MiB, one round of 3 repeats (n = 4 comes from the main sweep); and, each
 # round, membw (memcpy, sum-reduce and single-copy rates on one and two threads) for the
-# large-message bound and the copy floor. Every tool times by one method (mpi_bench.c's
-# first comment): checked call, warm-up, calibrated back-to-back calls, max over ranks, median of
-# repeats; the tables take the median over rounds.
+# large-message bound and the copy floor, and tcpfloor (one loopback TCP message) for the floor
+# of a small TCP broadcast. Every tool times by one method (mpi_bench.c's first comment):
+# checked call, warm-up, calibrated back-to-back calls, max over ranks, median of repeats; the
+# tables take the median over rounds, within one placement of the vCPUs (c2c.c probes it before
+# and after every launch; aggregate.py's placement_medians).
 #
 #   bench/peers/run.sh           full run (about 12 minutes here), rewrites results/ and the page
 #   bench/peers/run.sh --quick   n = 2, three sizes, one round (about a minute): a smoke run,
@@ -55,12 +57,13 @@ colls=(allreduce reduce_scatter allgather broadcast)
 # per thread: the 16 and 64 MiB messages and their halves (what each rank of an allgather
 # copies), and DRAM
 membw_sizes=(8388608 16777216 33554432 67108864 536870912)
+tcpfloor_sizes=(8 256 4096) # tcpfloor.c: one loopback message, the floor of a small TCP broadcast
 if [ "$mode" = quick ]; then
-  rounds=1 T=5 R=3 sizes=8,64K,1M ns=(2) oversub_ns=() membw_sizes=(16777216)
+  rounds=1 T=5 R=3 sizes=8,64K,1M ns=(2) oversub_ns=() membw_sizes=(16777216) tcpfloor_sizes=(8)
   TUNE_BUDGET=0
 fi
 if [ "$mode" = small ]; then
-  sizes=8,16,64,256,1K,4K trs=(shm) oversub_ns=() membw_sizes=()
+  sizes=8,16,64,256,1K,4K trs=(shm) oversub_ns=() membw_sizes=() tcpfloor_sizes=()
   TUNE_BUDGET=0
 fi
 
@@ -73,6 +76,19 @@ build_all() {
   mpicc.openmpi "${w[@]}" -o "$bin/mpi_bench_ompi" "$here/mpi_bench.c"
   mpicc.mpich "${w[@]}" -o "$bin/mpi_bench_mpich" "$here/mpi_bench.c"
   gcc -O3 -march=native -pthread "${w[@]}" -o "$bin/membw" "$here/membw.c"
+  gcc -O2 -pthread "${w[@]}" -o "$bin/c2c" "$here/c2c.c"
+  gcc -O2 "${w[@]}" -o "$bin/tcpfloor" "$here/tcpfloor.c"
+}
+
+# probed ROUND TOOL TR N COLLS OUT CMD...: launch, with the host's core-to-core latency (c2c.c)
+# probed just before and just after into hoststate.csv, so that aggregate.py can tell in which
+# placement of the vCPUs the tool ran
+probed() {
+  local head=$1,$2,$3,$4,${5//,/+} out=$6 before
+  shift 6
+  before=$("$bin/c2c")
+  launch "$out" "$@"
+  echo "$head,$before,$("$bin/c2c")" >>"$results/hoststate.csv"
 }
 
 # launch OUT CMD...: runs CMD into OUT under a deadline. MPICH over UCX/TCP sometimes hangs in
@@ -117,7 +133,7 @@ run_tern() {
     echo "TERN_TRANSPORT=$tr tern run -n $n -- tern bench $c -s $list -T $T -R $R -w 5 -a 3 -c 1 -i $mode" \
       >>"$results/runs.log"
     # the built-in selector, whatever tuning file this user may have (tern tune comes last)
-    launch "$out" env -u TERN_TUNING XDG_CACHE_HOME="$results/no-cache" TERN_TRANSPORT="$tr" \
+    probed "$round" tern "$tr" "$n" "$c" "$out" env -u TERN_TUNING XDG_CACHE_HOME="$results/no-cache" TERN_TRANSPORT="$tr" \
       "$build/tern" run -n "$n" -- \
       "$build/tern" bench "$c" -s "$list" -T "$T" -R "$R" -w 5 -a 3 -c 1 -i "$mode"
     awk -v c="$c" -v t="$col" '$1 ~ /^[0-9]+$/ && NF >= 13 { print c, $1, 0, $t, $(t + 2), $(t + 3) }' \
@@ -143,7 +159,7 @@ run_peer() {
     gloo) cmd=(env GLOO_SOCKET_IFNAME=lo "$py" "$here/gloo.py" -n "$n") tr=tcp ;;
   esac
   echo "${cmd[*]} ${args[*]}" >>"$results/runs.log"
-  launch "$out" "${cmd[@]}" "${args[@]}"
+  probed "$round" "${peer%-*}" "$tr" "$n" "$5" "$out" "${cmd[@]}" "${args[@]}"
   record "$round" "${peer%-*}" "$tr" "$n" "$out"
 }
 
@@ -165,6 +181,8 @@ measure() {
   mkdir -p "$results/raw"
   echo "round,tool,transport,n,coll,bytes,iters,time_us,busbw_gbs,wrong" >"$results/raw.csv"
   echo "round,op,threads,bytes_per_thread,gbs_median,gbs_best" >"$results/membw.csv"
+  echo "round,tool,transport,n,colls,c2c_before_ns,c2c_after_ns" >"$results/hoststate.csv"
+  echo "round,bytes,us_per_message" >"$results/tcpfloor.csv"
   {
     echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "mode: $mode (rounds $rounds, T $T ms, R $R)"
@@ -181,6 +199,9 @@ measure() {
         "$bin/membw" "$s" "$([ "$s" -gt 100000000 ] && echo 3 || echo 10)" "$threads" |
           awk -v r="$round" '{ print r "," $1 "," $2 "," $3 "," $4 "," $5 }' >>"$results/membw.csv"
       done
+    done
+    for s in "${tcpfloor_sizes[@]}"; do
+      "$bin/tcpfloor" "$s" | awk -v r="$round" '{ print r "," $1 "," $2 }' >>"$results/tcpfloor.csv"
     done
     for n in "${ns[@]}"; do
       for tr in "${trs[@]}"; do run_config "$round" "$tr" "$n" "$sizes" "$(IFS=,; echo "${colls[*]}")"; done
