@@ -15,9 +15,9 @@
  *
  * Algorithms that give every rank the same schedule at a point (at n = 2 every broadcast is one
  * send, whatever its name) are one algorithm there: they are timed once, as one, and each gets
- * that time. Timed apart they differed only by noise, and the fastest of four equal draws then
- * set a mark that a pick of any of them missed by more than 5% about half the time (two sweeps
- * of 2026-12-04: tcp n = 2 broadcast from 1 MiB, the same schedule 4 times, 10-40% apart).
+ * that time. Timed apart they differed only by noise, and the faster draw then set a mark that a
+ * pick of the other missed by more than 5% for no reason (a sweep of 2026-12-04: the tcp n = 2
+ * ring and tree broadcasts, one schedule, 4-27% apart from 4 to 16 MiB).
  */
 #include "cmd.h"
 #include "tune.h"
