@@ -2,8 +2,9 @@
 """aggregate.py: bench/peers' raw measurements -> the tables of docs/PERFORMANCE.md.
 
 Reads RESULTS/raw.csv (one line per round, tool, transport, n, collective and size, as run.sh
-records them), RESULTS/membw.csv and RESULTS/env.txt; writes RESULTS/medians.csv (the median
-over rounds of each cell) and RESULTS/tables.md (every table), and with --page fills the
+records them), RESULTS/hoststate.csv (the vCPUs' placement around each launch), membw.csv,
+tcpfloor.csv and env.txt; writes RESULTS/medians.csv (the median over rounds of each cell, its
+tools compared within one placement) and RESULTS/tables.md (every table), and with --page fills the
 template's @NAME@ markers to write the page. Nothing in the page's figures is typed by hand:
 every number comes from these files.
 

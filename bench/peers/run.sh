@@ -142,10 +142,9 @@ run_tern() {
   done
 }
 
+# a peer, one launch per collective as tern's: a launch spans one placement more often when short
 run_peer() {
-  local round=$1 peer=$2 n=$3 list=$4 out cmd tr=${2#*-}
-  out=$results/raw/r$round-$peer-n$n.txt
-  local args=(-s "$list" -c "$5" -T "$T" -R "$R" -w 5)
+  local round=$1 peer=$2 n=$3 list=$4 out cmd tr=${2#*-} c cs
   local over=()
   [ "$n" -gt 2 ] && over=(--oversubscribe)
   local ompi=(mpirun.openmpi --allow-run-as-root "${over[@]}" -n "$n" --mca oob_tcp_if_include lo)
@@ -158,9 +157,14 @@ run_peer() {
                     "$bin/mpi_bench_mpich") ;;
     gloo) cmd=(env GLOO_SOCKET_IFNAME=lo "$py" "$here/gloo.py" -n "$n") tr=tcp ;;
   esac
-  echo "${cmd[*]} ${args[*]}" >>"$results/runs.log"
-  probed "$round" "${peer%-*}" "$tr" "$n" "$5" "$out" "${cmd[@]}" "${args[@]}"
-  record "$round" "${peer%-*}" "$tr" "$n" "$out"
+  IFS=, read -ra cs <<<"$5"
+  for c in "${cs[@]}"; do
+    out=$results/raw/r$round-$peer-n$n-$c.txt
+    local args=(-s "$list" -c "$c" -T "$T" -R "$R" -w 5)
+    echo "${cmd[*]} ${args[*]}" >>"$results/runs.log"
+    probed "$round" "${peer%-*}" "$tr" "$n" "$c" "$out" "${cmd[@]}" "${args[@]}"
+    record "$round" "${peer%-*}" "$tr" "$n" "$out"
+  done
 }
 
 # one (transport, n, sizes, collectives): every tool, starting at the round's offset
