@@ -38,6 +38,17 @@ tern_status coll_sched_status(const coll_sched *s) {
   return s->status;
 }
 
+bool coll_sched_equal(const coll_sched *x, const coll_sched *y) {
+  if (x->len != y->len || x->tmp_count != y->tmp_count || x->nphases != y->nphases) return false;
+  for (size_t i = 0; i < x->len; i++) {
+    const coll_step *a = &x->steps[i], *b = &y->steps[i];
+    if (a->kind != b->kind || a->buf != b->buf || a->src_buf != b->src_buf || a->last != b->last ||
+        a->peer != b->peer || a->off != b->off || a->src_off != b->src_off || a->count != b->count)
+      return false;
+  }
+  return true;
+}
+
 /* Re-addresses a buffer through the view (see coll_view in sched.h). */
 static void map_buf(const coll_sched *s, coll_buf *buf, size_t *off) {
   if (!s->view.on) return;

@@ -137,6 +137,9 @@ tern_status coll_sched_reduce(coll_sched *s, coll_buf buf, size_t off, coll_buf 
 void coll_sched_end_phase(coll_sched *s);
 /* TERN_OK, or the first failure of an append since the last reset. */
 tern_status coll_sched_status(const coll_sched *s);
+/* Whether x and y hold the same steps in the same phases with the same scratch: a rank runs the
+ * one as it runs the other, whichever algorithm built each. */
+bool coll_sched_equal(const coll_sched *x, const coll_sched *y);
 
 /* Builds rank a->rank's schedule of a->kind with algo (never AUTO) into s (reset first).
  * TERN_ERR_UNSUPPORTED when algo has no schedule for this kind; TERN_ERR_INVALID_ARG for args

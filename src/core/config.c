@@ -73,8 +73,8 @@ static core_log_level parse_level(const char *s) {
 
 /* The secret is hashed to 32 bytes so that any passphrase works as a key. */
 static void derive_key(const char *secret, size_t len) {
-  crypto_generichash(core_config_now.key, sizeof core_config_now.key, (const unsigned char *)secret, len,
-                     (const unsigned char *)"tern-key-v1", 11);
+  crypto_generichash(core_config_now.key, sizeof core_config_now.key,
+                     (const unsigned char *)secret, len, (const unsigned char *)"tern-key-v1", 11);
   core_config_now.have_key = true;
 }
 
@@ -137,8 +137,8 @@ static void load(void) {
   if ((v = getenv("TERN_KEY")) && *v) derive_key(v, strlen(v));
   else if ((v = getenv("TERN_KEY_FILE")) && *v) read_key_file(v);
   if ((v = getenv("TERN_TUNING")) && *v) {
-    if (strlen(v) >= sizeof core_config_now.tuning) complain("%s='%s' is too long", "TERN_TUNING", v);
-    else strcpy(core_config_now.tuning, v);
+    if (strlen(v) < sizeof core_config_now.tuning) strcpy(core_config_now.tuning, v);
+    else complain("%s='%s' is too long", "TERN_TUNING", v);
   }
 }
 

@@ -21,7 +21,8 @@ same=$(awk '$1 == "time" && $3 == 2 { t[$4 " " $5 " " $6] = $7 }
           if (p[3] != "ring") continue
           if (p[1] == "broadcast") print (t[k] == t["broadcast " p[2] " tree"]) ? "one" : "APART"
           if (p[1] == "allreduce") print (t[k] == t["allreduce " p[2] " rhd"]) ? "one" : "APART"
-          if (p[1] == "allreduce") print (t[k] == t["allreduce " p[2] " rd"]) ? "rd-shared" : "rd-own" } }' "$dir/t" | sort | uniq -c)
+          if (p[1] == "allreduce") print (t[k] == t["allreduce " p[2] " rd"]) ? "rd-shared" : "rd-own" } }' \
+  "$dir/t" | sort | uniq -c)
 echo "$same" | grep -q APART && fail "pairs with one schedule were timed apart: $same"
 echo "$same" | grep -q rd-own || fail "rd shared a time it has no reason to share: $same"
 TERN_TUNING=$dir/t TERN_DEBUG=INFO "$tern" run -n 3 -- "$matrix" >"$dir/m.out" 2>"$dir/m.err" ||

@@ -274,15 +274,32 @@ static void assert_same_sched(const coll_sched *x, const coll_sched *y) {
   }
 }
 
-static bool same_sched(const coll_sched *x, const coll_sched *y) {
-  if (x->len != y->len || x->tmp_count != y->tmp_count || x->nphases != y->nphases) return false;
-  for (size_t i = 0; i < x->len; i++) {
-    const coll_step *a = &x->steps[i], *b = &y->steps[i];
-    if (a->kind != b->kind || a->buf != b->buf || a->src_buf != b->src_buf || a->peer != b->peer ||
-        a->off != b->off || a->src_off != b->src_off || a->count != b->count)
-      return false;
-  }
-  return true;
+/* At 2 ranks the ring and the tree broadcast are one send, and the ring and halving-doubling
+ * allreduce one exchange of halves; recursive doubling's exchange of whole vectors is not. */
+static void equal_schedules_of_different_algorithms(void **state) {
+  (void)state;
+  struct {
+    coll_kind kind;
+    coll_algo a, b;
+    bool equal;
+  } v[] = {{COLL_BROADCAST, COLL_ALGO_RING, COLL_ALGO_TREE, true},
+           {COLL_ALLREDUCE, COLL_ALGO_RING, COLL_ALGO_RHD, true},
+           {COLL_ALLREDUCE, COLL_ALGO_RING, COLL_ALGO_RD, false}};
+  coll_sched x, y;
+  coll_sched_init(&x);
+  coll_sched_init(&y);
+  for (size_t i = 0; i < CORE_ARRAY_LEN(v); i++)
+    for (int rank = 0; rank < 2; rank++) {
+      coll_args a = {.kind = v[i].kind, .rank = rank, .size = 2, .count = 1000};
+      assert_int_equal(coll_build(&x, &a, v[i].a), TERN_OK);
+      assert_int_equal(coll_build(&y, &a, v[i].b), TERN_OK);
+      if (coll_sched_equal(&x, &y) != v[i].equal)
+        fail_msg("%s: %s and %s, rank %d: %s", coll_kind_name(v[i].kind), coll_algo_name(v[i].a),
+                 coll_algo_name(v[i].b), rank, v[i].equal ? "differ" : "equal");
+      assert_true(coll_sched_equal(&x, &x));
+    }
+  coll_sched_free(&x);
+  coll_sched_free(&y);
 }
 
 /* The cache's answer for (a, algo) is what coll_build writes; hit says whether it came from the
@@ -343,7 +360,7 @@ static void cache_keys_every_field(void **state) {
     coll_sched_init(&y);
     assert_int_equal(coll_build(&x, &v[i].base, v[i].base_algo), TERN_OK);
     assert_int_equal(coll_build(&y, &v[i].other, v[i].other_algo), TERN_OK);
-    if (same_sched(&x, &y)) fail_msg("%s: both calls build the same schedule", v[i].field);
+    if (coll_sched_equal(&x, &y)) fail_msg("%s: both calls build the same schedule", v[i].field);
     coll_sched_free(&x);
     coll_sched_free(&y);
     coll_sched_cache k;
@@ -395,6 +412,7 @@ int main(void) {
       cmocka_unit_test(support_table),
       cmocka_unit_test(build_refuses_bad_args),
       cmocka_unit_test(trivial_cases),
+      cmocka_unit_test(equal_schedules_of_different_algorithms),
       cmocka_unit_test(cache_keys_every_field),
       cmocka_unit_test(cache_is_bounded_lru),
   };

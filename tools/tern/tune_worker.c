@@ -13,11 +13,12 @@
  * one algorithm after another, two sweeps of this machine agreed on the winner within 5% at
  * only 75% of the points).
  *
- * Algorithms that give every rank the same schedule at a point (at n = 2 every broadcast is one
- * send, whatever its name) are one algorithm there: they are timed once, as one, and each gets
- * that time. Timed apart they differed only by noise, and the faster draw then set a mark that a
- * pick of the other missed by more than 5% for no reason (a sweep of 2026-12-04: the tcp n = 2
- * ring and tree broadcasts, one schedule, 4-27% apart from 4 to 16 MiB).
+ * Algorithms that give every rank the same schedule at a point (coll_sched_equal: at n = 2 the
+ * ring and the tree broadcast are one send) are one algorithm there: they are timed once, as
+ * one, and each gets that time. Timed apart they differed only by noise, and the faster draw
+ * then set a mark that a pick of the other missed by more than 5% for no reason (a sweep of
+ * 2026-12-04: the tcp n = 2 ring and tree broadcasts, one schedule, 4-27% apart from 4 to 16
+ * MiB).
  */
 #include "cmd.h"
 #include "tune.h"
@@ -68,12 +69,6 @@ static int cmp_double(const void *a, const void *b) {
 
 #define REPS 9
 
-static bool same_step(const coll_step *x, const coll_step *y) {
-  return x->kind == y->kind && x->buf == y->buf && x->src_buf == y->src_buf &&
-         x->last == y->last && x->peer == y->peer && x->off == y->off &&
-         x->src_off == y->src_off && x->count == y->count;
-}
-
 /* Whether a and b give every one of n ranks the same schedule of (k, count) as the calls below
  * make it (out of place, root 0). */
 static bool same_schedules(coll_kind k, int n, size_t count, coll_algo a, coll_algo b) {
@@ -84,8 +79,7 @@ static bool same_schedules(coll_kind k, int n, size_t count, coll_algo a, coll_a
   for (int r = 0; same && r < n; r++) {
     coll_args args = {.kind = k, .rank = r, .size = n, .count = count};
     same = coll_build(&sa, &args, a) == TERN_OK && coll_build(&sb, &args, b) == TERN_OK &&
-           sa.len == sb.len && sa.tmp_count == sb.tmp_count;
-    for (size_t i = 0; same && i < sa.len; i++) same = same_step(&sa.steps[i], &sb.steps[i]);
+           coll_sched_equal(&sa, &sb);
   }
   coll_sched_free(&sa);
   coll_sched_free(&sb);
