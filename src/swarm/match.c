@@ -372,6 +372,10 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
   discover(sw, o, s, start + (uint64_t)(timeout_s * 0.5e9));
   if (s->n < o->min_group) reconnect(sw);
   qsort(s->m, (size_t)s->n, sizeof s->m[0], by_id);
+  /* Who saw whom decides who leads: the line that lets a run's log explain a group that did
+   * not form. */
+  CORE_INFO("swarm: round %u: %d on the key after %.2f s, lowest id %016llx", s->round, s->n,
+            (double)(core_now_ns() - start) / 1e9, (unsigned long long)(s->n ? s->m[0].id : 0));
   uint64_t gtag = core_get64(gkey);
   *n = 1;
   *late = false;

@@ -18,6 +18,7 @@ source "$(dirname "$0")/lib.sh"
 out=$WAN_STATE
 boot="$("$WAN" addr 0):7300"
 pids=()
+export TERN_DEBUG=INFO # the peers log their matchings, which rounds() shows on a failure
 for k in $(seq 0 7); do
   join=()
   [ "$k" -eq 0 ] || join=(--join "$boot")
@@ -77,7 +78,13 @@ for i in "${!survivors[@]}"; do
     together+=("$k") close+=("${means[$i]}")
   fi
 done
-rounds() { for k in "${survivors[@]}"; do sed "s/^/p$k: /" "$out/swarm-$k.out" | grep ': round' | cut -c1-112; done; }
+# On a failure: each survivor's rounds, and how its matchings went (the INFO lines of match.c:
+# whom it saw on each key, which leaders it found dead, when it went to the pool).
+rounds() {
+  for k in "${survivors[@]}"; do sed "s/^/p$k: /" "$out/swarm-$k.out" | grep ': round' | cut -c1-112; done
+  for k in "${survivors[@]}"; do grep -h 'swarm: \(round\|peer .* listens\)' "$out/swarm-$k.err" |
+    sed "s/^.* INFO swarm: /p$k: /" | cut -c1-112; done
+}
 [ "${#stranded[@]}" -le 2 ] || { rounds; fail "survivors ${stranded[*]} stranded: more than the 2 victims' partners"; }
 spread=$(printf '%s\n' "${close[@]}" | awk '{ v[NR] = $1; s += $1 } END { m = s / NR; w = 0;
   for (i = 1; i <= NR; i++) { d = v[i] / m - 1; if (d < 0) d = -d; if (d > w) w = d } printf "%.3g", w }')
