@@ -27,6 +27,11 @@ tern_status net_listen(const char *host, int port, int *fd, int *bound_port, cor
  * up yet is normal during start-up). The socket is returned blocking-free (O_NONBLOCK),
  * close-on-exec, with TCP_NODELAY. */
 tern_status net_connect(const char *host, int port, uint64_t deadline_ns, int *fd, core_err *err);
+/* The same, with refusals retried only until refused_by_ns (at most deadline_ns): for a peer
+ * that is known to listen already, where a refusal means it is gone, while a connect that is
+ * merely slow (a lost SYN is sent again after a second) still has until deadline_ns. */
+tern_status net_connect_until(const char *host, int port, uint64_t deadline_ns,
+                              uint64_t refused_by_ns, int *fd, core_err *err);
 
 /* Accepts one connection if one is pending: *fd = -1 when none. Same socket options as above;
  * peer gets "ip:port" of the other end. */

@@ -183,6 +183,11 @@ static int connect_once(const struct addrinfo *a, uint64_t deadline_ns, int *fd)
 }
 
 tern_status net_connect(const char *host, int port, uint64_t deadline_ns, int *fd, core_err *err) {
+  return net_connect_until(host, port, deadline_ns, deadline_ns, fd, err);
+}
+
+tern_status net_connect_until(const char *host, int port, uint64_t deadline_ns,
+                              uint64_t refused_by_ns, int *fd, core_err *err) {
   *fd = -1;
   struct addrinfo *ai = NULL;
   tern_status rc = resolve(host, port, false, &ai, err);
@@ -196,8 +201,8 @@ tern_status net_connect(const char *host, int port, uint64_t deadline_ns, int *f
     tries++;
     if (*fd >= 0) break;
     bool retry = e == ECONNREFUSED || e == ECONNRESET || e == EAGAIN || e == EINTR;
-    if (!retry || core_now_ns() >= deadline_ns) goto fail;
-    core_sleep_ms(CORE_MIN(wait_ms, CORE_MAX(core_ms_left(deadline_ns, wait_ms), 1)));
+    if (!retry || core_now_ns() >= refused_by_ns) goto fail;
+    core_sleep_ms(CORE_MIN(wait_ms, CORE_MAX(core_ms_left(refused_by_ns, wait_ms), 1)));
     wait_ms = CORE_MIN(wait_ms * 2, RETRY_MAX_MS);
   }
   freeaddrinfo(ai);
@@ -210,8 +215,7 @@ tern_status net_connect(const char *host, int port, uint64_t deadline_ns, int *f
 fail:
   freeaddrinfo(ai);
   if (e == ECONNREFUSED || e == ETIMEDOUT)
-    return core_err_set(err, TERN_ERR_TIMEOUT,
-                        "connect to %s:%d: %s (%d attempts until the deadline)", host, port,
+    return core_err_set(err, TERN_ERR_TIMEOUT, "connect to %s:%d: %s (%d attempts)", host, port,
                         strerror(e), tries);
   return core_err_errno(err, e, "connect to %s:%d", host, port);
 }

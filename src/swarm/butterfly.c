@@ -244,19 +244,13 @@ static void gather(tern_swarm *sw, part_want *w, contrib *have, size_t expect,
   }
 }
 
-/* Failpoints for the tests: TERN_SWARM_FAULT names the moment this process _exits (code 9). */
-static bool fault_is(const char *name) {
-  const char *f = getenv("TERN_SWARM_FAULT");
-  return f && strcmp(f, name) == 0;
-}
-
 /* exit-mid-results (tests/swarm/reducer_dies.sh): a reducer that has two or more results to
  * send dies right after the first is out, which is where a crash leaves its part updated for
  * some members and not for others (repair.c). */
 static bool fault_exit_mid_results(const contrib *have, int n) {
   int to = 0;
   for (int i = 0; i < n; i++) to += have[i].fd >= 0 && have[i].complete;
-  return fault_is("exit-mid-results") && to >= 2;
+  return to >= 2 && swarm_fault("exit-mid-results");
 }
 
 /* Sends result (len bytes) on every complete contribution's socket, concurrently, by deadline;
@@ -388,7 +382,7 @@ tern_status swarm_butterfly(tern_swarm *sw, const swarm_member *g, int n, uint64
   int me = 0;
   while (g[me].id != sw->id) me++;
   /* exit-after-match (tests/swarm/member_dies.sh): dies in a group, before sending a byte. */
-  if (fault_is("exit-after-match")) _exit(9);
+  if (swarm_fault("exit-after-match")) _exit(9);
   uint64_t t0 = core_now_ns(), T = (uint64_t)(timeout_s * 1e9);
   job *jobs = calloc((size_t)n, sizeof *jobs);
   if (!jobs) return core_err_set(err, TERN_ERR_NOMEM, "all-reduce of %zu values", count);

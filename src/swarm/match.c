@@ -35,6 +35,16 @@ typedef struct seen {
   int ndead;
 } seen;
 
+static bool is_dead(const seen *s, uint64_t id) {
+  for (int i = 0; i < s->ndead; i++)
+    if (s->dead[i] == id) return true;
+  return false;
+}
+
+static void note_dead(seen *s, uint64_t id) {
+  if (!is_dead(s, id) && s->ndead < SWARM_MAX_GROUP) s->dead[s->ndead++] = id;
+}
+
 void swarm_group_key(const tern_swarm *sw, uint32_t round, uint8_t out[32]) {
   int axis = (int)(round % (uint32_t)sw->ndims);
   uint8_t buf[32 + 8 + 4 * TERN_SWARM_MAX_DIMS];
@@ -71,9 +81,7 @@ static void on_record(const uint8_t *v, size_t len, void *arg) {
     CORE_WARN("swarm: round %u: ignored a DHT record: %s", s->round, err.msg);
     return;
   }
-  if (swarm_departed(s->sw, m.id)) return;
-  for (int i = 0; i < s->ndead; i++)
-    if (s->dead[i] == m.id) return;
+  if (swarm_departed(s->sw, m.id) || is_dead(s, m.id)) return;
   for (int i = 0; i < s->n; i++)
     if (s->m[i].id == m.id) return;
   if (s->n < SWARM_MAX_GROUP) s->m[s->n++] = m;
@@ -291,11 +299,18 @@ static bool parse_group(tern_swarm *sw, const uint8_t *p, size_t len, swarm_memb
   return me && at == len;
 }
 
-/* Joins the group of leader (following redirects). false: the leader could not be reached at all
- * (dead since it wrote its record: the connection failed or closed unanswered). *late: the
- * leader's round had closed (SWARM_REJECT_LATE). */
-static bool follow(tern_swarm *sw, seen *s, swarm_member leader, uint64_t gtag,
-                   uint64_t deadline_ns, swarm_member *group, int *n, bool *late) {
+/* How asking a leader to be let in ended. */
+typedef enum follow_end {
+  FOLLOW_ANSWERED,   /* a group list, a reject, or an error after the leader had answered */
+  FOLLOW_GONE,       /* the leader could not be reached at all: dead since it wrote its record */
+  FOLLOW_ASKS_A_DEAD /* it sent this peer on to a dead leader: it follows that one, and will
+                        find it dead too and lead or point elsewhere; ask it again */
+} follow_end;
+
+/* Joins the group of leader (following redirects). *late: the leader's round had closed
+ * (SWARM_REJECT_LATE). */
+static follow_end follow(tern_swarm *sw, seen *s, swarm_member leader, uint64_t gtag,
+                         uint64_t deadline_ns, swarm_member *group, int *n, bool *late) {
   *n = 1;
   group[0] = sw->self;
   uint8_t mine[19 + SWARM_HOST_LEN];
@@ -318,11 +333,18 @@ static bool follow(tern_swarm *sw, seen *s, swarm_member leader, uint64_t gtag,
       rc = payload ? net_read_all(fd, payload, h.len, deadline_ns, what, &err) : TERN_ERR_NOMEM;
     }
     if (fd >= 0) close(fd);
+    if (!dialed || rc == TERN_ERR_PEER_LOST) { /* unreachable, or closed on us unanswered */
+      free(payload);
+      CORE_INFO("swarm: round %u: %s", s->round, err.msg);
+      note_dead(s, leader.id);
+      return hop == 0 ? FOLLOW_GONE : FOLLOW_ASKS_A_DEAD;
+    }
     size_t used;
     if (rc == TERN_OK && h.type == SWARM_REDIRECT &&
         swarm_member_decode(payload, h.len, &used, &leader, &err) == TERN_OK &&
         leader.id < sw->id) {
       free(payload);
+      if (is_dead(s, leader.id)) return FOLLOW_ASKS_A_DEAD;
       continue;
     }
     if (rc == TERN_OK && h.type == SWARM_GROUP && !parse_group(sw, payload, h.len, group, n, &err)) {
@@ -335,9 +357,9 @@ static bool follow(tern_swarm *sw, seen *s, swarm_member leader, uint64_t gtag,
             payload[0] == SWARM_REJECT_LATE;
     if (*late) catch_up_to(sw, core_get32(payload + 1));
     free(payload);
-    return !(hop == 0 && (!dialed || rc == TERN_ERR_PEER_LOST));
+    return FOLLOW_ANSWERED;
   }
-  return true;
+  return FOLLOW_ANSWERED;
 }
 
 static bool is_stale_join(const swarm_conn *c, void *arg) {
@@ -386,6 +408,8 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
     /* The leader closes its group at 80% of the time, so that a follower, which waits for
      * the list until the end, does not give up just as the list is sent. */
     if (s->m[0].id == sw->id) {
+      /* exit-before-lead (tests/swarm/leader_dies.sh): the leader dies before taking a join. */
+      if (swarm_fault("exit-before-lead")) _exit(9);
       lead(sw, o, s, gtag, start + (uint64_t)(timeout_s * 0.8e9), group, n, late);
       break;
     }
@@ -395,14 +419,19 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
     sw->follow_tag = gtag;
     sw->leader = s->m[0];
     pthread_mutex_unlock(&sw->mu);
-    bool reached = follow(sw, s, s->m[0], gtag, deadline, group, n, late);
+    follow_end end = follow(sw, s, s->m[0], gtag, deadline, group, n, late);
     pthread_mutex_lock(&sw->mu);
     sw->following = false;
     pthread_mutex_unlock(&sw->mu);
-    if (reached || core_now_ns() >= deadline) break;
+    if (end == FOLLOW_ANSWERED || core_now_ns() >= deadline) break;
+    if (end == FOLLOW_ASKS_A_DEAD) {
+      CORE_INFO("swarm: round %u: %016llx still follows a dead leader; asking it again", s->round,
+                (unsigned long long)s->m[0].id);
+      core_sleep_ms(100);
+      continue;
+    }
     CORE_INFO("swarm: round %u: leader %016llx unreachable; the next lowest id leads", s->round,
               (unsigned long long)s->m[0].id);
-    if (s->ndead < SWARM_MAX_GROUP) s->dead[s->ndead++] = s->m[0].id;
     memmove(s->m, s->m + 1, (size_t)--s->n * sizeof s->m[0]);
     /* Alone without it: the others' records may not have reached this peer when it stopped
      * reading (across regions they take several DHT hops; a WAN test left one peer alone

@@ -6,6 +6,7 @@
 #include "compress/compress.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -283,4 +284,14 @@ void tern_swarm_leave(tern_swarm *sw) {
   pthread_cond_destroy(&sw->cv);
   pthread_mutex_destroy(&sw->mu);
   free(sw);
+}
+
+bool swarm_fault(const char *name) {
+  const char *f = getenv("TERN_SWARM_FAULT"), *once = getenv("TERN_SWARM_FAULT_ONCE");
+  if (!f || strcmp(f, name) != 0) return false;
+  if (!once) return true;
+  int fd = open(once, O_CREAT | O_EXCL | O_WRONLY, 0600);
+  if (fd < 0) return false;
+  close(fd);
+  return true;
 }

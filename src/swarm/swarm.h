@@ -17,7 +17,8 @@
 #include <stdio.h>
 
 #define SWARM_MAX_GROUP 64 /* contributor masks are 64-bit */
-#define SWARM_CONNECT_SECONDS 2.0 /* a TCP connect to a member: refused past this, it is gone */
+#define SWARM_CONNECT_SECONDS 2.0 /* a TCP connect to a member: no answer past this, it is gone */
+#define SWARM_REFUSED_SECONDS 0.25 /* ... and refused past this */
 #define SWARM_HOST_LEN 64
 
 typedef struct swarm_member {
@@ -247,6 +248,12 @@ void swarm_held_serve(tern_swarm *sw, int fd, const swarm_hdr *req, const char *
  * me is in mask. */
 bool swarm_repair(tern_swarm *sw, const swarm_member *g, int n, int me, int part, uint64_t tag,
                   float *out, size_t len, double *W, uint64_t *mask, uint64_t deadline);
+
+/* swarm.c: failpoints for the tests. true: TERN_SWARM_FAULT names this moment, and the caller
+ * _exits (code 9). With TERN_SWARM_FAULT_ONCE naming a file, only the first process of the
+ * swarm to come to the moment fires (it creates the file; the others find it there): a test can
+ * kill "the leader" without knowing which peer will lead. */
+bool swarm_fault(const char *name);
 
 /* [off[j], off[j+1]) is part j: shares of count proportional to the members' bandwidths. */
 void swarm_parts(const swarm_member *group, int n, size_t count, size_t *off);

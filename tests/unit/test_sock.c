@@ -183,6 +183,22 @@ static void refused_until_deadline(void **state) {
   assert_non_null(strstr(err.msg, "refused"));
 }
 
+/* A peer known to listen already (swarm_dial): refusals end at refused_by, long before the
+ * deadline that a slow connect would have. */
+static void refused_until_its_own_limit(void **state) {
+  (void)state;
+  int port = free_port(), fd;
+  core_err err = {0};
+  uint64_t t0 = core_now_ns();
+  assert_int_equal(net_connect_until("127.0.0.1", port, core_deadline_after(30),
+                                     core_deadline_after(0.2), &fd, &err),
+                   TERN_ERR_TIMEOUT);
+  double s = elapsed_s(t0);
+  assert_true(s >= 0.19 && s < 10.0);
+  assert_int_equal(fd, -1);
+  assert_non_null(strstr(err.msg, "refused"));
+}
+
 typedef struct {
   int port, lfd;
   tern_status rc;
@@ -287,10 +303,15 @@ static void listen_failures(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(parse_addresses),          cmocka_unit_test(whole_transfer),
-      cmocka_unit_test(closed_peer_is_peer_lost), cmocka_unit_test(silent_peer_times_out),
-      cmocka_unit_test(refused_until_deadline),   cmocka_unit_test(connect_waits_for_a_late_server),
-      cmocka_unit_test(listen_failures),          cmocka_unit_test(short_path_buffers),
+      cmocka_unit_test(parse_addresses),
+      cmocka_unit_test(whole_transfer),
+      cmocka_unit_test(closed_peer_is_peer_lost),
+      cmocka_unit_test(silent_peer_times_out),
+      cmocka_unit_test(refused_until_deadline),
+      cmocka_unit_test(refused_until_its_own_limit),
+      cmocka_unit_test(connect_waits_for_a_late_server),
+      cmocka_unit_test(listen_failures),
+      cmocka_unit_test(short_path_buffers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -81,7 +81,9 @@ done
 # On a failure: each survivor's rounds, and how its matchings went (the INFO lines of match.c:
 # whom it saw on each key, which leaders it found dead, when it went to the pool).
 rounds() {
-  for k in "${survivors[@]}"; do sed "s/^/p$k: /" "$out/swarm-$k.out" | grep ': round' | cut -c1-112; done
+  for k in "${survivors[@]}"; do
+    sed "s/^/p$k: /" "$out/swarm-$k.out" | grep ': round' | cut -c1-112
+  done
   for k in "${survivors[@]}"; do grep -h 'swarm: \(round\|peer .* listens\)' "$out/swarm-$k.err" |
     sed "s/^.* INFO swarm: /p$k: /" | cut -c1-112; done
 }
