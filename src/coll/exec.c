@@ -19,8 +19,8 @@
 /* The crowded model (more ranks than CPUs here) only when every rank is on this host, as it
  * always is over shared memory: then every rank counts the same ranks and CPUs and picks alike;
  * across hosts, each host would judge its own crowding. */
-static const coll_net_model *model_of(const tern_comm *c) {
-  return coll_model_for(c->any_tcp, c->oversubscribed && c->local_size == c->size);
+static coll_net_model model_of(const tern_comm *c) {
+  return coll_model_for(c->any_tcp, c->oversubscribed && c->local_size == c->size, c->host_cpus);
 }
 
 /* Several hosts (some peers over TCP, hosts holding equal blocks of ranks): hier competes. */
@@ -44,8 +44,9 @@ static coll_algo select_algo(tern_comm *c, tern_request *r, size_t esize) {
     else if (tuned)
       algo = coll_tuning_select(tuned, c->any_tcp ? COLL_TR_TCP : COLL_TR_SHM, r->args.kind,
                                 c->size, r->args.count, esize);
+    coll_net_model m = model_of(c);
     if (algo == COLL_ALGO_AUTO || !coll_algo_supported(r->args.kind, algo))
-      algo = coll_select(r->args.kind, c->size, r->args.count, esize, model_of(c));
+      algo = coll_select(r->args.kind, c->size, r->args.count, esize, &m);
     *memo = (coll_choice){r->args.count, esize, algo, inner};
   }
   r->args.inner = memo->inner;
@@ -77,7 +78,8 @@ static tern_status build(tern_comm *c, tern_request *r, size_t esize, const coll
     rc = build_algo(c, r, algo, out);
   }
   if (rc == TERN_ERR_UNSUPPORTED) { /* a tuned choice this layout cannot build */
-    algo = coll_select(r->args.kind, c->size, r->args.count, esize, model_of(c));
+    coll_net_model m = model_of(c);
+    algo = coll_select(r->args.kind, c->size, r->args.count, esize, &m);
     rc = build_algo(c, r, algo, out);
   }
   if (rc != TERN_OK)

@@ -213,6 +213,12 @@ typedef struct coll_net_model {
    * (a switch between the ranks sharing a core); 0: the stages do not overlap at all, and the
    * pipeline costs its hops unpipelined */
   double handoff;
+  /* crowded: the CPU time one message costs its two ends (the system calls and the wake-up of a
+   * rank that had given its CPU away), and the CPUs the ranks share (0: not known). With both,
+   * a collective costs at least its whole work (coll_algo_work) shared among the CPUs:
+   * coll_host_time. */
+  double msg_cpu;
+  int cpus;
 } coll_net_model;
 
 /* The modelled time of s: per phase, alpha if it moves anything (a message, even of zero
@@ -223,9 +229,22 @@ double coll_sched_cost(const coll_sched *s, size_t elem_size, const coll_net_mod
 
 /* The closed-form alpha-beta-gamma time of (kind, algo) over n ranks, count as in coll_args and
  * seg_count 0: the critical path of the schedules coll_build writes, under the model of
- * coll_sched_cost. HUGE_VAL where algo has no schedule for kind. */
+ * coll_sched_cost, or on a crowded host the time its CPUs need for the whole work
+ * (coll_host_time) when that is longer. HUGE_VAL where algo has no schedule for kind. */
 double coll_algo_cost(coll_kind kind, coll_algo algo, int n, size_t count, size_t elem_size,
                       const coll_net_model *m);
+
+/* What a collective costs the whole host, summed over all ranks (work.c). */
+typedef struct coll_work {
+  double msgs, bytes, red; /* messages sent, bytes sent, bytes reduced */
+} coll_work;
+/* The work of (kind, algo) over n ranks, count as in coll_args, as coll_build's schedules do it;
+ * HUGE_VAL fields where algo has no schedule for kind. */
+coll_work coll_algo_work(coll_kind kind, coll_algo algo, int n, size_t count, size_t elem_size);
+/* The time the host's CPUs need for w on a crowded model with msg_cpu and cpus known (0
+ * otherwise): messages at msg_cpu, bytes at beta, reductions at gamma, over cpus. coll_algo_cost
+ * is never below it. */
+double coll_host_time(const coll_work *w, const coll_net_model *m);
 
 /* The algorithm the model picks for (kind, n, count, elem_size) on transport m: the least
  * coll_algo_cost, ties to the one needing less scratch (ring, pairwise, rhd, tree, rd, bruck,
@@ -247,10 +266,11 @@ coll_algo coll_select_hosts(coll_kind kind, int n, int ppn, size_t count, size_t
 
 /* This machine's fitted constants for shared memory and for TCP (see select.c for the
  * measurements they come from); the _crowded ones are the same transport on an oversubscribed
- * host. */
+ * host (cpus 0: the caller fills it in). */
 extern const coll_net_model coll_model_shm, coll_model_shm_crowded, coll_model_tcp,
     coll_model_tcp_crowded;
-/* The one of the four for a transport (tcp or shared memory) on a host crowded or not. */
-const coll_net_model *coll_model_for(bool tcp, bool crowded);
+/* The one of the four for a transport (tcp or shared memory) on a host crowded or not, with
+ * cpus (the CPUs the ranks share) filled in when crowded. */
+coll_net_model coll_model_for(bool tcp, bool crowded, int cpus);
 
 #endif /* TERN_COLL_SCHED_H */

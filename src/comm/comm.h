@@ -59,6 +59,7 @@ struct tern_comm {
   _Atomic bool aborted;
   tern_status broken; /* the first failure that left the channels in an unknown state */
   bool oversubscribed; /* more ranks on this host than CPUs we may run on */
+  int host_cpus;       /* the CPUs this host's ranks share (open.c's online_cpus) */
   bool any_tcp;        /* some peer is reached over TCP */
   int ppn;             /* ranks per host when hosts hold equal contiguous blocks, else 0 */
   uint64_t alive_checked_ns; /* when comm_check_alive last looked */

@@ -144,7 +144,8 @@ static tern_status choose_links(tern_comm *c) {
     }
   }
   c->ppn = hosts_layout(c);
-  c->oversubscribed = cpu_local > online_cpus();
+  c->host_cpus = online_cpus();
+  c->oversubscribed = cpu_local > c->host_cpus;
   return TERN_OK;
 }
 

@@ -177,6 +177,80 @@ static void select_follows_the_model(void **state) {
   }
 }
 
+/* The whole host's work, summed over every rank's built schedule: messages sent, bytes sent,
+ * bytes reduced. */
+static coll_work built_work(coll_sched *s, coll_args a, coll_algo algo, size_t es) {
+  coll_work w = {0};
+  for (int r = 0; r < a.size; r++) {
+    a.rank = r;
+    assert_int_equal(coll_build(s, &a, algo), TERN_OK);
+    for (size_t i = 0; i < s->len; i++) {
+      const coll_step *st = &s->steps[i];
+      double bytes = (double)(st->count * es);
+      if (st->kind == COLL_STEP_SEND) w.msgs++, w.bytes += bytes;
+      if (st->kind == COLL_STEP_RECV_REDUCE || st->kind == COLL_STEP_REDUCE) w.red += bytes;
+    }
+  }
+  return w;
+}
+
+static bool within(double got, double want, double rel) {
+  return fabs(got - want) <= rel * fabs(want) + 1e-9;
+}
+
+/* work.c's closed forms against the built schedules: messages exactly; bytes exactly at powers
+ * of two, else within 1% (blocks of a power of two's halving do not divide evenly), 10% for the
+ * tree's scatter (an estimate). */
+static void work_matches_schedules(void **state) {
+  (void)state;
+  coll_sched s;
+  coll_sched_init(&s);
+  long checked = 0;
+  for (int kind = 0; kind < COLL_NUM_KINDS; kind++)
+    for (int algo = 1; algo < COLL_NUM_ALGOS; algo++) {
+      if (!coll_algo_supported(kind, algo) || algo == COLL_ALGO_HIER) continue;
+      bool rooted = kind == COLL_BROADCAST || kind == COLL_REDUCE;
+      for (int n = 2; n <= 33; n += n < 12 ? 1 : 7) {
+        size_t c = kind == COLL_BARRIER ? 0 : 840 * (size_t)n; /* divides evenly */
+        coll_args a = {.kind = kind, .size = n, .count = c, .root = rooted ? n / 3 : 0};
+        coll_work b = built_work(&s, a, algo, 4), w = coll_algo_work(kind, algo, n, c, 4);
+        bool pow2 = (n & (n - 1)) == 0;
+        double rel = pow2 ? 1e-12 : algo == COLL_ALGO_TREE ? 0.1 : 0.01;
+        if (b.msgs != w.msgs || !within(w.bytes, b.bytes, rel) || !within(w.red, b.red, 1e-12))
+          fail_msg("%s %s n=%d: closed form %g msgs %g B %g reduced, schedules %g %g %g",
+                   coll_kind_name(kind), coll_algo_name(algo), n, w.msgs, w.bytes, w.red, b.msgs,
+                   b.bytes, b.red);
+        checked++;
+      }
+    }
+  assert_true(checked > 300);
+  coll_sched_free(&s);
+}
+
+/* With more ranks than CPUs over TCP, the CPUs take every rank's messages in turns: at n = 8 on
+ * 2 CPUs the allreduce of 64 KiB goes to the tree (14 messages) instead of halving-doubling
+ * (48), as measured (work.c), and 16 MiB stays on halving-doubling, whose critical path is
+ * shorter; with the CPUs unknown the critical path alone decides, as before.
+ * Equal work (the chain of one segment and the tree, for a small broadcast) goes to the shorter
+ * critical path. */
+static void crowded_tcp_counts_the_hosts_work(void **state) {
+  (void)state;
+  coll_net_model two = coll_model_for(true, true, 2), unknown = coll_model_for(true, true, 0);
+  assert_int_equal(two.cpus, 2);
+  assert_int_equal(coll_model_for(true, false, 2).cpus, 0);
+  assert_int_equal(coll_select(COLL_ALLREDUCE, 8, 16384, 4, &two), COLL_ALGO_TREE);
+  assert_int_equal(coll_select(COLL_ALLREDUCE, 16, 16384, 4, &two), COLL_ALGO_TREE);
+  assert_int_equal(coll_select(COLL_ALLREDUCE, 8, 16384, 4, &unknown), COLL_ALGO_RHD);
+  assert_int_equal(coll_select(COLL_ALLREDUCE, 8, 4 << 20, 4, &two), COLL_ALGO_RHD);
+  assert_int_equal(coll_select(COLL_BROADCAST, 8, 2, 4, &two), COLL_ALGO_TREE);
+  /* Graham's bound: the work over the CPUs, and half the critical path on 2 */
+  coll_work w = coll_algo_work(COLL_ALLREDUCE, COLL_ALGO_RING, 8, 16384, 4);
+  near(coll_algo_cost(COLL_ALLREDUCE, COLL_ALGO_RING, 8, 16384, 4, &two),
+       (w.msgs * two.msg_cpu + w.bytes * two.beta + w.red * two.gamma) / 2 +
+           coll_algo_cost(COLL_ALLREDUCE, COLL_ALGO_RING, 8, 16384, 4, &unknown) / 2,
+       1e-12);
+}
+
 static void cost_edges(void **state) {
   (void)state;
   assert_true(coll_algo_cost(COLL_ALLREDUCE, COLL_ALGO_BRUCK, 4, 10, 4, &toy) == HUGE_VAL);
@@ -195,6 +269,8 @@ int main(void) {
       cmocka_unit_test(closed_forms_match_schedules),
       cmocka_unit_test(select_is_the_cheapest),
       cmocka_unit_test(select_follows_the_model),
+      cmocka_unit_test(work_matches_schedules),
+      cmocka_unit_test(crowded_tcp_counts_the_hosts_work),
       cmocka_unit_test(cost_edges),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
