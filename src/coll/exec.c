@@ -44,9 +44,10 @@ static coll_algo select_algo(tern_comm *c, tern_request *r, size_t esize) {
     else if (tuned)
       algo = coll_tuning_select(tuned, c->any_tcp ? COLL_TR_TCP : COLL_TR_SHM, r->args.kind,
                                 c->size, r->args.count, esize);
-    coll_net_model m = model_of(c);
-    if (algo == COLL_ALGO_AUTO || !coll_algo_supported(r->args.kind, algo))
+    if (algo == COLL_ALGO_AUTO || !coll_algo_supported(r->args.kind, algo)) {
+      coll_net_model m = model_of(c);
       algo = coll_select(r->args.kind, c->size, r->args.count, esize, &m);
+    }
     *memo = (coll_choice){r->args.count, esize, algo, inner};
   }
   r->args.inner = memo->inner;

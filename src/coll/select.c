@@ -198,8 +198,8 @@ static double alltoall(const shape *x, coll_algo algo) {
   case COLL_ALGO_DIRECT:
     return phase(m, n - 1, (n - 1) * B, 0);
   case COLL_ALGO_BRUCK:
-    for (int bit = 1; bit < ni; bit *= 2) /* the slots with bit set: bruck.c's packing */
-      t += phase(m, 1, (double)(ni / (2 * bit) * bit + CORE_MAX(0, ni % (2 * bit) - bit)) * B, 0);
+    for (int bit = 1; bit < ni; bit *= 2)
+      t += phase(m, 1, (double)coll_bruck_slots(ni, bit) * B, 0);
     return t;
   default:
     return HUGE_VAL;
@@ -253,15 +253,21 @@ static double critical_path(coll_kind kind, coll_algo algo, int n, size_t count,
   }
 }
 
+/* The cost from the critical path (path): itself, or on a crowded host Graham's bound for list
+ * scheduling on P CPUs, the whole work over P plus (1 - 1/P) of the path (see work.c: it picked
+ * the faster of two algorithms in 7 of 9 measured cells, the two misses within 10%; the larger
+ * of the two terms alone picked right in 6). */
+static double cost_from_path(double path, coll_kind kind, coll_algo algo, int n, size_t count,
+                             size_t elem_size, const coll_net_model *m) {
+  if (path == HUGE_VAL || !m->crowded || m->cpus < 1 || m->msg_cpu <= 0) return path;
+  coll_work w = coll_algo_work(kind, algo, n, count, elem_size);
+  return coll_host_time(&w, m) + (1 - 1.0 / m->cpus) * path;
+}
+
 double coll_algo_cost(coll_kind kind, coll_algo algo, int n, size_t count, size_t elem_size,
                       const coll_net_model *m) {
-  double t = critical_path(kind, algo, n, count, elem_size, m);
-  if (t == HUGE_VAL || !m->crowded || m->cpus < 1 || m->msg_cpu <= 0) return t;
-  /* Graham's bound for list scheduling on P CPUs: the whole work over P, plus (1 - 1/P) of the
-   * critical path (see work.c: it picked the faster of two algorithms in 7 of 9 measured cells,
-   * the two misses within 10%; the larger of the two terms alone picked right in 6) */
-  coll_work w = coll_algo_work(kind, algo, n, count, elem_size);
-  return coll_host_time(&w, m) + (1 - 1.0 / m->cpus) * t;
+  double path = critical_path(kind, algo, n, count, elem_size, m);
+  return cost_from_path(path, kind, algo, n, count, elem_size, m);
 }
 
 /* Ties go to the first of these: roughly, the least scratch memory first. */
@@ -278,8 +284,8 @@ coll_algo coll_select(coll_kind kind, int n, size_t count, size_t elem_size,
   for (size_t i = 0; i < CORE_ARRAY_LEN(preference); i++) {
     coll_algo a = preference[i];
     if (!coll_algo_supported(kind, a)) continue;
-    double t = coll_algo_cost(kind, a, n, count, elem_size, m);
     double path = critical_path(kind, a, n, count, elem_size, m);
+    double t = cost_from_path(path, kind, a, n, count, elem_size, m);
     if (best == COLL_ALGO_AUTO || t < best_t || (t == best_t && path < best_path))
       best = a, best_t = t, best_path = path;
   }

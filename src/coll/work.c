@@ -91,8 +91,8 @@ static coll_work alltoall(const shape *x, coll_algo algo) {
   case COLL_ALGO_DIRECT:
     return work(n * (n - 1), n * (n - 1) * B, 0);
   case COLL_ALGO_BRUCK:
-    for (int bit = 1; bit < ni; bit *= 2) /* as select.c's critical path: bruck.c's packing */
-      slots += ni / (2 * bit) * bit + CORE_MAX(0, ni % (2 * bit) - bit);
+    for (int bit = 1; bit < ni; bit *= 2)
+      slots += coll_bruck_slots(ni, bit);
     return work(n * x->Lc, n * slots * B, 0);
   default:
     return work(HUGE_VAL, HUGE_VAL, HUGE_VAL);

@@ -25,6 +25,11 @@ coll_builder coll_tree_allreduce, coll_tree_reduce_scatter, coll_tree_allgather,
 coll_builder coll_direct_allreduce, coll_direct_reduce_scatter, coll_direct_allgather,
     coll_direct_broadcast, coll_direct_reduce, coll_direct_alltoall, coll_direct_barrier;
 coll_builder coll_bruck_allgather, coll_bruck_alltoall, coll_bruck_barrier;
+/* How many of n slots have bit set: what one message of Bruck's alltoall packs (bruck.c), for
+ * the cost model (select.c) and the host's work (work.c). */
+static inline int coll_bruck_slots(int n, int bit) {
+  return n / (2 * bit) * bit + CORE_MAX(0, n % (2 * bit) - bit);
+}
 coll_builder coll_pairwise_alltoall;
 coll_builder coll_hier_allreduce, coll_hier_reduce_scatter, coll_hier_allgather;
 
