@@ -197,15 +197,19 @@ static bool closed_at(tern_swarm *sw, const swarm_member *m, uint32_t round) {
   return late;
 }
 
-/* Whether the peers seen on the key have closed this round without this peer. */
-static bool others_closed(tern_swarm *sw, const seen *s) {
-  for (int i = 0; i < s->n; i++)
-    if (s->m[i].id != sw->id && closed_at(sw, &s->m[i], s->round)) return true;
+/* Whether a peer seen on the key and not in group (this peer and those who joined it) has
+ * closed this round without them. */
+static bool others_closed(tern_swarm *sw, const seen *s, const swarm_member *group, int n) {
+  for (int i = 0; i < s->n; i++) {
+    bool joined = false;
+    for (int j = 0; j < n; j++) joined |= group[j].id == s->m[i].id;
+    if (!joined && closed_at(sw, &s->m[i], s->round)) return true;
+  }
   return false;
 }
 
-/* Leads the group of the peers seen. *late: nobody joined, and the others had closed their
- * group before this peer's record reached them. */
+/* Leads the group of the peers seen. *late: fewer than min_group joined, and a peer seen had
+ * closed the round before this peer's record reached it (the followers are told so too). */
 static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gtag,
                  uint64_t deadline_ns, swarm_member *group, int *n, bool *late) {
   int fds[SWARM_MAX_GROUP];
@@ -219,21 +223,22 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
   uint64_t settle = (uint64_t)(settle_s(o) * 1e9);
   uint64_t last_join = core_now_ns();
   /* Followers join as soon as their own discovery settles, which ends within a settling time of
-   * ours: with no join after twice that and a second, this peer asks the others whether they
-   * closed the round without it (then it is late and catches up); if not, it waits on. */
-  uint64_t first_join_by = CORE_MIN(deadline_ns, last_join + 2 * settle + 1000000000ull);
+   * ours: still short of min_group after twice that and a second, this peer asks the peers seen
+   * that have not joined whether they closed the round without it. One that has is ahead (it
+   * waited alone and moved on): waiting for it would fail this round and, its record being
+   * seen again, every round after; this group is late and catches up instead. If none has,
+   * it waits on. */
+  uint64_t join_by = CORE_MIN(deadline_ns, last_join + 2 * settle + 1000000000ull);
+  bool asked = false;
   while (*n < want) {
     swarm_conn c;
-    uint64_t until = *n >= o->min_group ? CORE_MIN(deadline_ns, last_join + settle)
-                     : *n == 1         ? first_join_by
-                                       : deadline_ns;
+    uint64_t until = *n >= o->min_group ? CORE_MIN(deadline_ns, last_join + settle) : join_by;
     if (!swarm_queue_take(sw, is_join, &jw, until, &c)) {
-      if (*n == 1 && (*late = others_closed(sw, s))) break;
-      if (*n == 1 && until < deadline_ns) { /* not closed: they may still come */
-        first_join_by = deadline_ns;
-        continue;
-      }
-      break;
+      if (*n >= o->min_group || asked) break;
+      asked = true;
+      if ((*late = others_closed(sw, s, group, *n))) break;
+      join_by = deadline_ns; /* not closed: they may still come */
+      continue;
     }
     last_join = core_now_ns();
     swarm_member m;
@@ -258,8 +263,10 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
     swarm_conn_close(&c);
   }
   if (*n < o->min_group) {
+    uint8_t why[SWARM_LATE_LEN] = {SWARM_REJECT_LATE};
+    core_put32(why + 1, sw->catch_up); /* where closed_at found the others */
     for (int i = 0; i < nf; i++) {
-      reply(sw, fds[i], SWARM_REJECT, s->round, NULL, 0);
+      reply(sw, fds[i], SWARM_REJECT, s->round, *late ? why : NULL, *late ? sizeof why : 0);
       close(fds[i]);
     }
     *n = 1;
