@@ -143,17 +143,16 @@ static bool redirect(tern_swarm *sw, int fd, const swarm_hdr *j) {
  * thread next looks at its queue (a round later). */
 static bool turn_away_late(tern_swarm *sw, int fd, const swarm_hdr *j) {
   pthread_mutex_lock(&sw->mu);
-  bool late = j->round < sw->closed_rounds;
+  uint32_t closed = sw->closed_rounds;
   pthread_mutex_unlock(&sw->mu);
-  if (late) swarm_send_late(sw, fd, j->round);
+  bool late = j->round < closed;
+  if (late) swarm_send_late(sw, fd, j->round, closed);
   return late;
 }
 
-void swarm_send_late(tern_swarm *sw, int fd, uint32_t round) {
+void swarm_send_late(tern_swarm *sw, int fd, uint32_t round, uint32_t open) {
   uint8_t why[SWARM_LATE_LEN] = {SWARM_REJECT_LATE};
-  pthread_mutex_lock(&sw->mu);
-  core_put32(why + 1, sw->closed_rounds);
-  pthread_mutex_unlock(&sw->mu);
+  core_put32(why + 1, open);
   swarm_hdr h = {.type = SWARM_REJECT, .round = round, .sender = sw->id, .len = sizeof why};
   core_err err = {0};
   swarm_send(fd, &h, why, core_deadline_after(1), "a joining peer", &err);

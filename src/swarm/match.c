@@ -263,10 +263,9 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
     swarm_conn_close(&c);
   }
   if (*n < o->min_group) {
-    uint8_t why[SWARM_LATE_LEN] = {SWARM_REJECT_LATE};
-    core_put32(why + 1, sw->catch_up); /* where closed_at found the others */
     for (int i = 0; i < nf; i++) {
-      reply(sw, fds[i], SWARM_REJECT, s->round, *late ? why : NULL, *late ? sizeof why : 0);
+      if (*late) swarm_send_late(sw, fds[i], s->round, sw->catch_up); /* where closed_at found them */
+      else reply(sw, fds[i], SWARM_REJECT, s->round, NULL, 0);
       close(fds[i]);
     }
     *n = 1;
@@ -379,9 +378,12 @@ static bool is_stale_join(const swarm_conn *c, void *arg) {
 
 void swarm_reject_stale(tern_swarm *sw, uint32_t round, bool include_current) {
   uint32_t lim[2] = {round, include_current};
+  pthread_mutex_lock(&sw->mu);
+  uint32_t open = sw->closed_rounds; /* set by this thread alone */
+  pthread_mutex_unlock(&sw->mu);
   swarm_conn c;
   while (swarm_queue_take(sw, is_stale_join, lim, 0, &c)) {
-    if (c.hdr.type == SWARM_JOIN) swarm_send_late(sw, c.fd, c.hdr.round);
+    if (c.hdr.type == SWARM_JOIN) swarm_send_late(sw, c.fd, c.hdr.round, open);
     swarm_conn_close(&c);
   }
 }

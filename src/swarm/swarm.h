@@ -218,8 +218,9 @@ typedef struct swarm_match_opts {
 } swarm_match_opts;
 tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member *group, int *n,
                         uint64_t *tag, bool *pooled, core_err *err);
-/* listen.c: "too late for round" on fd, with this peer's first open round. */
-void swarm_send_late(tern_swarm *sw, int fd, uint32_t round);
+/* listen.c: "too late for round" on fd; open: the first round still open where the others are
+ * (this peer's closed_rounds, or the round a leader found them at). */
+void swarm_send_late(tern_swarm *sw, int fd, uint32_t round, uint32_t open);
 /* Answers the queued joins of rounds before `round` (and of `round` once assembled). */
 void swarm_reject_stale(tern_swarm *sw, uint32_t round, bool include_current);
 
