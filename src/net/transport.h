@@ -127,8 +127,12 @@ void net_tcp_shutdown(net_tcp_chan *ch);
  * descriptor instead, and the receiver copies it straight out of the sender's memory with
  * process_vm_readv; with share on, a waiting sender writes part of it (net/shm_cma.h). */
 
+/* A ring has two lanes, one sequence: NET_SHM_SLOTS slots of a header line and
+ * NET_SHM_SLOT_BYTES of payload, and NET_SHM_LINES slots of the header line alone, for messages
+ * of at most 8 bytes (shm.c says why). */
 #define NET_SHM_SLOTS 16
 #define NET_SHM_SLOT_BYTES (64u << 10)
+#define NET_SHM_LINES 256
 #define NET_CMA_MIN (96u << 10)
 #define NET_CMA_COPY_MIN (16u << 10)
 #define NET_CMA_CROWDED_MIN (1u << 20) /* the floor on an oversubscribed host */
@@ -148,10 +152,13 @@ typedef struct net_shm_chan {
   _Atomic uint32_t *peer_state; /* the peer's segment state: NET_SHM_ABORTED once it gave up */
   net_queue sendq, recvq;
   uint64_t send_done, recv_done; /* bytes done of the transfer at the head of each queue */
-  uint64_t out_next;   /* slots we have published into out */
-  uint64_t out_head;   /* the reader's head as we last read it */
-  uint64_t in_next;    /* slots we have consumed from in */
-  uint64_t cma_slot;   /* the slot holding the head send's descriptor, + 1 (0: none) */
+  uint64_t out_next;   /* messages (of either lane) we have published into out */
+  uint64_t out_slots, out_lines;           /* of them, in each lane */
+  uint64_t out_slots_head, out_lines_head; /* the reader's heads as we last read them */
+  uint64_t in_next;    /* messages we have consumed from in */
+  uint64_t in_slots, in_lines; /* of them, from each lane */
+  uint64_t cma_slot;   /* the head send's descriptor: its sequence number (0: none) */
+  uint64_t cma_at;     /* and its place in the slot lane */
   bool share;          /* with cma: large plain copies are shared with the sender (shm_cma.h) */
   bool share_failed;   /* as sender: a write into the peer failed; it copies alone from now on */
   bool share_took_back;  /* as receiver: the chunk the sender gave back is copied */

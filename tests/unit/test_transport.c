@@ -219,6 +219,12 @@ static void tcp_garbage_and_hangup(void **state) {
   net_tcp_chan_close(&ch);
 }
 
+/* The first payload slot of the receiver's first ring, after the ring's head line and the line
+ * lane (shm.c's layout): where a message of more than 8 bytes goes first. */
+static char *first_slot(net_shm_seg *receiver) {
+  return (char *)net_shm_seg_ring(receiver, 0) + 64 + 64 * NET_SHM_LINES;
+}
+
 /* A shared-memory slot that claims more bytes than a slot holds is refused. */
 static void shm_bad_slot(void **state) {
   (void)state;
@@ -232,19 +238,34 @@ static void shm_bad_slot(void **state) {
   assert_int_equal(net_shm_progress(&p.sc[0], &moved, NULL), TERN_OK);
   /* corrupt the published slot as a hostile writer could: its length word lies after the
    * header line's message identity, see shm.c's slot layout */
-  uint32_t *len = (uint32_t *)((char *)net_shm_seg_ring(p.seg[1], 0) + 64 + 8 +
+  uint32_t *len = (uint32_t *)(first_slot(p.seg[1]) + 8 +
                                sizeof(net_msg_hdr) + 8);
   *len = 1u << 30;
   post(&p, 1, &r);
   core_err err = {0};
   assert_int_equal(net_shm_progress(&p.sc[1], &moved, &err), TERN_ERR_PROTOCOL);
   pair_free(&p);
+
+  /* a 16-byte message in the line lane, whose slots have no payload to hold it */
+  pair_shm(&p, false);
+  s.hdr = hdr_for(8, TERN_F32);
+  s.complete = r.complete = false;
+  post(&p, 0, &s);
+  assert_int_equal(net_shm_progress(&p.sc[0], &moved, NULL), TERN_OK);
+  char *line = (char *)net_shm_seg_ring(p.seg[1], 0) + 64; /* the first line slot */
+  memcpy(line + 8, &r.hdr, sizeof r.hdr); /* the identity of the 16-byte message expected */
+  *(uint32_t *)(line + 8 + sizeof(net_msg_hdr) + 8) = 16;
+  post(&p, 1, &r);
+  core_err_clear(&err);
+  assert_int_equal(net_shm_progress(&p.sc[1], &moved, &err), TERN_ERR_PROTOCOL);
+  assert_non_null(strstr(err.msg, "wrote a slot with flags 0 for bytes [0, +16)"));
+  pair_free(&p);
 }
 
 /* The flags word of the first slot of the ring in `receiver` (shm.c's slot layout: it follows
  * the length word): 1 for a single-copy descriptor. */
 static uint32_t first_slot_flags(net_shm_seg *receiver) {
-  return *(uint32_t *)((char *)net_shm_seg_ring(receiver, 0) + 64 + 8 + sizeof(net_msg_hdr) + 8 + 4);
+  return *(uint32_t *)(first_slot(receiver) + 8 + sizeof(net_msg_hdr) + 8 + 4);
 }
 
 /* On a crowded host single copy starts at cma_floor: a message under it goes through the slots,
@@ -278,7 +299,7 @@ static void shm_cma_sender_gone(void **state) {
     assert_int_equal(post(&p, 0, &s), TERN_OK);
     assert_int_equal(net_shm_progress(&p.sc[0], &moved, NULL), TERN_OK); /* the descriptor */
     if (garbage) /* its address word follows flags in the header line (shm.c's slot layout) */
-      *(uint64_t *)((char *)net_shm_seg_ring(p.seg[1], 0) + 64 + 8 + sizeof(net_msg_hdr) + 16) = 8;
+      *(uint64_t *)(first_slot(p.seg[1]) + 8 + sizeof(net_msg_hdr) + 16) = 8;
     else
       atomic_store(net_shm_seg_state(p.seg[0]), NET_SHM_ABORTED);
     assert_int_equal(post(&p, 1, &r), TERN_OK);
@@ -293,9 +314,9 @@ static void shm_cma_sender_gone(void **state) {
 
 /* A shared copy's receiver offer, made by hand as the receiver (side 1) makes it for the first
  * slot (shm_cma_share_read), so that the sender can be driven alone: the offer lies in the slot's
- * payload, after the ring's head line and the slot's header line (shm.c's layout). */
+ * payload, after its header line (shm.c's layout). */
 static shm_share *offer_by_hand(pair *p, const char *dst) {
-  shm_share *s = (shm_share *)((char *)net_shm_seg_ring(p->seg[1], 0) + 128);
+  shm_share *s = (shm_share *)(first_slot(p->seg[1]) + 64);
   s->dst = (uint64_t)(uintptr_t)dst;
   atomic_store(&s->next, 0);
   atomic_store(&s->sender_done, 0);
@@ -378,19 +399,42 @@ static void shm_move_now(void **state) {
   core_err err = {0};
   assert_int_equal(net_shm_move_now(&p.sc[1], &r, &done, &err), TERN_OK);
   assert_false(done); /* nothing has arrived */
-  for (int i = 0; i < NET_SHM_SLOTS; i++) {
-    assert_int_equal(net_shm_move_now(&p.sc[0], &s, &done, &err), TERN_OK);
-    assert_true(done && s.complete);
+  /* 16 bytes take a payload slot each, and 8 bytes a line: the two lanes fill apart, and the
+   * reader takes the messages in the order they were sent, across the lanes */
+  net_xfer s8 = s, r8 = r;
+  s8.hdr = r8.hdr = hdr_for(8, TERN_F32);
+  for (int i = 0; i < NET_SHM_LINES; i++) {
+    src[0] = (float)i;
+    net_xfer *x = i < NET_SHM_SLOTS ? &s : &s8;
+    x->complete = false;
+    assert_int_equal(net_shm_move_now(&p.sc[0], x, &done, &err), TERN_OK);
+    assert_true(done && x->complete);
+    if (i < NET_SHM_SLOTS) { /* one of each while the payload slots last */
+      s8.complete = false;
+      assert_int_equal(net_shm_move_now(&p.sc[0], &s8, &done, &err), TERN_OK);
+      assert_true(done && s8.complete);
+    }
   }
-  s.complete = false;
+  s.complete = s8.complete = false;
   assert_int_equal(net_shm_move_now(&p.sc[0], &s, &done, &err), TERN_OK);
-  assert_false(done || s.complete); /* the ring is full */
-  for (int i = 0; i < NET_SHM_SLOTS; i++) {
-    memset(dst, 0, sizeof dst);
-    assert_int_equal(net_shm_move_now(&p.sc[1], &r, &done, &err), TERN_OK);
-    assert_true(done && r.complete);
-    assert_memory_equal(dst, src, sizeof src);
+  assert_false(done || s.complete); /* the payload slots are full */
+  src[0] = -1;
+  assert_int_equal(net_shm_move_now(&p.sc[0], &s8, &done, &err), TERN_OK);
+  assert_false(done || s8.complete); /* and the lines */
+  for (int i = 0; i < NET_SHM_LINES; i++) {
+    for (int k = 0; k < (i < NET_SHM_SLOTS ? 2 : 1); k++) {
+      net_xfer *x = i < NET_SHM_SLOTS && k == 0 ? &r : &r8;
+      memset(dst, 0, sizeof dst);
+      x->complete = false;
+      assert_int_equal(net_shm_move_now(&p.sc[1], x, &done, &err), TERN_OK);
+      assert_true(done && x->complete);
+      float want[4] = {(float)i, 2, x == &r ? 3 : 0, x == &r ? 4 : 0};
+      assert_memory_equal(dst, want, sizeof want);
+    }
   }
+  assert_int_equal(net_shm_move_now(&p.sc[1], &r8, &done, &err), TERN_OK);
+  assert_false(done); /* nothing more has arrived */
+  src[0] = 1;
   /* a transfer queued on the channel goes first; a message from the single-copy size is never
    * moved on the spot */
   net_xfer queued = s;
@@ -407,7 +451,7 @@ static void shm_move_now(void **state) {
     pair_shm(&p, false);
     s.complete = r.complete = false;
     assert_int_equal(net_shm_move_now(&p.sc[0], &s, &done, &err), TERN_OK);
-    uint32_t *len = (uint32_t *)((char *)net_shm_seg_ring(p.seg[1], 0) + 64 + 8 +
+    uint32_t *len = (uint32_t *)(first_slot(p.seg[1]) + 8 +
                                  sizeof(net_msg_hdr) + 8); /* then flags: shm.c's slot layout */
     if (lie) len[1] = 1;
     else len[0] = 8;
