@@ -7,19 +7,20 @@
  * payload; the sequence word is written last with release order, so a reader that sees it sees
  * the slot whole. The reader returns slots by advancing the ring's head.
  *
- * A message of at most 8 bytes needs no payload: it rides in the header line. Such messages go
- * in a second lane of NET_SHM_LINES slots that are a header line alone. Both lanes share one
- * sequence (a slot's sequence word is the message's number on the channel), so the reader takes
- * the next message from whichever lane holds that number, and the order is the writer's. Why:
- * with more ranks than cores, a rank runs until its ring to a peer is full and only then lets
- * the peer's process have the core, and a switch costs several microseconds of kernel time on
- * this project's VM; small messages move in batches of a lane's slots per switch. With the 16
- * slots alone, 4 ranks on 2 cores took 1.0-1.9 us per 8-byte broadcast (about 16 per switch,
- * `perf stat` of context switches); with 256 lines, 0.43-0.46 us (Open MPI 0.61-0.65). Payload
- * slots stay as they were: a payload next to its header line arrives with it, where a payload
- * kept apart costs a second wait for a line from the other core (tried: a 4 KiB broadcast at
- * n = 2, 0.51 -> 0.62-0.76 us). The lines cost 16 KiB a ring; as many payload slots would cost
- * 16 MiB.
+ * A message of at most 64 bytes goes in a second lane of NET_SHM_LINES small slots: a header
+ * line and one payload line, an aligned pair that the other core fetches together (up to 8 bytes
+ * ride in the header line itself). Both lanes share one sequence (a slot's sequence word is the
+ * message's number on the channel), so the reader takes the next message from whichever lane
+ * holds that number, and the order is the writer's. Why: with more ranks than cores, a rank runs
+ * until its ring to a peer is full and only then lets the peer's process have the core, and a
+ * switch costs several microseconds of kernel time on this project's VM; small messages move in
+ * batches of a lane's slots per switch. With the 16 payload slots alone, 4 ranks on 2 cores took
+ * 1.0-1.9 us per 8-byte broadcast (about 16 per switch, `perf stat` of context switches), and
+ * 1.2-2.1 us at 16 and 64 B; with the line lane, 0.29-0.34 and 0.30-0.45 us (Open MPI 0.37-0.71
+ * and 0.60-1.94 in the same rounds). Payload slots stay as they were: a payload next to its
+ * header line arrives with it, where a payload kept apart costs a second wait for a line from the
+ * other core (tried: a 4 KiB broadcast at n = 2, 0.51 -> 0.62-0.76 us). The line lane costs
+ * 32 KiB a ring; as many payload slots would cost 16 MiB.
  *
  * Messages are copied into slots and out again (the reducing receive reduces straight out of the
  * slot, no second copy). With single copy (CMA, on by default, from 1 MiB a message on an
@@ -85,18 +86,19 @@ typedef struct slot {
   };
 } slot;
 
-/* A slot of the line lane: room for a header line alone (no payload after it). The ring lives
- * in shared memory and is only ever reached through pointers, so a line is read and written as
- * the header of a slot (slot_at). */
+/* A slot of the line lane: a header line and one line of payload. The ring lives in shared
+ * memory and is only ever reached through pointers, so a line slot is read and written as a slot
+ * whose payload is LINE_PAYLOAD_BYTES long (slot_at). */
+#define LINE_PAYLOAD_BYTES 64
 typedef struct line_slot {
-  _Alignas(64) char line[64];
+  _Alignas(128) char lines[64 + LINE_PAYLOAD_BYTES];
 } line_slot;
-_Static_assert(offsetof(slot, payload) == sizeof(line_slot), "a slot's header is one line");
+_Static_assert(offsetof(slot, payload) == 64, "a slot's header is one line");
 
 struct net_shm_ring {
   _Alignas(64) _Atomic uint64_t head; /* payload slots the reader has returned */
   _Atomic uint64_t lines_head;        /* line slots the reader has returned */
-  _Alignas(64) line_slot lines[NET_SHM_LINES];
+  line_slot lines[NET_SHM_LINES]; /* from 128 bytes in: a slot's two lines are one aligned pair */
   slot slots[NET_SHM_SLOTS];
 };
 
@@ -322,9 +324,9 @@ void net_shm_chan_init(net_shm_chan *ch, int peer, int pid, net_shm_ring *in, ne
   prefault(out);
 }
 
-/* A message goes in the line lane when it needs no payload. */
+/* A message goes in the line lane when its slot's payload line holds it. */
 static bool fits_line(uint64_t bytes) {
-  return bytes <= SLOT_INLINE_BYTES;
+  return bytes <= LINE_PAYLOAD_BYTES;
 }
 
 /* The transfer at the head of q, or NULL. */
@@ -502,29 +504,25 @@ static void take_bytes(net_xfer *x, const slot *sl) {
     memcpy(x->dst + sl->off, bytes, sl->len);
 }
 
-/* Hands the slot at in_next back to the writer. After a small message, the next slot's header
- * and first payload lines are fetched ahead: in a stream of small messages the writer is usually
+/* Hands the slot at in_next back to the writer, in its lane. After a small message, the lane's
+ * next header line (and, in the payload lane, the first payload lines) are fetched ahead: in a stream of small messages the writer is usually
  * ahead, and its slots lie 64 KiB apart, where the hardware cannot guess the next one. The fetch
  * overlaps the rest of the caller's call instead of stalling the next look (n = 2, an 8-byte
  * broadcast 0.151 -> 0.117 us, 256 B 0.273 -> 0.17 us). After a larger message it costs more than
  * it saves: the writer is then not far ahead, and the lines fetched are written again. */
 static void return_slot(net_shm_chan *ch, const slot *sl) {
   bool small = sl->flags == 0 && sl->len <= PREFETCH_AFTER_MAX; /* read before the slot is given back */
+  bool line = in_line_lane(ch->in, sl);
+  uint64_t *taken = line ? &ch->in_lines : &ch->in_slots;
   ch->in_next++;
-  if (in_line_lane(ch->in, sl)) {
-    ch->in_lines++;
-    if (small) __builtin_prefetch(slot_at(ch->in, true, ch->in_lines));
-    atomic_store_explicit(&ch->in->lines_head, ch->in_lines, memory_order_release);
-    net_shm_ring_bell(ch->peer_bell, ch->peer_sleeping);
-    return;
-  }
-  ch->in_slots++;
+  ++*taken;
   if (small) {
-    const slot *next = slot_at(ch->in, false, ch->in_slots);
+    const slot *next = slot_at(ch->in, line, *taken);
     __builtin_prefetch(next);
-    for (int i = 0; i < PREFETCH_PAYLOAD_LINES; i++) __builtin_prefetch(next->payload + 64 * i);
+    int lines = line ? LINE_PAYLOAD_BYTES / 64 : PREFETCH_PAYLOAD_LINES;
+    for (int i = 0; i < lines; i++) __builtin_prefetch(next->payload + 64 * i);
   }
-  atomic_store_explicit(&ch->in->head, ch->in_slots, memory_order_release);
+  atomic_store_explicit(line ? &ch->in->lines_head : &ch->in->head, *taken, memory_order_release);
   net_shm_ring_bell(ch->peer_bell, ch->peer_sleeping);
 }
 

@@ -219,10 +219,16 @@ static void tcp_garbage_and_hangup(void **state) {
   net_tcp_chan_close(&ch);
 }
 
-/* The first payload slot of the receiver's first ring, after the ring's head line and the line
- * lane (shm.c's layout): where a message of more than 8 bytes goes first. */
+/* shm.c's layout of a ring: its heads (padded to 128 bytes), the line lane (slots of 128 bytes, a
+ * header line and a payload line), then the payload lane. */
+static char *first_line_slot(net_shm_seg *receiver) {
+  return (char *)net_shm_seg_ring(receiver, 0) + 128;
+}
+
+/* The first payload slot of the receiver's first ring: where a message of more than 64 bytes
+ * goes first. */
 static char *first_slot(net_shm_seg *receiver) {
-  return (char *)net_shm_seg_ring(receiver, 0) + 64 + 64 * NET_SHM_LINES;
+  return first_line_slot(receiver) + 128 * NET_SHM_LINES;
 }
 
 /* A shared-memory slot that claims more bytes than a slot holds is refused. */
@@ -230,9 +236,9 @@ static void shm_bad_slot(void **state) {
   (void)state;
   pair p;
   pair_shm(&p, false);
-  char buf[16];
-  net_xfer s = {.hdr = hdr_for(16, TERN_F32), .peer = 1, .is_send = true, .src = buf};
-  net_xfer r = {.hdr = hdr_for(16, TERN_F32), .peer = 0, .dst = buf};
+  char buf[128] = {0};
+  net_xfer s = {.hdr = hdr_for(sizeof buf, TERN_F32), .peer = 1, .is_send = true, .src = buf};
+  net_xfer r = {.hdr = hdr_for(sizeof buf, TERN_F32), .peer = 0, .dst = buf};
   post(&p, 0, &s);
   bool moved = false;
   assert_int_equal(net_shm_progress(&p.sc[0], &moved, NULL), TERN_OK);
@@ -246,19 +252,21 @@ static void shm_bad_slot(void **state) {
   assert_int_equal(net_shm_progress(&p.sc[1], &moved, &err), TERN_ERR_PROTOCOL);
   pair_free(&p);
 
-  /* a 16-byte message in the line lane, whose slots have no payload to hold it */
+  /* a 128-byte message in the line lane, whose slots hold 64 */
   pair_shm(&p, false);
+  char big[128];
   s.hdr = hdr_for(8, TERN_F32);
-  s.complete = r.complete = false;
+  r = (net_xfer){.hdr = hdr_for(sizeof big, TERN_F32), .peer = 0, .dst = big};
+  s.complete = false;
   post(&p, 0, &s);
   assert_int_equal(net_shm_progress(&p.sc[0], &moved, NULL), TERN_OK);
-  char *line = (char *)net_shm_seg_ring(p.seg[1], 0) + 64; /* the first line slot */
-  memcpy(line + 8, &r.hdr, sizeof r.hdr); /* the identity of the 16-byte message expected */
-  *(uint32_t *)(line + 8 + sizeof(net_msg_hdr) + 8) = 16;
+  char *line = first_line_slot(p.seg[1]);
+  memcpy(line + 8, &r.hdr, sizeof r.hdr); /* the identity of the 128-byte message expected */
+  *(uint32_t *)(line + 8 + sizeof(net_msg_hdr) + 8) = sizeof big;
   post(&p, 1, &r);
   core_err_clear(&err);
   assert_int_equal(net_shm_progress(&p.sc[1], &moved, &err), TERN_ERR_PROTOCOL);
-  assert_non_null(strstr(err.msg, "wrote a slot with flags 0 for bytes [0, +16)"));
+  assert_non_null(strstr(err.msg, "wrote a slot with flags 0 for bytes [0, +128)"));
   pair_free(&p);
 }
 
@@ -392,17 +400,18 @@ static void shm_move_now(void **state) {
   (void)state;
   pair p;
   pair_shm(&p, true);
-  float src[4] = {1, 2, 3, 4}, dst[4] = {0};
-  net_xfer s = {.hdr = hdr_for(16, TERN_F32), .peer = 1, .is_send = true, .src = (char *)src};
-  net_xfer r = {.hdr = hdr_for(16, TERN_F32), .peer = 0, .dst = (char *)dst};
+  float src[32], dst[32] = {0};
+  for (int i = 0; i < 32; i++) src[i] = (float)(i + 1);
+  net_xfer s = {.hdr = hdr_for(sizeof src, TERN_F32), .peer = 1, .is_send = true, .src = (char *)src};
+  net_xfer r = {.hdr = hdr_for(sizeof src, TERN_F32), .peer = 0, .dst = (char *)dst};
   bool done = true;
   core_err err = {0};
   assert_int_equal(net_shm_move_now(&p.sc[1], &r, &done, &err), TERN_OK);
   assert_false(done); /* nothing has arrived */
-  /* 16 bytes take a payload slot each, and 8 bytes a line: the two lanes fill apart, and the
-   * reader takes the messages in the order they were sent, across the lanes */
+  /* 128 bytes take a payload slot each, and 64 bytes a line slot: the two lanes fill apart, and
+   * the reader takes the messages in the order they were sent, across the lanes */
   net_xfer s8 = s, r8 = r;
-  s8.hdr = r8.hdr = hdr_for(8, TERN_F32);
+  s8.hdr = r8.hdr = hdr_for(64, TERN_F32);
   for (int i = 0; i < NET_SHM_LINES; i++) {
     src[0] = (float)i;
     net_xfer *x = i < NET_SHM_SLOTS ? &s : &s8;
@@ -428,13 +437,14 @@ static void shm_move_now(void **state) {
       x->complete = false;
       assert_int_equal(net_shm_move_now(&p.sc[1], x, &done, &err), TERN_OK);
       assert_true(done && x->complete);
-      float want[4] = {(float)i, 2, x == &r ? 3 : 0, x == &r ? 4 : 0};
+      float want[32] = {0};
+      memcpy(want, src, x->hdr.bytes);
+      want[0] = (float)i;
       assert_memory_equal(dst, want, sizeof want);
     }
   }
   assert_int_equal(net_shm_move_now(&p.sc[1], &r8, &done, &err), TERN_OK);
   assert_false(done); /* nothing more has arrived */
-  src[0] = 1;
   /* a transfer queued on the channel goes first; a message from the single-copy size is never
    * moved on the spot */
   net_xfer queued = s;
@@ -458,7 +468,7 @@ static void shm_move_now(void **state) {
     core_err_clear(&err);
     assert_int_equal(net_shm_move_now(&p.sc[1], &r, &done, &err), TERN_ERR_PROTOCOL);
     assert_non_null(strstr(err.msg, lie ? "rank 0 wrote a slot with flags 1"
-                                        : "rank 0 sent a 16-byte message as a slot of 8 bytes"));
+                                        : "rank 0 sent a 128-byte message as a slot of 8 bytes"));
     pair_free(&p);
   }
 }
