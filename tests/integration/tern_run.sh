@@ -139,6 +139,16 @@ case $case in
     run mpiexec.mpich -n 3 "$rank" meet
     expect_rc 0
     expect_count "met all (MPICH)" 3 ;;
+  binds_ranks_round_robin)
+    # on CPUs 0 and 1 only, 5 ranks: rank r on CPU r mod 2 alone; --bind none leaves both
+    taskset -c 0,1 true 2>/dev/null || { echo "needs CPUs 0 and 1: skipped"; exit 77; }
+    where='echo "rank $TERN_RANK on $(grep Cpus_allowed_list /proc/self/status | cut -f2)"'
+    run taskset -c 0,1 "$tern" run -n 5 -- sh -c "$where"
+    expect_rc 0
+    for r in 0 1 2 3 4; do expect_line "^rank $r on $((r % 2))\$"; done
+    run taskset -c 0,1 "$tern" run -n 5 --bind none -- sh -c "$where"
+    expect_rc 0
+    expect_count "on 0-1\$" 5 ;;
   *) echo "tern_run.sh: no case '$case'"; exit 2 ;;
 esac
 echo "ok $case (${secs:-?} s)"
