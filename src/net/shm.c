@@ -91,7 +91,7 @@ typedef struct slot {
  * whose payload is LINE_PAYLOAD_BYTES long (slot_at). */
 #define LINE_PAYLOAD_BYTES 64
 typedef struct line_slot {
-  _Alignas(128) char lines[64 + LINE_PAYLOAD_BYTES];
+  _Alignas(128) char bytes[64 + LINE_PAYLOAD_BYTES];
 } line_slot;
 _Static_assert(offsetof(slot, payload) == 64, "a slot's header is one line");
 
