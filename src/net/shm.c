@@ -89,9 +89,9 @@ typedef struct slot {
 /* A slot of the line lane: a header line and one line of payload. The ring lives in shared
  * memory and is only ever reached through pointers, so a line slot is read and written as a slot
  * whose payload is LINE_PAYLOAD_BYTES long (slot_at). */
-#define LINE_PAYLOAD_BYTES 64
+#define LINE_PAYLOAD_BYTES (NET_SHM_LINE_SLOT_BYTES - 64)
 typedef struct line_slot {
-  _Alignas(128) char bytes[64 + LINE_PAYLOAD_BYTES];
+  _Alignas(NET_SHM_LINE_SLOT_BYTES) char bytes[NET_SHM_LINE_SLOT_BYTES];
 } line_slot;
 _Static_assert(offsetof(slot, payload) == 64, "a slot's header is one line");
 

@@ -128,11 +128,12 @@ void net_tcp_shutdown(net_tcp_chan *ch);
  * process_vm_readv; with share on, a waiting sender writes part of it (net/shm_cma.h). */
 
 /* A ring has two lanes, one sequence: NET_SHM_SLOTS slots of a header line and
- * NET_SHM_SLOT_BYTES of payload, and NET_SHM_LINES slots of a header line and a payload line,
- * for messages of at most 64 bytes (shm.c says why). */
+ * NET_SHM_SLOT_BYTES of payload, and NET_SHM_LINES slots of NET_SHM_LINE_SLOT_BYTES, a header
+ * line and a payload line, for messages of at most 64 bytes (shm.c says why). */
 #define NET_SHM_SLOTS 16
 #define NET_SHM_SLOT_BYTES (64u << 10)
 #define NET_SHM_LINES 256
+#define NET_SHM_LINE_SLOT_BYTES 128
 #define NET_CMA_MIN (96u << 10)
 #define NET_CMA_COPY_MIN (16u << 10)
 #define NET_CMA_CROWDED_MIN (1u << 20) /* the floor on an oversubscribed host */

@@ -219,16 +219,16 @@ static void tcp_garbage_and_hangup(void **state) {
   net_tcp_chan_close(&ch);
 }
 
-/* shm.c's layout of a ring: its heads (padded to 128 bytes), the line lane (slots of 128 bytes, a
- * header line and a payload line), then the payload lane. */
+/* shm.c's layout of a ring: its heads (padded to a line slot's alignment), the line lane (a
+ * header line and a payload line each), then the payload lane. */
 static char *first_line_slot(net_shm_seg *receiver) {
-  return (char *)net_shm_seg_ring(receiver, 0) + 128;
+  return (char *)net_shm_seg_ring(receiver, 0) + NET_SHM_LINE_SLOT_BYTES;
 }
 
 /* The first payload slot of the receiver's first ring: where a message of more than 64 bytes
  * goes first. */
 static char *first_slot(net_shm_seg *receiver) {
-  return first_line_slot(receiver) + 128 * NET_SHM_LINES;
+  return first_line_slot(receiver) + NET_SHM_LINE_SLOT_BYTES * NET_SHM_LINES;
 }
 
 /* A shared-memory slot that claims more bytes than a slot holds is refused. */

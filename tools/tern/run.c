@@ -169,10 +169,11 @@ static void failed(job *j, int r, int code, const char *why) {
   }
 }
 
-/* The r-th CPU of tern run's mask, for rank r's mask alone. */
+/* The r-th CPU of tern run's mask, counted round, for rank r's mask alone (binding implies the
+ * mask was read, so ncpus counts it). */
 static void rank_cpus(const job *j, int r, cpu_set_t *one) {
   CPU_ZERO(one);
-  int at = r % CPU_COUNT(&j->cpus);
+  int at = r % j->ncpus;
   for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE; cpu++)
     if (CPU_ISSET(cpu, &j->cpus) && seen++ == at) {
       CPU_SET(cpu, one);
