@@ -3,7 +3,7 @@
  * Round r's group key hashes the run, r, the axis a = r mod d and every coordinate but a: the
  * peers that share it are one line of the Moshpit grid. Each writes its record (record.c) under
  * that key and reads the key until it has seen target peers, or at least min and no new one for
- * a moment, or half the matching time has passed.
+ * a moment, or half the matching time has passed since the last new one (or its own record).
  *
  * The lowest id seen leads; everyone else sends it a join. Leadership only ever points to a
  * lower id, so two peers never wait on each other: a peer asked to lead that follows someone
@@ -123,8 +123,11 @@ static double settle_s(const swarm_match_opts *o) {
   return CORE_MAX(CORE_MIN(0.5, o->match_timeout / 4), CORE_MIN(2.0, o->match_timeout / 10));
 }
 
-/* Reads the key until enough peers are seen (see the top of the file). */
-static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t deadline_ns) {
+/* Reads the key until enough peers are seen (see the top of the file): until deadline_ns at
+ * most, and no longer than quiet_ns after the last new peer (or the start) while short of
+ * min_group. */
+static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t quiet_ns,
+                     uint64_t deadline_ns) {
   double settle = settle_s(o);
   uint64_t last_growth = core_now_ns();
   for (int tries = 0;; tries++) {
@@ -133,7 +136,7 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
     if (tries == 2 && s->n == 1) reconnect(sw); /* alone so far: maybe OpenDHT holds us back */
     uint64_t now = core_now_ns();
     if (s->n > before) last_growth = now;
-    if (s->n >= o->target_group || now >= deadline_ns) break;
+    if (s->n >= o->target_group || now >= deadline_ns || now - last_growth >= quiet_ns) break;
     if (s->n >= o->min_group && (double)(now - last_growth) / 1e9 >= settle) break;
     /* Just caught up with peers that are matching now: waiting to settle would make this peer
      * late again. The lowest id it sees leads, or redirects it to the one that does. */
@@ -142,13 +145,21 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
   }
 }
 
-/* Writes this peer's record under the key, then reads it. */
-static void discover(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t deadline_ns) {
+/* Writes this peer's record under the key, then reads it for half the matching time after the
+ * last new peer it saw (the whole matching time at most). Peers reach a round at different
+ * times: a line's first and last member as far apart as their rows' starts when the rows
+ * finished the round before at different times. A window from this peer's own arrival left a
+ * 3x3 grid under TSan with no line in round 1: its rows had started 4 s apart, so each column's
+ * first member read for 8 s (--match-timeout 16), saw the second at 4 s and went to the pool
+ * just before the third came, and the other two then waited for it until their deadline. A
+ * peer that keeps appearing shows the line is alive; a dead line still ends in half the time. */
+static void discover(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t start_ns,
+                     double timeout_s) {
   uint8_t rec[SWARM_RECORD_MAX];
   size_t len = swarm_record_encode(&sw->self, s->round, s->gkey, sw->keyed ? sw->key : NULL, rec);
   swarm_dht_put(sw, s->gkey, rec, len);
   s->m[s->n++] = sw->self;
-  read_key(sw, o, s, deadline_ns);
+  read_key(sw, o, s, (uint64_t)(timeout_s * 0.5e9), start_ns + (uint64_t)(timeout_s * 1e9));
 }
 
 typedef struct join_want {
@@ -396,11 +407,17 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
   seen *s = calloc(1, sizeof *s);
   if (!s) return core_err_set(err, TERN_ERR_NOMEM, "matchmaking");
   uint64_t start = core_now_ns();
-  uint64_t deadline = start + (uint64_t)(timeout_s * 1e9);
   s->sw = sw;
   s->round = sw->round;
   s->gkey = gkey;
-  discover(sw, o, s, start + (uint64_t)(timeout_s * 0.5e9));
+  discover(sw, o, s, start, timeout_s);
+  /* Assembly keeps the time it had after a discovery of half the matching time: the leader
+   * closes 0.3 of it later, the followers wait 0.5 (so a line takes 1.5 matching times at most). */
+  uint64_t found = core_now_ns();
+  uint64_t lead_by = CORE_MAX(start + (uint64_t)(timeout_s * 0.8e9),
+                              found + (uint64_t)(timeout_s * 0.3e9));
+  uint64_t deadline = CORE_MAX(start + (uint64_t)(timeout_s * 1e9),
+                               found + (uint64_t)(timeout_s * 0.5e9));
   if (s->n < o->min_group) reconnect(sw);
   qsort(s->m, (size_t)s->n, sizeof s->m[0], by_id);
   /* Who saw whom decides who leads: the line that lets a run's log explain a group that did
@@ -419,7 +436,7 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
     if (s->m[0].id == sw->id) {
       /* exit-before-lead (tests/swarm/leader_dies.sh): the leader dies before taking a join. */
       if (swarm_fault("exit-before-lead")) _exit(9);
-      lead(sw, o, s, gtag, start + (uint64_t)(timeout_s * 0.8e9), group, n, late);
+      lead(sw, o, s, gtag, lead_by, group, n, late);
       break;
     }
     pthread_mutex_lock(&sw->mu);
@@ -447,7 +464,7 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
      * while the two it had not yet seen paired up). Read on for up to half the time left. */
     if (s->n < o->min_group) {
       uint64_t now = core_now_ns();
-      read_key(sw, o, s, now + (deadline - now) / 2);
+      read_key(sw, o, s, (deadline - now) / 2, now + (deadline - now) / 2);
       qsort(s->m, (size_t)s->n, sizeof s->m[0], by_id);
     }
   }

@@ -6,10 +6,11 @@ source "$(dirname "$0")/lib.sh" "$1"
 M=$2 D=$3 COMPRESS=${4:-none} TOL=${5:-1e-5}
 N=$((M ** D))
 GRID=$(printf "$M,%.0s" $(seq "$D")); GRID=${GRID%,}
-# A generous matching time (the lines' records are read for half of it): under TSan, beside
-# another test, 9 peers on 2 cores once saw too few of their line's records within 5 s in round
-# 1 (2026-12-05), and a line that does not form in time fails the exactness checked here. A
-# healthy group forms as soon as its last member is seen, so this costs nothing otherwise.
+# A generous matching time: a peer reads its line for half of it after the last new member it
+# saw. The peers start one after another (each joins the one before), so under TSan beside
+# another test the rows of the 3x3 grid started about 4 s apart, and so reached round 1 (2026-12-05:
+# with a window from each peer's own arrival, no column formed; grid_staggered.sh has it on
+# purpose). A healthy group forms as soon as its last member is seen, so this costs nothing else.
 for i in $(seq 0 $((N - 1))); do
   coord="" x=$i
   for _ in $(seq "$D"); do coord="$coord,$((x % M))"; x=$((x / M)); done
