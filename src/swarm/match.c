@@ -33,6 +33,7 @@ typedef struct seen {
   int nbad;
   uint64_t dead[SWARM_MAX_GROUP]; /* leaders found unreachable: their records are ignored */
   int ndead;
+  bool pool; /* matching in the round's pool: the last round's partners are ignored too */
 } seen;
 
 static bool is_dead(const seen *s, uint64_t id) {
@@ -82,6 +83,8 @@ static void on_record(const uint8_t *v, size_t len, void *arg) {
     return;
   }
   if (swarm_departed(s->sw, m.id) || is_dead(s, m.id)) return;
+  for (int i = 0; s->pool && i < s->sw->npartners; i++)
+    if (s->sw->partners[i] == m.id) return;
   for (int i = 0; i < s->n; i++)
     if (s->m[i].id == m.id) return;
   if (s->n < SWARM_MAX_GROUP) s->m[s->n++] = m;
@@ -402,14 +405,15 @@ void swarm_reject_stale(tern_swarm *sw, uint32_t round, bool include_current) {
 /* One matching on one DHT key: discover, then lead or follow; timeout_s from now. *late: the
  * others on the key had closed their group before this peer came. */
 static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uint8_t gkey[32],
-                            double timeout_s, swarm_member *group, int *n, uint64_t *tag,
-                            bool *late, core_err *err) {
+                            bool pool, double timeout_s, swarm_member *group, int *n,
+                            uint64_t *tag, bool *late, core_err *err) {
   seen *s = calloc(1, sizeof *s);
   if (!s) return core_err_set(err, TERN_ERR_NOMEM, "matchmaking");
   uint64_t start = core_now_ns();
   s->sw = sw;
   s->round = sw->round;
   s->gkey = gkey;
+  s->pool = pool;
   discover(sw, o, s, start, timeout_s);
   /* Assembly keeps the time it had after a discovery of half the matching time: the leader
    * closes 0.3 of it later, the followers wait 0.5 (so a line takes 1.5 matching times at most). */
@@ -547,18 +551,22 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
     round_group(sw, o, gkey, &line);
     line.hurry = attempt > 0;
     swarm_reject_stale(sw, sw->round, false);
-    rc = match_on(sw, &line, gkey, o->match_timeout, group, n, tag, &late, err);
+    rc = match_on(sw, &line, gkey, false, o->match_timeout, group, n, tag, &late, err);
   }
   *pooled = false;
   /* Alone and not late: its partners are dead or gone. A fixed grid would leave it alone in
    * every round on this axis, and survivors whose lines all died would never average again.
    * The lonely peers of a round meet in its pool instead, with a second matching time; on a
    * full, healthy grid nobody is lonely and the grid's d-round exactness stands. Late, the
-   * pool would only cost it more time: its line is alive and ahead of it. */
+   * pool would only cost it more time: its line is alive and ahead of it. In the pool it
+   * ignores the others of its last group when that all-reduce was whole: it holds their
+   * average, and averaging again with them changes nothing. Peers that averaged together reach
+   * the next round, and its pool, together: before this they met there again first (a row of
+   * the 3x3 grid under TSan, 2026-12-05) while the peers they had not met came seconds later. */
   if (rc == TERN_OK && *n == 1 && !late) {
     CORE_INFO("swarm: round %u: alone on its line; trying the round's pool", sw->round);
     round_key(sw, sw->round, 0, gkey);
-    rc = match_on(sw, o, gkey, o->match_timeout, group, n, tag, &late, err);
+    rc = match_on(sw, o, gkey, true, o->match_timeout, group, n, tag, &late, err);
     *pooled = true;
   }
   pthread_mutex_lock(&sw->mu);

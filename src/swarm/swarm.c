@@ -241,6 +241,10 @@ tern_status tern_swarm_average(tern_swarm *sw, float *values, size_t count, doub
     rc = swarm_butterfly(sw, group, n, tag, values, count, *weight, o.compress,
                          o.average_timeout > 0 ? o.average_timeout : 10, &res, &sw->err);
   sw->last_group_n = n;
+  sw->npartners = 0;
+  if (rc == TERN_OK && n > 1 && res.failed_count == 0 && res.parts_updated == n)
+    for (int i = 0; i < n; i++)
+      if (group[i].id != sw->id) sw->partners[sw->npartners++] = group[i].id;
   r.group_size = n;
   r.pooled = pooled;
   r.failed_count = res.failed_count;

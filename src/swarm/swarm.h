@@ -172,6 +172,10 @@ struct tern_swarm {
   uint32_t round; /* used by the averaging thread only */
   swarm_member last_group[SWARM_MAX_GROUP];
   int last_group_n;
+  /* The others of the last round's group, when its all-reduce updated every part here: this
+   * peer holds their average already, and a pool avoids them (match.c). */
+  uint64_t partners[SWARM_MAX_GROUP];
+  int npartners;
   core_err err;
 };
 
