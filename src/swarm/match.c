@@ -419,8 +419,8 @@ void swarm_reject_stale(tern_swarm *sw, uint32_t round, bool include_current) {
 /* One matching on one DHT key: discover, then lead or follow; timeout_s from now. *late: the
  * others on the key had closed their group before this peer came. */
 static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uint8_t gkey[32],
-                            bool pool, double timeout_s, swarm_member *group, int *n,
-                            uint64_t *tag, bool *late, core_err *err) {
+                            bool pool, double timeout_s, swarm_member *group, int *n, uint64_t *tag,
+                            bool *late, core_err *err) {
   seen *s = calloc(1, sizeof *s);
   if (!s) return core_err_set(err, TERN_ERR_NOMEM, "matchmaking");
   uint64_t start = core_now_ns();
@@ -432,10 +432,10 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
   /* Assembly keeps the time it had after a discovery of half the matching time: the leader
    * closes 0.3 of it later, the followers wait 0.5 (so a line takes 1.5 matching times at most). */
   uint64_t found = core_now_ns();
-  uint64_t lead_by = CORE_MAX(start + (uint64_t)(timeout_s * 0.8e9),
-                              found + (uint64_t)(timeout_s * 0.3e9));
-  uint64_t deadline = CORE_MAX(start + (uint64_t)(timeout_s * 1e9),
-                               found + (uint64_t)(timeout_s * 0.5e9));
+  uint64_t lead_by =
+      CORE_MAX(start + (uint64_t)(timeout_s * 0.8e9), found + (uint64_t)(timeout_s * 0.3e9));
+  uint64_t deadline =
+      CORE_MAX(start + (uint64_t)(timeout_s * 1e9), found + (uint64_t)(timeout_s * 0.5e9));
   if (s->n < o->min_group) reconnect(sw);
   qsort(s->m, (size_t)s->n, sizeof s->m[0], by_id);
   /* Who saw whom decides who leads: the line that lets a run's log explain a group that did
