@@ -11,6 +11,14 @@
  * after WARM_ROUNDS untimed, about 2 ms in all), and the host's ranks keep single copy only where it
  * won. The lowest rank decides and publishes the verdict in the store; the second learns first
  * whether to take part at all, in a message of its own, so the two can never disagree on it.
+ *
+ * An oversubscribed host is timed too. There single copy starts only at NET_CMA_CROWDED_MIN
+ * (comm/shm_setup.c), and that floor assumed the kernel's copy is worth having at all. On the AMD
+ * guest it is not, crowded or not: 4 ranks on 2 cores, 2026-12-05, interleaved, single copy
+ * from 1 MiB -> the rings only: allreduce 4 MiB 2.2-2.5 -> 0.83-0.92 ms, 16 MiB 9.0-9.7 ->
+ * 5.1-5.4 ms, broadcast 16 MiB 6.4-6.8 -> 2.5-3.0 ms (docs/PERFORMANCE.md). The two lowest
+ * ranks time it while the others wait for the verdict in the store, asleep; tern run binds
+ * them to two CPUs.
  */
 #include "comm/comm.h"
 
@@ -104,7 +112,7 @@ tern_status comm_calibrate_shm(tern_comm *c, const char *gen, uint64_t deadline)
   uint64_t plan = KEEP_DEFAULT;
   tern_status rc = TERN_OK;
   if (c->rank == lowest) {
-    bool asked = core_config_get()->shm_cma < 0 && !c->oversubscribed && c->peers[second].shm.cma;
+    bool asked = core_config_get()->shm_cma < 0 && c->peers[second].shm.cma;
     plan = asked ? CALIBRATE : KEEP_DEFAULT;
     rc = transfer(c, second, true, (char *)&plan, sizeof plan, UINT32_MAX);
     bool use_cma = true;

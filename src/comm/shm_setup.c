@@ -46,7 +46,8 @@ static tern_status open_peer(tern_comm *c, int r, const char *gen, uint64_t dead
   net_shm_chan_init(&p->shm, r, p->pid, in, out, p->seg, p->what);
   /* Single copy needs the reader running while the sender waits for it. When ranks outnumber
    * the CPUs, the rings' buffering, which lets a sender go on without its reader, is worth more
-   * than the copy saved until messages are large (net/shm.c). */
+   * than the copy saved until messages are large (net/shm.c); and whether single copy is kept
+   * at all, crowded or not, the start-up timing decides (comm/shm_calibrate.c). */
   int cma = core_config_get()->shm_cma;
   if (cma != 0) net_shm_chan_probe_cma(&p->shm, probe);
   if (cma < 0 && c->oversubscribed) p->shm.cma_floor = NET_CMA_CROWDED_MIN;

@@ -40,7 +40,8 @@
  * messages under about 1 MiB (broadcast's pipeline segments, 256 KiB at 16 MiB: 6.6 ms through
  * the rings, 8.8 ms single copy): a single-copy sender waits for its reader to be scheduled,
  * while through the rings it leaves up to a ring's worth behind and goes on. From 1 MiB, the
- * copy saved wins there too (allgather of 16 MiB, 4 MiB a message: 4.28 -> 3.05 ms), hence cma_floor.
+ * copy saved wins there too (allgather of 16 MiB, 4 MiB a message: 4.28 -> 3.05 ms), hence cma_floor;
+ * where the start-up timing turned single copy off, it is off crowded too.
  *
  * Nobody spins here: progress is a look at the slots. Waiting is comm/wait.c's job; the doorbell
  * (a futex word in each segment, with a "sleeping" flag so that a sender only pays for the wake
