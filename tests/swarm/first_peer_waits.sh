@@ -2,10 +2,11 @@
 # first_peer_waits.sh TERN: four peers on a 2x2 grid started GAP s apart, all joining p0, in an
 # order that puts p0's round-0 partner last: p0 (0,0), then (0,1), (1,1), and (1,0) 3 GAP after
 # p0, more than the half matching time p0 reads its line for while nobody new appears (and less
-# than the whole, its limit). The two between say hello to p0 as they join. Before, p0 saw nobody on its key for MT / 2, gave up
-# round 0 (alone, in the pool) while the others were still starting, and the 2-round exact
-# average was lost (the gossip and forged-records tests failed so under TSan beside other
-# tests). Now a hello counts as news: every peer must average in full lines in both rounds.
+# than the whole, its limit). The two between say hello to p0 as they join. Before, p0 saw
+# nobody on its key for MT / 2, gave up round 0 (alone, in the pool) while the others were still
+# starting, and the 2-round exact average was lost (the gossip and forged-records tests failed
+# so under TSan beside other tests). Now a hello counts as news: every peer must average in full
+# lines in both rounds.
 source "$(dirname "$0")/lib.sh" "$1"
 GAP=1.3 MT=6
 export TERN_DEBUG=INFO

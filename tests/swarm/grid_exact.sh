@@ -18,15 +18,13 @@ for i in $(seq 0 $((N - 1))); do
   [ "$i" -gt 0 ] && join="--join $(addr_of p0)"
   [ "$i" -gt 1 ] && join="$join --join $(addr_of p$((i - 1)))"
   start_peer "p$i" --listen 127.0.0.1:0 $join --run-id "grid-$$" --grid "$GRID" \
-    --coord "${coord#,}" --rounds "$D" --dim 1000 --value "$((i * 7 % 13)).25" \
-    --weight "$((1 + i % 3))" --target-group "$M" --min-group "$M" --match-timeout 16 \
+    --coord "${coord#,}" --rounds "$D" --dim 1000 --value "$(grid_value "$i")" \
+    --weight "$(grid_weight "$i")" --target-group "$M" --min-group "$M" --match-timeout 16 \
     --timeout 10 --compress "$COMPRESS"
 done
 for p in "${PIDS[@]}"; do wait "$p" || fail "a peer exited with an error"; done
 # Expected: element 0 = sum(w v) / sum(w), with v = value + 0.
-read -r want wsum < <(awk -v n="$N" 'BEGIN { s = 0; w = 0;
-  for (i = 0; i < n; i++) { v = (i * 7 % 13) + 0.25; wi = 1 + i % 3; s += wi * v; w += wi }
-  printf "%.9g %.9g\n", s / w, w }')
+read -r want wsum < <(grid_average "$N")
 total=0
 for i in $(seq 0 $((N - 1))); do
   line=$(grep '^final' "$WORK/p$i.out") || fail "peer $i printed no final line"

@@ -13,11 +13,11 @@ GAP=2.5 MT=8
 export TERN_DEBUG=INFO
 common=(--run-id "stagger-$$" --grid 3,3 --rounds 2 --dim 1000 --target-group 3 --min-group 3
         --match-timeout "$MT" --timeout 10)
-peer() { # peer I JOIN...: peer I at (I mod 3, I / 3), value and weight as in grid_exact.sh
+peer() { # peer I JOIN...: peer I at (I mod 3, I / 3), value and weight as in grid_exact.sh (lib.sh)
   local i=$1
   shift
   start_peer "p$i" --listen 127.0.0.1:0 "$@" "${common[@]}" --coord "$((i % 3)),$((i / 3))" \
-    --value "$((i * 7 % 13)).25" --weight "$((1 + i % 3))"
+    --value "$(grid_value "$i")" --weight "$(grid_weight "$i")"
 }
 peer 0
 A=$(addr_of p0)
@@ -41,9 +41,7 @@ for c in 0 1 2; do
     fail "column $c reached round 1 only $spread s apart (not > $MT / 2): the test proved nothing"
   spreads="$spreads $spread"
 done
-read -r want < <(awk 'BEGIN { s = 0; w = 0;
-  for (i = 0; i < 9; i++) { v = (i * 7 % 13) + 0.25; wi = 1 + i % 3; s += wi * v; w += wi }
-  printf "%.9g\n", s / w }')
+read -r want _ < <(grid_average 9)
 for i in $(seq 0 8); do
   [ "$(grep -c '^round .* group 3 failed 0 parts 3/3' "$WORK/p$i.out")" -eq 2 ] ||
     fail "peer $i: not 2 full rounds"

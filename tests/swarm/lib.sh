@@ -49,3 +49,13 @@ close_to() {
   awk -v a="$1" -v b="$2" -v r="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b;
     if (m < 1) m = 1; exit !(d <= r * m) }'
 }
+
+# Unequal values and weights for peer I of a grid test, and their weighted average over peers
+# 0..N-1: grid_average N prints "average total-weight".
+grid_value() { echo "$(($1 * 7 % 13)).25"; }
+grid_weight() { echo "$((1 + $1 % 3))"; }
+grid_average() {
+  local i
+  for i in $(seq 0 $(($1 - 1))); do echo "$(grid_value "$i") $(grid_weight "$i")"; done |
+    awk '{ s += $1 * $2; w += $2 } END { printf "%.9g %.9g\n", s / w, w }'
+}
