@@ -92,6 +92,7 @@ void net_queue_free(net_queue *q);
 
 #define NET_STRIPE_MIN (256u << 10)
 #define NET_BOUNCE_BYTES (256u << 10) /* per stream, for reducing receives */
+#define NET_READ_AHEAD (16u << 10)    /* per stream, read past the message a receive waits for */
 
 typedef struct net_tcp_stream net_tcp_stream;
 

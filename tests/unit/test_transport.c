@@ -1,6 +1,7 @@
 /* test_transport.c: the TCP and shared-memory channels, driven directly: messages from empty to
- * many megabytes, reducing receives, striping over several streams, CMA and copied paths, and the
- * faults a channel must name: a mismatched message, a garbage frame, a peer that hangs up. */
+ * many megabytes, reducing receives, striping over several streams, reading ahead, CMA and
+ * copied paths, and the faults a channel must name: a mismatched message, a garbage frame, a
+ * peer that hangs up. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -20,21 +22,23 @@
 typedef struct pair {
   bool shm;
   net_tcp_chan tcp[2];
+  int tcp_fd[2][NET_MAX_STREAMS]; /* each side's sockets, owned by its channel */
   net_shm_seg *seg[2];
   net_shm_chan sc[2];
 } pair;
 
 static void pair_tcp(pair *p, int streams) {
   memset(p, 0, sizeof *p);
-  int a[NET_MAX_STREAMS], b[NET_MAX_STREAMS];
   for (int i = 0; i < streams; i++) {
     int sv[2];
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
-    a[i] = sv[0];
-    b[i] = sv[1];
+    p->tcp_fd[0][i] = sv[0];
+    p->tcp_fd[1][i] = sv[1];
   }
-  assert_int_equal(net_tcp_chan_init(&p->tcp[0], 1, a, streams, "rank 1", NULL), TERN_OK);
-  assert_int_equal(net_tcp_chan_init(&p->tcp[1], 0, b, streams, "rank 0", NULL), TERN_OK);
+  assert_int_equal(net_tcp_chan_init(&p->tcp[0], 1, p->tcp_fd[0], streams, "rank 1", NULL),
+                   TERN_OK);
+  assert_int_equal(net_tcp_chan_init(&p->tcp[1], 0, p->tcp_fd[1], streams, "rank 0", NULL),
+                   TERN_OK);
 }
 
 static void pair_shm(pair *p, bool cma) {
@@ -173,6 +177,45 @@ static void mismatch_is_named(void **state) {
     assert_non_null(strstr(err.msg, "rank 0 passed count 8, this rank 9"));
     pair_free(&p);
   }
+}
+
+/* Messages queued behind the one a receive waits for come in with it (tcp.c's read-ahead): after
+ * the first of 64 small messages is taken, none is left in the socket, and all 64 and the
+ * reducing and striped messages behind them arrive whole, whichever way the read-ahead cut them. */
+static void tcp_read_ahead(void **state) {
+  (void)state;
+  enum { SMALL = 64 };
+  pair p;
+  pair_tcp(&p, 2);
+  static const size_t small_bytes[] = {4, 64, 0, 200, 12, 100};
+  static float src[SMALL][50], dst[SMALL][50];
+  net_xfer s[SMALL], r[SMALL];
+  for (int i = 0; i < SMALL; i++) {
+    size_t bytes = small_bytes[i % CORE_ARRAY_LEN(small_bytes)];
+    for (size_t e = 0; e < 50; e++)
+      src[i][e] = (float)(i * 100 + (int)e);
+    s[i] = (net_xfer){
+        .hdr = hdr_for(bytes, TERN_F32), .peer = 1, .is_send = true, .src = (char *)src[i]};
+    r[i] = (net_xfer){.hdr = hdr_for(bytes, TERN_F32), .peer = 0, .dst = (char *)dst[i]};
+    s[i].hdr.seq = r[i].hdr.seq = (uint32_t)i;
+    assert_int_equal(post(&p, 0, &s[i]), TERN_OK);
+  }
+  bool moved = false;
+  assert_int_equal(net_tcp_progress(&p.tcp[0], &moved, NULL), TERN_OK);
+  assert_true(s[SMALL - 1].complete);
+  core_err err = {0};
+  for (int i = 0; i < SMALL; i++) {
+    assert_int_equal(post(&p, 1, &r[i]), TERN_OK);
+    if (drive(&p, &s[i], &r[i], &err) != TERN_OK) fail_msg("message %d: %s", i, err.msg);
+    if (memcmp(dst[i], src[i], r[i].hdr.bytes) != 0) fail_msg("message %d arrived wrong", i);
+    int queued = -1;
+    assert_int_equal(ioctl(p.tcp_fd[1][0], FIONREAD, &queued), 0);
+    if (queued != 0) fail_msg("after message %d, %d bytes still wait in the socket", i, queued);
+  }
+  one_message(&p, 0, 100000, true);
+  one_message(&p, 0, 300000, false);
+  one_message(&p, 0, 4, false);
+  pair_free(&p);
 }
 
 static void tcp_garbage_and_hangup(void **state) {
@@ -491,11 +534,12 @@ static void frame_round_trip(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(frame_round_trip),   cmocka_unit_test(tcp_messages),
-      cmocka_unit_test(shm_messages),       cmocka_unit_test(mismatch_is_named),
-      cmocka_unit_test(tcp_garbage_and_hangup), cmocka_unit_test(shm_bad_slot),
-      cmocka_unit_test(shm_cma_floor), cmocka_unit_test(shm_cma_sender_gone),
-      cmocka_unit_test(shm_move_now), cmocka_unit_test(shm_shared_copy),
+      cmocka_unit_test(frame_round_trip),    cmocka_unit_test(tcp_messages),
+      cmocka_unit_test(tcp_read_ahead),      cmocka_unit_test(shm_messages),
+      cmocka_unit_test(mismatch_is_named),   cmocka_unit_test(tcp_garbage_and_hangup),
+      cmocka_unit_test(shm_bad_slot),        cmocka_unit_test(shm_cma_floor),
+      cmocka_unit_test(shm_cma_sender_gone), cmocka_unit_test(shm_move_now),
+      cmocka_unit_test(shm_shared_copy),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
