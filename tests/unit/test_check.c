@@ -3,7 +3,7 @@
  * First every schedule tern builds is proved correct: every collective x every algorithm that
  * has it x n = 1..64 x counts (0, 1, n - 1, n, 3n + 5, 10^6 + 3, 2^40 + 7: nothing, below n,
  * divisible, not, large, past 32 bits) x in place and out of place x roots (all of them up to
- * n = 8, four beyond). Then the checker is
+ * n = 8, four beyond), and the trees laid on a crowded host's CPUs. Then the checker is
  * shown to catch what it claims, on schedules broken by hand (a contribution counted twice, one
  * missing, a deadlock, a count mismatch, a race in a phase, plain and through in-place
  * aliasing, an access outside the extents, a non-bit-identical allreduce, ...), each with its
@@ -114,6 +114,35 @@ static void hier_schedules_are_correct(void **state) {
   coll_args flat = {.kind = COLL_ALLREDUCE, .size = 8, .count = 10};
   assert_int_equal(coll_check(&flat, COLL_ALGO_HIER, why, sizeof why), TERN_ERR_UNSUPPORTED);
   printf("checked %ld hier configurations\n", runs);
+}
+
+/* Trees laid on the order of a crowded host's CPUs (coll_args.dealt, tree.c's tree_place) are
+ * right too: every collective with a tree x n = 1..64 x ranks dealt over 2, 3 or 7 CPUs x counts
+ * x in place and out of place x roots. */
+static void dealt_trees_are_correct(void **state) {
+  (void)state;
+  char why[1024];
+  long runs = 0;
+  const int dealts[] = {2, 3, 7};
+  for (int kind = 0; kind < COLL_NUM_KINDS; kind++) {
+    if (!coll_algo_supported(kind, COLL_ALGO_TREE)) continue;
+    for (int n = 1; n <= 64; n++)
+      for (size_t di = 0; di < CORE_ARRAY_LEN(dealts); di++) {
+        size_t un = (size_t)n;
+        const size_t counts[] = {1, un, 3 * un + 5};
+        for (size_t ci = 0; ci < CORE_ARRAY_LEN(counts); ci++)
+          for (int ip = 0; ip <= 1; ip++)
+            for (int root = 0; root < (rooted(kind) ? CORE_MIN(n, 9) : 1); root++) {
+              coll_args a = {.kind = kind, .size = n, .count = counts[ci], .inplace = ip,
+                             .root = root, .dealt = dealts[di]};
+              runs++;
+              if (coll_check(&a, COLL_ALGO_TREE, why, sizeof why) == TERN_OK) continue;
+              fail_msg("tree %s n=%d dealt=%d count=%zu inplace=%d root=%d: %s",
+                       coll_kind_name(kind), n, a.dealt, a.count, ip, root, why);
+            }
+      }
+  }
+  printf("checked %ld dealt tree configurations\n", runs);
 }
 
 /* The chains of broadcast and reduce take the caller's segment too. */
@@ -528,6 +557,7 @@ int main(void) {
       cmocka_unit_test(every_schedule_is_correct),
       cmocka_unit_test(pipelines_take_any_segment),
       cmocka_unit_test(hier_schedules_are_correct),
+      cmocka_unit_test(dealt_trees_are_correct),
       cmocka_unit_test(catches_wrong_block_inside_one_run),
       cmocka_unit_test_setup_teardown(hand_built_good_one_passes, setup, teardown),
       cmocka_unit_test_setup_teardown(catches_double_count, setup, teardown),

@@ -1,7 +1,8 @@
 /* test_sched.c: schedules as data: the append helpers and phases, a failed growth that
  * sticks, warm rebuilds that allocate nothing, steps that do not grow with the count, the cost
  * of building, names, what coll_build refuses (bad arguments, unsupported pairs), and the
- * schedule cache: one key field apart is another schedule, bounded, least recently used out.
+ * schedule cache: one key field apart is another schedule, bounded, least recently used out;
+ * and that a tree laid on a crowded host's CPUs spreads its work over them.
  * Whether the schedules are right is test_check.c's business. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -344,6 +345,7 @@ static void cache_keys_every_field(void **state) {
       {"seg_count", bc, bc, COLL_ALGO_RING, COLL_ALGO_RING},
       {"ppn", hi, hi, COLL_ALGO_HIER, COLL_ALGO_HIER},
       {"inner", hi, hi, COLL_ALGO_HIER, COLL_ALGO_HIER},
+      {"dealt", bc, bc, COLL_ALGO_TREE, COLL_ALGO_TREE},
   };
   v[0].other.count = 101;
   v[1].other.rank = 2;
@@ -354,6 +356,7 @@ static void cache_keys_every_field(void **state) {
   v[7].other.seg_count = 10;
   v[8].other.ppn = 4;
   v[9].other.inner = COLL_ALGO_RHD;
+  v[10].other.dealt = 2;
   for (size_t i = 0; i < CORE_ARRAY_LEN(v); i++) {
     coll_sched x, y;
     coll_sched_init(&x);
@@ -371,6 +374,59 @@ static void cache_keys_every_field(void **state) {
     }
     coll_sched_cache_free(&k);
   }
+}
+
+/* Sends per CPU of a tree broadcast from root (receives of a tree reduce), with rank r on CPU
+ * r mod cpus; returns the busiest CPU's count less the idlest's. */
+static int tree_imbalance(coll_kind kind, int n, int cpus, int root, int dealt) {
+  int per_cpu[4] = {0};
+  int want = kind == COLL_BROADCAST ? COLL_STEP_SEND : COLL_STEP_RECV_REDUCE;
+  for (int r = 0; r < n; r++) {
+    coll_args a = {.kind = kind, .size = n, .rank = r, .root = root, .count = 8, .dealt = dealt};
+    coll_sched s;
+    coll_sched_init(&s);
+    assert_int_equal(coll_build(&s, &a, COLL_ALGO_TREE), TERN_OK);
+    for (size_t i = 0; i < s.len; i++)
+      per_cpu[r % cpus] += s.steps[i].kind == want;
+    coll_sched_free(&s);
+  }
+  int most = 0, least = n;
+  for (int c = 0; c < cpus; c++) {
+    most = CORE_MAX(most, per_cpu[c]);
+    least = CORE_MIN(least, per_cpu[c]);
+  }
+  return most - least;
+}
+
+/* On a host whose ranks were dealt round over fewer CPUs, a tree's inner members (a broadcast's
+ * senders, a reduce's reducers) spread over the CPUs. Over every root, the spread is never worse
+ * than in rank order, neither on average nor at its worst, and when n is a power of two no CPU
+ * does more than log2 n of that work beyond another's, where in rank order on two CPUs one CPU
+ * did it all. (Other n make lopsided trees: n = 9 on 2 CPUs is 2.2 on average, 6 at worst,
+ * against 4.4 and 8 in rank order.) */
+static void dealt_tree_spreads_its_work(void **state) {
+  (void)state;
+  for (int cpus = 2; cpus <= 4; cpus++)
+    for (int n = cpus + 1; n <= 20; n++)
+      for (int kind = COLL_BROADCAST; kind <= COLL_REDUCE; kind++) {
+        int log2n = 0, sum[2] = {0}, worst[2] = {0};
+        while ((1 << log2n) < n) log2n++;
+        for (int root = 0; root < n; root++)
+          for (int dealt = 0; dealt <= 1; dealt++) {
+            int spread = tree_imbalance(kind, n, cpus, root, dealt ? cpus : 0);
+            sum[dealt] += spread;
+            worst[dealt] = CORE_MAX(worst[dealt], spread);
+          }
+        bool pow2 = (n & (n - 1)) == 0;
+        if (sum[1] > sum[0] || worst[1] > worst[0] || (pow2 && worst[1] > log2n))
+          fail_msg("%s n=%d on %d CPUs: one CPU does up to %d more than another, %.2f on "
+                   "average (rank order: %d, %.2f)",
+                   coll_kind_name(kind), n, cpus, worst[1], (double)sum[1] / n, worst[0],
+                   (double)sum[0] / n);
+      }
+  /* in rank order on 2 CPUs, an 8-rank broadcast's senders all share CPU 0 */
+  assert_int_equal(tree_imbalance(COLL_BROADCAST, 8, 2, 0, 0), 7);
+  assert_int_equal(tree_imbalance(COLL_BROADCAST, 8, 2, 0, 2), 1);
 }
 
 /* The cache holds COLL_SCHED_CACHE_LEN schedules and evicts the least recently used; a warm hit
@@ -414,6 +470,7 @@ int main(void) {
       cmocka_unit_test(trivial_cases),
       cmocka_unit_test(equal_schedules_of_different_algorithms),
       cmocka_unit_test(cache_keys_every_field),
+      cmocka_unit_test(dealt_tree_spreads_its_work),
       cmocka_unit_test(cache_is_bounded_lru),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

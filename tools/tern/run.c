@@ -16,7 +16,8 @@
  * memory: allreduce of 8 B at n = 4, 16-25 us unbound, 11-12.5 us bound; at n = 8, 97-109 ->
  * 56 us; a 64 KiB broadcast at n = 4, 15-20 -> 11.5-12 us; 16 MiB allreduce 4-10% faster). The
  * ranks learn the CPU count in TERN_HOST_CPUS, since each one's own affinity mask is now a
- * single CPU.
+ * single CPU; the collectives' trees count on this dealing to spread their work over the CPUs
+ * (src/coll/algo/tree.c).
  *
  * When a rank exits non-zero or dies by a signal, tern run tells the store (which pushes the
  * notice to every other rank, so they fail at once instead of waiting for a dead peer), gives
