@@ -109,7 +109,7 @@ typedef struct coll_args {
   size_t count;     /* as the public call's count (see the table above) */
   bool inplace;     /* the in-place form of the call (see the table above) */
   int dealt;        /* rank r runs on CPU r mod dealt of one host, whose ranks outnumber its
-                       CPUs (tern run's binding); 0 when not. Trees spread their inner ranks
+                       CPUs (tern run's binding); 0 when not. Trees spread their inner members
                        over those CPUs (tree.c) */
   size_t seg_count; /* pipelining segment in elements, for algorithms that pipeline; 0 lets the
                        algorithm choose */

@@ -26,9 +26,9 @@ typedef struct tree {
  * crowded host): then the order lists each CPU's ranks together. In rank order a binomial tree's
  * inner members (0, n/2, n/4, ...: every send of a broadcast, every receive of a reduce) were all
  * on CPU 0 and its leaves on the others; laid on CPU order they spread over the CPUs. At n = 4
- * on 2 CPUs (interleaved launches, 2026-12-05): an 8-byte broadcast over TCP 15-16.5 -> 9.5 us,
- * over shared memory 0.59 -> 0.31 us; an 8-byte allreduce over TCP 59-62 -> 50-53 us. The trees
- * whose members hold blocks in rank order (reduce_scatter, allgather) keep rank order. */
+ * on 2 CPUs (interleaved launches, 2026-12-05): an 8-byte broadcast over TCP 15-16.5 -> 10.7-10.8
+ * us, over shared memory 0.59 -> 0.31 us. The trees whose members hold blocks in rank order
+ * (reduce_scatter, allgather) keep rank order. */
 static int tree_place(const tree *t, int r) {
   if (t->dealt < 2) return r;
   int cpu = r % t->dealt;
