@@ -67,7 +67,7 @@ static tern_status build(tern_comm *c, tern_request *r, size_t esize, const coll
     return core_err_set(&c->err, TERN_ERR_INVALID_ARG, "TERN_ALGO='%s' names no algorithm", forced);
   tern_status rc = TERN_ERR_UNSUPPORTED;
   r->args.ppn = c->ppn;
-  r->args.dealt = c->ppn == c->size && c->oversubscribed ? c->host_cpus : 0;
+  r->args.dealt = c->dealt;
   r->args.inner = COLL_ALGO_RING;
   if (algo != COLL_ALGO_AUTO) {
     rc = build_algo(c, r, algo, out);

@@ -229,8 +229,8 @@ static size_t take_ahead(net_tcp_stream *s, const struct iovec *iov, int n) {
 }
 
 /* Reads into iov and, past it, up to NET_READ_AHEAD bytes of what follows on the stream, so that
- * a rank that fell behind a stream of small messages takes several per system call. Returns the
- * bytes that went into iov, 0 when the socket had none; the rest wait in s->ahead. */
+ * a rank that fell behind a stream of small messages takes several per system call. *into_iov is
+ * the bytes that went into iov, 0 when the socket had none; the rest wait in s->ahead. */
 static tern_status read_some(net_tcp_chan *ch, net_tcp_stream *s, const stripe *st,
                              struct iovec *iov, int n, size_t *into_iov, core_err *err) {
   size_t asked = 0;
