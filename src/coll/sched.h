@@ -222,6 +222,10 @@ typedef struct coll_net_model {
    * coll_host_time. */
   double msg_cpu;
   int cpus;
+  /* crowded, with cpus known: what one rank's turn on a CPU costs (a switch to it, and its look
+   * at what arrived), paid n / cpus times over by every phase in which the ranks wait for each
+   * other (select.c); 0: not modelled */
+  double turn;
 } coll_net_model;
 
 /* The modelled time of s: per phase, alpha if it moves anything (a message, even of zero
@@ -232,8 +236,9 @@ double coll_sched_cost(const coll_sched *s, size_t elem_size, const coll_net_mod
 
 /* The closed-form alpha-beta-gamma time of (kind, algo) over n ranks, count as in coll_args and
  * seg_count 0: the critical path of the schedules coll_build writes, under the model of
- * coll_sched_cost, or on a crowded host the time its CPUs need for the whole work
- * (coll_host_time) when that is longer. HUGE_VAL where algo has no schedule for kind. */
+ * coll_sched_cost; on a crowded host with msg_cpu and cpus known, the time its CPUs need for the
+ * whole work (coll_host_time) plus part of that path, plus the ranks' turns (turn). HUGE_VAL
+ * where algo has no schedule for kind. */
 double coll_algo_cost(coll_kind kind, coll_algo algo, int n, size_t count, size_t elem_size,
                       const coll_net_model *m);
 

@@ -20,8 +20,9 @@
  *    GB/s at 1 MiB, 1.82 at 16 MiB);
  *  - o = alpha / 2 on both: the measured exchange is one send and one receive per rank, so a
  *    message costs at most half of it to post and match.
- * On a crowded host over TCP (more ranks than CPUs) the CPUs take every rank's work in turns:
- * coll_algo_cost adds the whole host's work (work.c) over the CPUs to part of the critical path.
+ * On a crowded host (more ranks than CPUs) the CPUs take every rank's work in turns:
+ * coll_algo_cost adds the whole host's work (work.c) over the CPUs to part of the critical path,
+ * and over shared memory the turns the ranks take when they wait for each other (turn_phases).
  */
 #include "coll/algo/algo.h"
 
@@ -29,9 +30,11 @@
 
 const coll_net_model coll_model_shm = {
     .alpha = 0.34e-6, .beta = 1 / 12.45e9, .gamma = 1 / 8.10e9, .o = 0.17e-6};
+/* msg_cpu 0.5 us and turn 4 us: fitted to every algorithm of broadcast, reduce, allreduce and
+ * allgather at n = 4, 8 and 16 on 2 cores (see turn_phases) */
 const coll_net_model coll_model_shm_crowded = {
     .alpha = 0.34e-6, .beta = 1 / 12.45e9, .gamma = 1 / 8.10e9, .o = 0.17e-6, .crowded = true,
-    .handoff = 10e-6};
+    .handoff = 10e-6, .msg_cpu = 0.5e-6, .turn = 4e-6};
 const coll_net_model coll_model_tcp = {
     .alpha = 4.55e-6, .beta = 1 / 3.0e9, .gamma = 1 / 8.10e9, .o = 2.275e-6};
 /* msg_cpu 12.4 us: fitted to the ring and the tree of allreduce at n = 8 on 2 cores (work.c) */
@@ -253,15 +256,59 @@ static double critical_path(coll_kind kind, coll_algo algo, int n, size_t count,
   }
 }
 
+/* The phases of one call in which every rank waits for ranks that wait for it, so that the call
+ * cannot end before each rank has had a turn on a CPU in each of them: the exchanges of the ring
+ * and of halving and doubling, direct's one phase, the tree's way up and back down when all
+ * ranks need the result. Broadcast and reduce by tree, chain or direct have none: data flows one
+ * way, a sender does not wait for its receivers, and back-to-back calls overlap; by halving and
+ * doubling they have its exchanges.
+ *
+ * Why: on a crowded host over shared memory a message costs little, but a rank waiting for a
+ * peer gives its CPU away, and in such a phase all n ranks take a turn on the CPUs, n / cpus
+ * each. Measured on 2 cores (2026-12-06, 40 warm-up calls), the allreduce of 1 KiB at n = 16:
+ * direct (1 such phase) 177 us, recursive doubling (4) 210, the tree (8) 291, halving-doubling
+ * (8) 478, the ring (30) 705; the broadcast of 256 KiB by tree 116 us against 390 by
+ * halving-doubling, whose critical path is the shorter. Priced by the critical path alone, the choice was at least twice as slow
+ * as the best in 10 of 48 cells (broadcast, reduce, allreduce, allgather at n = 4, 8, 16 from
+ * 1 KiB to 4 MiB, geometric mean 1.72 times the best); with the turns and a message's CPU time,
+ * in none (geometric mean 1.05), and reduce_scatter and alltoall, left out of the fit, went from
+ * 1.29 to 1.01. */
+static double turn_phases(coll_kind kind, coll_algo algo, int n) {
+  int p = 1;
+  while (2 * p <= n)
+    p *= 2;
+  double L = coll_log2_ceil(p), Lc = coll_log2_ceil(n), fold = p != n;
+  bool rooted = kind == COLL_BROADCAST || kind == COLL_REDUCE;
+  switch (algo) {
+  case COLL_ALGO_RING:
+    return rooted ? 0 : kind == COLL_ALLREDUCE ? 2.0 * (n - 1) : n - 1;
+  case COLL_ALGO_PAIRWISE:
+    return n - 1;
+  case COLL_ALGO_RHD:
+    return rooted ? L : (kind == COLL_ALLREDUCE ? 2 * L : L) + 2 * fold;
+  case COLL_ALGO_RD:
+    return L + 2 * fold;
+  case COLL_ALGO_BRUCK:
+    return Lc;
+  case COLL_ALGO_TREE:
+    return rooted ? 0 : 2 * Lc;
+  case COLL_ALGO_DIRECT:
+    return rooted ? 0 : 1;
+  default:
+    return 0;
+  }
+}
+
 /* The cost from the critical path (path): itself, or on a crowded host Graham's bound for list
  * scheduling on P CPUs, the whole work over P plus (1 - 1/P) of the path (see work.c: it picked
  * the faster of two algorithms in 7 of 9 measured cells, the two misses within 10%; the larger
- * of the two terms alone picked right in 6). */
+ * of the two terms alone picked right in 6), plus the ranks' turns (turn_phases). */
 static double cost_from_path(double path, coll_kind kind, coll_algo algo, int n, size_t count,
                              size_t elem_size, const coll_net_model *m) {
   if (path == HUGE_VAL || !m->crowded || m->cpus < 1 || m->msg_cpu <= 0) return path;
   coll_work w = coll_algo_work(kind, algo, n, count, elem_size);
-  return coll_host_time(&w, m) + (1 - 1.0 / m->cpus) * path;
+  double turns = turn_phases(kind, algo, n) * m->turn * n / m->cpus;
+  return coll_host_time(&w, m) + (1 - 1.0 / m->cpus) * path + turns;
 }
 
 double coll_algo_cost(coll_kind kind, coll_algo algo, int n, size_t count, size_t elem_size,
