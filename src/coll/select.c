@@ -228,15 +228,19 @@ static double barrier(const shape *x, coll_algo algo) {
   }
 }
 
+static shape shape_of(const coll_net_model *m, int n, size_t count, size_t elem_size) {
+  int p = 1;
+  while (2 * p <= n)
+    p *= 2;
+  double B = (double)count * (double)elem_size;
+  return (shape){m, n, B, p, coll_log2_ceil(p), coll_log2_ceil(n), p != n};
+}
+
 static double critical_path(coll_kind kind, coll_algo algo, int n, size_t count, size_t elem_size,
                             const coll_net_model *m) {
   if (!coll_algo_supported(kind, algo) || n < 1) return HUGE_VAL;
   if (n == 1 || (count == 0 && kind != COLL_BARRIER)) return 0;
-  int p = 1;
-  while (2 * p <= n)
-    p *= 2;
-  shape x = {m,     n, (double)count * (double)elem_size, p, coll_log2_ceil(p), coll_log2_ceil(n),
-             p != n};
+  shape x = shape_of(m, n, count, elem_size);
   switch (kind) {
   case COLL_ALLREDUCE:
     return allreduce(&x, algo, count, elem_size);
@@ -268,20 +272,17 @@ static double critical_path(coll_kind kind, coll_algo algo, int n, size_t count,
  * each. Measured on 2 cores (2026-12-06, 40 warm-up calls), the allreduce of 1 KiB at n = 16:
  * direct (1 such phase) 177 us, recursive doubling (4) 210, the tree (8) 291, halving-doubling
  * (8) 478, the ring (30) 705; the broadcast of 256 KiB by tree 116 us against 390 by
- * halving-doubling, whose critical path is the shorter. Priced by the critical path alone, the choice was at least twice as slow
- * as the best in 10 of 48 cells (broadcast, reduce, allreduce, allgather at n = 4, 8, 16 from
- * 1 KiB to 4 MiB, geometric mean 1.72 times the best); with the turns and a message's CPU time,
- * in none (geometric mean 1.05), and reduce_scatter and alltoall, left out of the fit, went from
- * 1.29 to 1.01. */
-static double turn_phases(coll_kind kind, coll_algo algo, int n) {
-  int p = 1;
-  while (2 * p <= n)
-    p *= 2;
-  double L = coll_log2_ceil(p), Lc = coll_log2_ceil(n), fold = p != n;
+ * halving-doubling, whose critical path is the shorter. Priced by the critical path alone, the
+ * choice was at least twice as slow as the best in 10 of 48 cells (broadcast, reduce, allreduce,
+ * allgather at n = 4, 8, 16 from 1 KiB to 4 MiB, geometric mean 1.72 times the best); with the
+ * turns and a message's CPU time, in none (geometric mean 1.05), and reduce_scatter and
+ * alltoall, left out of the fit, went from 1.29 to 1.01. */
+static double turn_phases(coll_kind kind, coll_algo algo, const shape *x) {
+  double n = x->n, L = x->L, Lc = x->Lc, fold = x->fold;
   bool rooted = kind == COLL_BROADCAST || kind == COLL_REDUCE;
   switch (algo) {
   case COLL_ALGO_RING:
-    return rooted ? 0 : kind == COLL_ALLREDUCE ? 2.0 * (n - 1) : n - 1;
+    return rooted ? 0 : kind == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
   case COLL_ALGO_PAIRWISE:
     return n - 1;
   case COLL_ALGO_RHD:
@@ -307,7 +308,8 @@ static double cost_from_path(double path, coll_kind kind, coll_algo algo, int n,
                              size_t elem_size, const coll_net_model *m) {
   if (path == HUGE_VAL || !m->crowded || m->cpus < 1 || m->msg_cpu <= 0) return path;
   coll_work w = coll_algo_work(kind, algo, n, count, elem_size);
-  double turns = turn_phases(kind, algo, n) * m->turn * n / m->cpus;
+  shape x = shape_of(m, n, count, elem_size);
+  double turns = turn_phases(kind, algo, &x) * m->turn * n / m->cpus;
   return coll_host_time(&w, m) + (1 - 1.0 / m->cpus) * path + turns;
 }
 

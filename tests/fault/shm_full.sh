@@ -4,11 +4,12 @@
 # naming /dev/shm and what to do, within seconds: not a SIGBUS, not a hang.
 set -u
 tern=$1
-[ "$(id -u)" -eq 0 ] || { echo "shm_full.sh: needs root for a mount namespace: skipped" >&2; exit 77; }
+[ "$(id -u)" -eq 0 ] ||
+  { echo "shm_full.sh: needs root for a mount namespace: skipped" >&2; exit 77; }
 start=$SECONDS
 out=$(unshare -m bash -c 'mount -t tmpfs -o size=2m tmpfs /dev/shm &&
-  TERN_TRANSPORT=shm TERN_TIMEOUT=20 timeout -k 5 40 "$0" run -n 4 -- "$0" bench allreduce -s 8 -n 1 -w 0' \
-  "$tern" 2>&1)
+  TERN_TRANSPORT=shm TERN_TIMEOUT=20 timeout -k 5 40 \
+    "$0" run -n 4 -- "$0" bench allreduce -s 8 -n 1 -w 0' "$tern" 2>&1)
 rc=$?
 echo "$out"
 elapsed=$((SECONDS - start))
