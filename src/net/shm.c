@@ -305,8 +305,12 @@ static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct tim
  * once more before it sleeps; the ringer does not fence (a full fence per message would wait for
  * the message's own stores to reach the other core: measured at 14% of an 8-byte allreduce).
  * So in a window of a store-buffer drain (~100 ns) the ringer can miss a sleeper that has just
- * announced itself; the sleeper then wakes at the end of its first slice, which is short
- * (comm/wait.c), and finds the work: a rare delay of at most that slice, never a lost message. */
+ * announced itself; the sleeper then wakes at the end of its slice (up to 20 ms, comm/wait.c)
+ * and finds the work: a rare delay, never a lost message. Counted in crowded runs (8 and 16
+ * ranks on 2 cores, 2026-12-06): no doorbell sleep ran to its slice's end. Slices growing from
+ * 1 ms, as they were before the merge a0f98f5, made an 8-byte allreduce over 2 pretend hosts
+ * of 4 ranks each slower (126-142 -> 148-157 us): the extra wake-ups take CPU from the ranks
+ * with work. */
 void net_shm_ring_bell(_Atomic uint32_t *bell, _Atomic uint32_t *sleeping) {
   if (atomic_load_explicit(sleeping, memory_order_relaxed)) {
     atomic_fetch_add(bell, 1);
