@@ -222,7 +222,7 @@ typedef struct coll_net_model {
    * coll_host_time. */
   double msg_cpu;
   int cpus;
-  /* crowded, with cpus known: what one rank's turn on a CPU costs (a switch to it, and its look
+  /* crowded, with msg_cpu and cpus known: what one rank's turn on a CPU costs (a switch to it, and its look
    * at what arrived), paid n / cpus times over by every phase in which the ranks wait for each
    * other (select.c); 0: not modelled */
   double turn;

@@ -236,25 +236,26 @@ static shape shape_of(const coll_net_model *m, int n, size_t count, size_t elem_
   return (shape){m, n, B, p, coll_log2_ceil(p), coll_log2_ceil(n), p != n};
 }
 
-static double critical_path(coll_kind kind, coll_algo algo, int n, size_t count, size_t elem_size,
-                            const coll_net_model *m) {
-  if (!coll_algo_supported(kind, algo) || n < 1) return HUGE_VAL;
-  if (n == 1 || (count == 0 && kind != COLL_BARRIER)) return 0;
-  shape x = shape_of(m, n, count, elem_size);
+/* x: shape_of(m, n, count, elem_size), which does not depend on algo: coll_select makes it once
+ * for all the algorithms it prices. */
+static double critical_path(coll_kind kind, coll_algo algo, const shape *x, size_t count,
+                            size_t elem_size) {
+  if (!coll_algo_supported(kind, algo) || x->n < 1) return HUGE_VAL;
+  if (x->n == 1 || (count == 0 && kind != COLL_BARRIER)) return 0;
   switch (kind) {
   case COLL_ALLREDUCE:
-    return allreduce(&x, algo, count, elem_size);
+    return allreduce(x, algo, count, elem_size);
   case COLL_REDUCE_SCATTER:
   case COLL_ALLGATHER:
-    return scatter_gather(&x, kind, algo);
+    return scatter_gather(x, kind, algo);
   case COLL_BROADCAST:
-    return rooted(&x, algo, count, elem_size, 0);
+    return rooted(x, algo, count, elem_size, 0);
   case COLL_REDUCE:
-    return rooted(&x, algo, count, elem_size, 1);
+    return rooted(x, algo, count, elem_size, 1);
   case COLL_ALLTOALL:
-    return alltoall(&x, algo);
+    return alltoall(x, algo);
   case COLL_BARRIER:
-    return barrier(&x, algo);
+    return barrier(x, algo);
   default:
     return HUGE_VAL;
   }
@@ -304,19 +305,20 @@ static double turn_phases(coll_kind kind, coll_algo algo, const shape *x) {
  * scheduling on P CPUs, the whole work over P plus (1 - 1/P) of the path (see work.c: it picked
  * the faster of two algorithms in 7 of 9 measured cells, the two misses within 10%; the larger
  * of the two terms alone picked right in 6), plus the ranks' turns (turn_phases). */
-static double cost_from_path(double path, coll_kind kind, coll_algo algo, int n, size_t count,
-                             size_t elem_size, const coll_net_model *m) {
+static double cost_from_path(double path, coll_kind kind, coll_algo algo, const shape *x,
+                             size_t count, size_t elem_size) {
+  const coll_net_model *m = x->m;
   if (path == HUGE_VAL || !m->crowded || m->cpus < 1 || m->msg_cpu <= 0) return path;
-  coll_work w = coll_algo_work(kind, algo, n, count, elem_size);
-  shape x = shape_of(m, n, count, elem_size);
-  double turns = turn_phases(kind, algo, &x) * m->turn * n / m->cpus;
+  coll_work w = coll_algo_work(kind, algo, (int)x->n, count, elem_size);
+  double turns = turn_phases(kind, algo, x) * m->turn * x->n / m->cpus;
   return coll_host_time(&w, m) + (1 - 1.0 / m->cpus) * path + turns;
 }
 
 double coll_algo_cost(coll_kind kind, coll_algo algo, int n, size_t count, size_t elem_size,
                       const coll_net_model *m) {
-  double path = critical_path(kind, algo, n, count, elem_size, m);
-  return cost_from_path(path, kind, algo, n, count, elem_size, m);
+  shape x = shape_of(m, n, count, elem_size);
+  double path = critical_path(kind, algo, &x, count, elem_size);
+  return cost_from_path(path, kind, algo, &x, count, elem_size);
 }
 
 /* Ties go to the first of these: roughly, the least scratch memory first. */
@@ -330,11 +332,12 @@ coll_algo coll_select(coll_kind kind, int n, size_t count, size_t elem_size,
                       const coll_net_model *m) {
   coll_algo best = COLL_ALGO_AUTO;
   double best_t = HUGE_VAL, best_path = HUGE_VAL;
+  shape x = shape_of(m, n, count, elem_size);
   for (size_t i = 0; i < CORE_ARRAY_LEN(preference); i++) {
     coll_algo a = preference[i];
     if (!coll_algo_supported(kind, a)) continue;
-    double path = critical_path(kind, a, n, count, elem_size, m);
-    double t = cost_from_path(path, kind, a, n, count, elem_size, m);
+    double path = critical_path(kind, a, &x, count, elem_size);
+    double t = cost_from_path(path, kind, a, &x, count, elem_size);
     if (best == COLL_ALGO_AUTO || t < best_t || (t == best_t && path < best_path))
       best = a, best_t = t, best_path = path;
   }

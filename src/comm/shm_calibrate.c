@@ -29,8 +29,8 @@
 #define PROBE_BYTES (256u << 10)
 #define ROUNDS 6
 /* untimed first: once round the ring, whose first trip ran about 0.5 ms a round trip against
- * 5 us after when a slot's first use page-faulted (net/shm.c's prefault now writes every page
- * at start-up; the trip still warms the caches and the CMA path) */
+ * 5 us after when a slot's first use page-faulted. net/shm.c's prefault now writes every page
+ * at start-up; the rounds are kept, not measured again without them. */
 #define WARM_ROUNDS (NET_SHM_SLOTS * NET_SHM_SLOT_BYTES / PROBE_BYTES)
 
 enum { KEEP_DEFAULT = 0, CALIBRATE = 1 };
