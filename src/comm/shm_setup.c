@@ -50,7 +50,8 @@ static tern_status open_peer(tern_comm *c, int r, const char *gen, uint64_t dead
    * at all, crowded or not, the start-up timing decides (comm/shm_calibrate.c). */
   int cma = core_config_get()->shm_cma;
   if (cma != 0) net_shm_chan_probe_cma(&p->shm, probe);
-  if (cma < 0 && c->oversubscribed) p->shm.cma_floor = NET_CMA_CROWDED_MIN;
+  if (cma < 0 && c->oversubscribed)
+    p->shm.cma_floor = p->shm.cma_floor_exchange = NET_CMA_CROWDED_MIN;
   /* a shared copy puts a waiting sender's core to work: there is none spare when crowded */
   p->shm.share = p->shm.cma && !c->oversubscribed;
   p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);

@@ -55,16 +55,21 @@ tern_status net_frame_decode(const uint8_t in[NET_FRAME_LEN], net_frame *f, cons
   return TERN_OK;
 }
 
-/* The collectives in coll_kind's order: their names, and whether a receiver may reduce. */
+/* The collectives in coll_kind's order: their names, whether a receiver may reduce, and whether
+ * every rank sends and receives at once. */
 static const struct {
   const char *name;
-  bool reduces;
-} kinds[] = {{"allreduce", true}, {"reduce_scatter", true}, {"allgather", false},
-             {"broadcast", false}, {"reduce", true},        {"alltoall", false},
-             {"barrier", false}};
+  bool reduces, exchanges;
+} kinds[] = {{"allreduce", true, true},  {"reduce_scatter", true, true}, {"allgather", false, true},
+             {"broadcast", false, false}, {"reduce", true, false},        {"alltoall", false, true},
+             {"barrier", false, true}};
 
 bool net_kind_reduces(int kind) {
   return kind >= 0 && kind < (int)CORE_ARRAY_LEN(kinds) && kinds[kind].reduces;
+}
+
+bool net_kind_exchanges(int kind) {
+  return kind >= 0 && kind < (int)CORE_ARRAY_LEN(kinds) && kinds[kind].exchanges;
 }
 
 const char *net_kind_name(int kind) {

@@ -400,10 +400,14 @@ bool net_shm_busy(const net_shm_chan *ch) {
  * straight out of the slots; so messages that may be reduced go single-copy only from
  * NET_CMA_MIN, where the saved copy pays for it (n = 2, a 128 KiB allreduce, whose ring sends
  * 64 KiB messages to be reduced: 14.8 us through the slots, 21.9 us single-copy; from 192 KiB
- * single copy wins), and copied ones from NET_CMA_COPY_MIN (64 KiB allgather: 4.35 -> 2.88 us). */
+ * single copy wins), and copied ones from NET_CMA_COPY_MIN (64 KiB allgather: 4.35 -> 2.88 us).
+ * Messages of an exchange have a floor of their own (cma_floor_exchange): the start-up timing
+ * finds the two patterns apart on some hosts (comm/shm_calibrate.c). */
 static bool uses_cma(const net_shm_chan *ch, const net_xfer *x) {
   uint64_t bytes = x->hdr.bytes; /* the smaller floor first: small messages stop there */
-  return ch->cma && bytes >= NET_CMA_COPY_MIN && bytes >= ch->cma_floor &&
+  if (!ch->cma || bytes < NET_CMA_COPY_MIN) return false;
+  uint64_t floor = net_kind_exchanges(x->hdr.kind) ? ch->cma_floor_exchange : ch->cma_floor;
+  return bytes >= floor &&
          bytes >= (net_kind_reduces(x->hdr.kind) ? NET_CMA_MIN : NET_CMA_COPY_MIN);
 }
 

@@ -55,6 +55,10 @@ const char *net_kind_name(int kind);
 /* Whether messages of this kind may be reduced by their receiver (allreduce, reduce_scatter,
  * reduce); the others are only copied. */
 bool net_kind_reduces(int kind);
+/* Whether in collectives of this kind every rank sends and receives at once (allreduce,
+ * reduce_scatter, allgather, alltoall, barrier), so that both ends of a channel are busy; in the
+ * others (broadcast, reduce, send/recv) data flows one way. */
+bool net_kind_exchanges(int kind);
 
 /* ---- a transfer ------------------------------------------------------------------------- */
 
@@ -147,6 +151,7 @@ typedef struct net_shm_chan {
   int pid;            /* the peer's process, for process_vm_readv */
   bool cma;           /* process_vm_readv into the peer works */
   uint64_t cma_floor; /* with cma: no single copy for messages under this many bytes */
+  uint64_t cma_floor_exchange; /* the same for messages of an exchange (net_kind_exchanges) */
   net_shm_ring *in;   /* the ring in our segment that the peer writes */
   net_shm_ring *out;  /* the ring in the peer's segment that we write */
   _Atomic uint32_t *peer_bell; /* the peer's doorbell */

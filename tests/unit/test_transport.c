@@ -320,16 +320,38 @@ static uint32_t first_slot_flags(net_shm_seg *receiver) {
 }
 
 /* On a crowded host single copy starts at cma_floor: a message under it goes through the slots,
- * one at it as a descriptor; both arrive whole. */
+ * one at it as a descriptor; both arrive whole. A broadcast's message (kind 3) meets cma_floor,
+ * an allgather's (kind 2, an exchange) cma_floor_exchange, each only its own. */
 static void shm_cma_floor(void **state) {
   (void)state;
   const size_t sizes_around[] = {(1u << 20) - 4096, 1u << 20};
-  for (int i = 0; i < 2; i++) {
+  const int kinds[] = {3, 2};
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < 2; i++) {
+      pair p;
+      pair_shm(&p, true);
+      uint64_t *floor = k == 0 ? &p.sc[0].cma_floor : &p.sc[0].cma_floor_exchange;
+      uint64_t *other = k == 0 ? &p.sc[0].cma_floor_exchange : &p.sc[0].cma_floor;
+      *floor = 1u << 20;
+      *other = UINT64_MAX;
+      one_message(&p, kinds[k], sizes_around[i], false);
+      assert_int_equal(first_slot_flags(p.seg[1]), (uint32_t)i);
+      pair_free(&p);
+    }
+}
+
+/* Messages under NET_CMA_COPY_MIN go through the slots, whatever the floors say. */
+static void shm_cma_copy_min(void **state) {
+  (void)state;
+  for (int kind = 2; kind <= 3; kind++) {
     pair p;
     pair_shm(&p, true);
-    p.sc[0].cma_floor = 1u << 20;
-    one_message(&p, 2, sizes_around[i], false);
-    assert_int_equal(first_slot_flags(p.seg[1]), (uint32_t)i);
+    one_message(&p, kind, NET_CMA_COPY_MIN - 4, false);
+    assert_int_equal(first_slot_flags(p.seg[1]), 0);
+    pair_free(&p);
+    pair_shm(&p, true);
+    one_message(&p, kind, NET_CMA_COPY_MIN, false);
+    assert_int_equal(first_slot_flags(p.seg[1]), 1);
     pair_free(&p);
   }
 }
@@ -539,6 +561,7 @@ int main(void) {
       cmocka_unit_test(mismatch_is_named),   cmocka_unit_test(tcp_garbage_and_hangup),
       cmocka_unit_test(shm_bad_slot),        cmocka_unit_test(shm_cma_floor),
       cmocka_unit_test(shm_cma_sender_gone), cmocka_unit_test(shm_move_now),
+      cmocka_unit_test(shm_cma_copy_min),
       cmocka_unit_test(shm_shared_copy),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
