@@ -14,6 +14,7 @@
 #define TERN_NET_TRANSPORT_H
 
 #include "net/net.h"
+#include "net/shm_fill.h"
 
 #include <poll.h>
 #include <stdatomic.h>
@@ -172,6 +173,7 @@ typedef struct net_shm_chan {
   uint64_t share_seq;    /* as receiver: the descriptor slot we offered to share, or 0 */
   uint64_t share_claimed; /* as receiver: chunks of it we claimed */
   char *bounce;        /* for reducing CMA receives, allocated on first use */
+  shm_fill fill;       /* as sender: how large payloads are copied into slots (shm_fill.h) */
   char what[112];
 } net_shm_chan;
 

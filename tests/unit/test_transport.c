@@ -356,6 +356,37 @@ static void shm_cma_copy_min(void **state) {
   }
 }
 
+/* A payload copied while streaming arrives the same as an ordinary copy, whole lines and tail,
+ * from any alignment of the source; a streaming sender makes an ordinary copy again every
+ * SHM_FILL_RECHECK fills, and small payloads never change its state. */
+static void shm_fill_streams_the_same_bytes(void **state) {
+  (void)state;
+  const uint64_t lengths[] = {SHM_FILL_MIN, SHM_FILL_MIN + 13, NET_SHM_SLOT_BYTES};
+  char *src = malloc(NET_SHM_SLOT_BYTES + 64), *dst = aligned_alloc(64, NET_SHM_SLOT_BYTES);
+  for (uint32_t i = 0; i < NET_SHM_SLOT_BYTES + 64; i++) src[i] = (char)(i * 7 + 3);
+  for (int k = 0; k < 3; k++)
+    for (int shift = 0; shift < 3; shift++) {
+      shm_fill f = {.streaming = true};
+      memset(dst, 0, NET_SHM_SLOT_BYTES);
+      shm_fill_copy(&f, dst, src + shift * 5, lengths[k]);
+      assert_memory_equal(dst, src + shift * 5, lengths[k]);
+      assert_int_equal(f.streamed, 1);
+    }
+  shm_fill f = {.streaming = true};
+  for (uint32_t i = 1; i < SHM_FILL_RECHECK; i++) {
+    shm_fill_copy(&f, dst, src, SHM_FILL_MIN);
+    assert_true(f.streaming);
+    assert_int_equal(f.streamed, i);
+  }
+  shm_fill_copy(&f, dst, src, SHM_FILL_MIN); /* the ordinary copy, timed */
+  assert_int_equal(f.streamed, 0);
+  shm_fill before = f;
+  shm_fill_copy(&f, dst, src, SHM_FILL_MIN - 1);
+  assert_memory_equal(&f, &before, sizeof f);
+  free(src);
+  free(dst);
+}
+
 /* A single-copy receiver whose sender gave up on the communicator (its caller may already be
  * reusing the buffer) reports the peer lost; a descriptor pointing at nothing is refused. */
 static void shm_cma_sender_gone(void **state) {
@@ -561,7 +592,7 @@ int main(void) {
       cmocka_unit_test(mismatch_is_named),   cmocka_unit_test(tcp_garbage_and_hangup),
       cmocka_unit_test(shm_bad_slot),        cmocka_unit_test(shm_cma_floor),
       cmocka_unit_test(shm_cma_sender_gone), cmocka_unit_test(shm_move_now),
-      cmocka_unit_test(shm_cma_copy_min),
+      cmocka_unit_test(shm_cma_copy_min),    cmocka_unit_test(shm_fill_streams_the_same_bytes),
       cmocka_unit_test(shm_shared_copy),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
