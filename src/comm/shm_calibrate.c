@@ -40,10 +40,10 @@ enum { KEEP_DEFAULT = 0, CALIBRATE = 1 };
 /* The two patterns timed: one way (a message, and an 8-byte reply), as a broadcast meets it,
  * with the shared copy where the host has it; and an exchange (a message each way at once), as
  * an allgather or allreduce meets it, where both cores are busy and nothing is shared. The AMD
- * guest of 2026-12-06 keeps them apart: one way, single copy won (a 256 KiB round trip 21.8 us
- * through the rings, 15.9 us single copy; a broadcast of 256 KiB 19.4 -> 10.7 us), while in
- * exchanges the rings won (an allreduce of 1 MiB at n = 2 107 -> 60 us, an allgather of 1 MiB
- * 53-61 -> 38-43 us). */
+ * guest of 2026-12-06 once kept them apart: in one launch a broadcast of 256 KiB at n = 2 took
+ * 19.4 us through the rings and 10.7 us single copy, while in exchanges the rings won (rings
+ * against single copy: an allreduce of 1 MiB 60 against 107 us, an allgather of 1 MiB 38-43
+ * against 53-61 us). */
 typedef enum pattern { ONE_WAY, EXCHANGE, NUM_PATTERNS } pattern;
 static const char *const pattern_names[NUM_PATTERNS] = {"one way", "exchanged"};
 
@@ -90,10 +90,15 @@ static tern_status one_round(tern_comm *c, int peer, bool first, uint32_t i, cha
   return rc == TERN_OK ? transfer(c, &back, 1) : rc;
 }
 
-/* Both ranks run every round; the lowest times them. keep[p]: single copy was the faster in
- * pattern p. The channel's floor and sharing are put back after. */
-static tern_status run_rounds(tern_comm *c, int peer, bool first, char *buf,
-                              bool keep[NUM_PATTERNS]) {
+/* Both ranks run every round; the lowest (first) times them. keep[p]: single copy was the faster
+ * in pattern p. The channel's floor and sharing are put back after. */
+static tern_status run_rounds(tern_comm *c, int peer, bool first, bool keep[NUM_PATTERNS]) {
+  /* written, so that real pages back it: untouched, a buffer sent from maps the kernel's one
+   * zero page, which stays in the cache however large the message, a bias toward the rings (one
+   * way, 256 KiB, 2026-12-06: 8.6-9.6 us so, 9.5-10.6 us written) */
+  char *buf = malloc(2 * PROBE_BYTES);
+  if (buf == NULL) return core_err_set(&c->err, TERN_ERR_NOMEM, "no memory to time single copy");
+  memset(buf, 1, 2 * PROBE_BYTES);
   net_shm_chan *ch = &c->peers[peer].shm;
   uint64_t floor = ch->cma_floor, best[NUM_PATTERNS][2], t0;
   bool share = ch->share;
@@ -107,6 +112,7 @@ static tern_status run_rounds(tern_comm *c, int peer, bool first, char *buf,
     uint64_t ns = core_now_ns() - t0;
     if (i >= WARM_ROUNDS && ns < best[p][round_cma(i)]) best[p][round_cma(i)] = ns;
   }
+  free(buf);
   ch->cma_floor = floor;
   ch->share = share;
   for (int p = 0; first && rc == TERN_OK && p < NUM_PATTERNS; p++) {
@@ -127,13 +133,18 @@ static char verdict_of(const bool keep[NUM_PATTERNS]) {
   return v;
 }
 
+/* Whether a stored verdict ('0'-'3') keeps single copy in pattern p. */
+static bool kept(char verdict, pattern p) {
+  return ((verdict - '0') >> p) & 1;
+}
+
 /* Single copy off for every peer on this host in each pattern the verdict did not keep it. */
 static void follow(tern_comm *c, char verdict) {
   for (int r = 0; r < c->size; r++) {
     if (c->peers[r].link != COMM_LINK_SHM) continue;
     net_shm_chan *ch = &c->peers[r].shm;
-    if (!((verdict - '0') & (1 << ONE_WAY))) ch->cma_floor = UINT64_MAX;
-    if (!((verdict - '0') & (1 << EXCHANGE))) ch->cma_floor_exchange = UINT64_MAX;
+    if (!kept(verdict, ONE_WAY)) ch->cma_floor = UINT64_MAX;
+    if (!kept(verdict, EXCHANGE)) ch->cma_floor_exchange = UINT64_MAX;
   }
 }
 
@@ -147,12 +158,6 @@ tern_status comm_calibrate_shm(tern_comm *c, const char *gen, uint64_t deadline)
   if (second < 0) return TERN_OK; /* alone on the host */
   char key[64], verdict = 'd';
   snprintf(key, sizeof key, "%s/shm-cma/%d", gen, lowest);
-  /* written, so that real pages back it: untouched, a buffer sent from maps the kernel's one
-   * zero page, which stays in the cache however large the message, a bias toward the rings (one
-   * way, 256 KiB, 2026-12-06: 8.6-9.6 us so, 9.5-10.6 us written) */
-  char *buf = malloc(2 * PROBE_BYTES);
-  if (buf == NULL) return core_err_set(&c->err, TERN_ERR_NOMEM, "no memory to time single copy");
-  memset(buf, 1, 2 * PROBE_BYTES);
   uint64_t plan = KEEP_DEFAULT;
   tern_status rc = TERN_OK;
   int peer = c->rank == lowest ? second : lowest;
@@ -162,13 +167,13 @@ tern_status comm_calibrate_shm(tern_comm *c, const char *gen, uint64_t deadline)
     plan = asked ? CALIBRATE : KEEP_DEFAULT;
     rc = transfer(c, &ask, 1);
     bool keep[NUM_PATTERNS];
-    if (rc == TERN_OK && plan == CALIBRATE) rc = run_rounds(c, second, true, buf, keep);
+    if (rc == TERN_OK && plan == CALIBRATE) rc = run_rounds(c, second, true, keep);
     if (rc == TERN_OK && plan == CALIBRATE) verdict = verdict_of(keep);
     if (rc == TERN_OK) rc = store_set(c->store, key, &verdict, 1, &c->err);
   } else {
     if (c->rank == second) {
       rc = transfer(c, &ask, 1);
-      if (rc == TERN_OK && plan == CALIBRATE) rc = run_rounds(c, lowest, false, buf, NULL);
+      if (rc == TERN_OK && plan == CALIBRATE) rc = run_rounds(c, lowest, false, NULL);
     }
     void *val = NULL;
     size_t len = 0;
@@ -176,7 +181,6 @@ tern_status comm_calibrate_shm(tern_comm *c, const char *gen, uint64_t deadline)
     if (rc == TERN_OK && len == 1) verdict = *(char *)val;
     free(val);
   }
-  free(buf);
   if (rc != TERN_OK || verdict == 'd') return rc;
   if (verdict < '0' || verdict > '3')
     return core_err_set(&c->err, TERN_ERR_PROTOCOL, "rank %d stored a single-copy verdict '%c' "
@@ -184,7 +188,7 @@ tern_status comm_calibrate_shm(tern_comm *c, const char *gen, uint64_t deadline)
   follow(c, verdict);
   if (c->rank != lowest)
     CORE_DEBUG("single copy %s one way and %s exchanged for this host's peers, as rank %d timed "
-               "it", (verdict - '0') & 1 ? "kept" : "off", (verdict - '0') & 2 ? "kept" : "off",
-               lowest);
+               "it", kept(verdict, ONE_WAY) ? "kept" : "off",
+               kept(verdict, EXCHANGE) ? "kept" : "off", lowest);
   return rc;
 }

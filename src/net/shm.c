@@ -451,8 +451,8 @@ static slot *next_out_slot(net_shm_chan *ch, bool line, const net_msg_hdr *hdr, 
 static void fill_slot(net_shm_chan *ch, slot *sl, const char *src, uint64_t n) {
   sl->len = (uint32_t)n;
   sl->flags = 0;
-  if (n > SLOT_INLINE_BYTES) shm_fill_copy(&ch->fill, sl->payload, src, n);
-  else if (n) memcpy(sl->inline_data, src, n);
+  if (n >= SHM_FILL_MIN) shm_fill_copy(&ch->fill, sl->payload, src, n); /* off the small path */
+  else if (n) memcpy(n <= SLOT_INLINE_BYTES ? sl->inline_data : sl->payload, src, n);
   publish(ch, sl);
 }
 
