@@ -346,6 +346,7 @@ void net_shm_chan_init(net_shm_chan *ch, int peer, int pid, net_shm_ring *in, ne
   ch->peer_bell = net_shm_seg_bell(peer_seg);
   ch->peer_sleeping = net_shm_seg_sleeping(peer_seg);
   ch->peer_state = net_shm_seg_state(peer_seg);
+  ch->fill = SHM_FILL_INIT;
   snprintf(ch->what, sizeof ch->what, "%s", what);
   net_queue_init(&ch->sendq, sizeof(net_xfer *));
   net_queue_init(&ch->recvq, sizeof(net_xfer *));

@@ -23,18 +23,29 @@ static void copy_streaming(char *dst, const char *src, uint64_t n) {
 #endif
 }
 
+bool shm_fill_should_stream(double ordinary_rate, double streamed_rate) {
+  return ordinary_rate > 0 && ordinary_rate < SHM_FILL_SLOW_BYTES_PER_NS &&
+         streamed_rate > SHM_FILL_STREAM_GAIN * ordinary_rate;
+}
+
 void shm_fill_copy(shm_fill *f, void *dst, const void *src, uint64_t n) {
   if (n < SHM_FILL_MIN) {
     memcpy(dst, src, n);
     return;
   }
-  if (f->streaming && ++f->streamed < SHM_FILL_RECHECK) {
-    copy_streaming(dst, src, n);
-    return;
-  }
+  /* The kind not chosen is tried again every SHM_FILL_RECHECK fills; streaming only while
+   * ordinary copies average slow, since only then could it win. */
+  bool slow = f->ordinary_rate > 0 && f->ordinary_rate < SHM_FILL_SLOW_BYTES_PER_NS;
+  bool recheck = f->since_other + 1 >= SHM_FILL_RECHECK && (f->streaming || slow);
+  bool stream = f->streaming != recheck;
   uint64_t t0 = core_now_ns();
-  memcpy(dst, src, n);
-  uint64_t ns = core_now_ns() - t0;
-  f->streaming = (double)n < SHM_FILL_SLOW_BYTES_PER_NS * (double)ns;
-  f->streamed = 0;
+  if (stream)
+    copy_streaming(dst, src, n);
+  else
+    memcpy(dst, src, n);
+  double rate = (double)n / (double)CORE_MAX(core_now_ns() - t0, 1);
+  double *avg = stream ? &f->streamed_rate : &f->ordinary_rate;
+  *avg = *avg > 0 ? *avg + (rate - *avg) * SHM_FILL_WEIGHT : rate;
+  f->since_other = recheck ? 0 : f->since_other + 1;
+  f->streaming = shm_fill_should_stream(f->ordinary_rate, f->streamed_rate);
 }

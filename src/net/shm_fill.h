@@ -8,9 +8,19 @@
  * allgather of 1 MiB at n = 2 took 39-42 us near and 268-322 us far (2026-12-06). Streaming
  * (non-temporal) stores write whole lines without reading them: far, the same copy ran at 28 GB/s
  * and the allgather took 67-74 us; near, they cost the reader its cache hits (its copy out went
- * from 37-41 to 15-17 GB/s) and the allgather took 65-82 us. So the sender times its ordinary
- * copies, streams while they run slower than SHM_FILL_SLOW_BYTES_PER_NS, and every
- * SHM_FILL_RECHECK streamed fills makes one ordinary copy again to see whether that still holds.
+ * from 37-41 to 15-17 GB/s) and the allgather took 65-82 us.
+ *
+ * A slow ordinary copy is not enough to tell far from near: a source that comes from DRAM (the
+ * allreduce of 64 MiB) makes it slow near too. Timed copy by copy, the two kinds in turn (GB/s,
+ * 10th and 90th percentiles, 2026-12-06): near, ordinary 8.6-25 and streamed 8.9-14 for the
+ * allreduce of 64 MiB, 29-43 and 40-55 for the allgather of 1 MiB; far, ordinary 1.8-3.0
+ * (one rank 2.4-7.8) and streamed 8.8-53. Choosing by one slow copy at a time streamed most
+ * of the near allreduce of 64 MiB, which then took 13-15 ms against 11-12 ordinary. So each
+ * kind's rate is a moving average (SHM_FILL_WEIGHT a copy, so that one preempted copy is no
+ * sign), and the sender streams while ordinary copies average under SHM_FILL_SLOW_BYTES_PER_NS
+ * and streamed ones SHM_FILL_STREAM_GAIN times faster: the mark of lines taken back from a far
+ * cache, not of a slow source. The kind not chosen is copied again every SHM_FILL_RECHECK fills
+ * (a streamed one only while ordinary ones are slow), so the choice follows the placement.
  * The reader sees the same bytes either way.
  */
 #ifndef TERN_NET_SHM_FILL_H
@@ -20,18 +30,28 @@
 #include <stdint.h>
 
 #define SHM_FILL_MIN (32u << 10)      /* smaller payloads: always an ordinary copy */
-#define SHM_FILL_SLOW_BYTES_PER_NS 8.0 /* 8 GB/s: between the 2-3 far and the 22-37 near */
+#define SHM_FILL_SLOW_BYTES_PER_NS 8.0 /* far copies average 2-6 GB/s, near ones 9 and more */
+#define SHM_FILL_STREAM_GAIN 3.0       /* medians: about 1-2 near, 5-15 far */
 #define SHM_FILL_RECHECK 64
+#define SHM_FILL_WEIGHT 0.25 /* of a new copy's rate in its kind's average */
 
 typedef struct shm_fill {
-  bool streaming;   /* the last ordinary copy ran slow */
-  uint32_t streamed; /* fills streamed since that copy */
+  bool streaming;        /* the choice for the next fills */
+  uint32_t since_other;  /* fills since the last copy of the kind not chosen */
+  double ordinary_rate;  /* bytes per ns of ordinary copies, a moving average; 0 before one */
+  double streamed_rate;  /* and of streamed ones */
 } shm_fill;
+
+/* A sender's first state: it copies ordinarily, and may try streaming on its first slow copy. */
+#define SHM_FILL_INIT ((shm_fill){.since_other = SHM_FILL_RECHECK})
 
 /* Copies n bytes from src to dst (a slot's payload, 16-byte aligned), the way f says, and
  * updates f; all stores are visible before a later release store (the slot's publication).
  * Under SHM_FILL_MIN bytes it is a plain copy that leaves f alone (net/shm.c's small messages
  * do not call it). */
 void shm_fill_copy(shm_fill *f, void *dst, const void *src, uint64_t n);
+
+/* Whether copies at these rates (bytes per ns, 0 unknown) should stream. */
+bool shm_fill_should_stream(double ordinary_rate, double streamed_rate);
 
 #endif
