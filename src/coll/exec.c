@@ -68,6 +68,7 @@ static tern_status build(tern_comm *c, tern_request *r, size_t esize, const coll
   tern_status rc = TERN_ERR_UNSUPPORTED;
   r->args.ppn = c->ppn;
   r->args.dealt = c->dealt;
+  r->args.shared_memory = !c->any_tcp;
   r->args.inner = COLL_ALGO_RING;
   if (algo != COLL_ALGO_AUTO) {
     rc = build_algo(c, r, algo, out);

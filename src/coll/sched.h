@@ -102,12 +102,20 @@ typedef struct coll_sched {
   coll_view view;     /* off except while hier.c builds a sub-group's phase */
 } coll_sched;
 
+/* The allreduce of two ranks over shared memory goes in pieces of COLL_PAIR_PIECE elements from
+ * COLL_PAIR_PIECES_FROM elements on (ring.c): 512 KiB and 4 MiB of f32, where each rank's half
+ * outgrows a core's cache (2 MiB of L2 here). */
+#define COLL_PAIR_PIECE ((size_t)128 << 10)
+#define COLL_PAIR_PIECES_FROM ((size_t)1 << 20)
+
 typedef struct coll_args {
   coll_kind kind;
   int rank, size;
   int root;         /* broadcast and reduce; 0 elsewhere */
   size_t count;     /* as the public call's count (see the table above) */
   bool inplace;     /* the in-place form of the call (see the table above) */
+  bool shared_memory; /* every peer is reached through shared memory (where the allreduce of two
+                         ranks goes in pieces: COLL_PAIR_PIECE) */
   int dealt;        /* rank r runs on CPU r mod dealt of one host, whose ranks outnumber its
                        CPUs (tern run's binding); 0 when not. Trees spread their inner members
                        over those CPUs (tree.c) */

@@ -169,6 +169,25 @@ static void pipelines_take_any_segment(void **state) {
             }
 }
 
+/* The allreduce of two ranks over shared memory goes in pieces (ring.c) from
+ * COLL_PAIR_PIECES_FROM elements: right at and around that count, for pieces that divide the
+ * halves or not, in place and out of place. */
+static void pair_allreduce_in_pieces_is_correct(void **state) {
+  (void)state;
+  char why[1024];
+  const size_t from = COLL_PAIR_PIECES_FROM;
+  const size_t counts[] = {from - 1, from, from + 1, 3 * from + 5};
+  const size_t pieces[] = {0, 4093, from / 2, from};
+  for (size_t ci = 0; ci < CORE_ARRAY_LEN(counts); ci++)
+    for (size_t pi = 0; pi < CORE_ARRAY_LEN(pieces); pi++)
+      for (int ip = 0; ip <= 1; ip++) {
+        coll_args a = {.kind = COLL_ALLREDUCE, .size = 2, .count = counts[ci], .inplace = ip,
+                       .seg_count = pieces[pi], .shared_memory = true};
+        if (coll_check(&a, COLL_ALGO_RING, why, sizeof why) != TERN_OK)
+          fail_msg("count=%zu piece=%zu inplace=%d: %s", a.count, a.seg_count, ip, why);
+      }
+}
+
 /* ---- broken by hand ---------------------------------------------------------------------- */
 
 static coll_sched sch[4];
@@ -556,6 +575,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_schedule_is_correct),
       cmocka_unit_test(pipelines_take_any_segment),
+      cmocka_unit_test(pair_allreduce_in_pieces_is_correct),
       cmocka_unit_test(hier_schedules_are_correct),
       cmocka_unit_test(dealt_trees_are_correct),
       cmocka_unit_test(catches_wrong_block_inside_one_run),

@@ -334,6 +334,7 @@ static void cache_keys_every_field(void **state) {
   coll_args bc = {.kind = COLL_BROADCAST, .size = 4, .rank = 1, .count = 100, .root = 0};
   coll_args hi = {.kind = COLL_ALLREDUCE, .size = 8, .rank = 3, .count = 100, .ppn = 2,
                   .inner = COLL_ALGO_RING};
+  coll_args pair = {.kind = COLL_ALLREDUCE, .size = 2, .rank = 1, .count = COLL_PAIR_PIECES_FROM};
   variant v[] = {
       {"count", ar, ar, COLL_ALGO_RING, COLL_ALGO_RING},
       {"rank", ar, ar, COLL_ALGO_RING, COLL_ALGO_RING},
@@ -346,6 +347,7 @@ static void cache_keys_every_field(void **state) {
       {"ppn", hi, hi, COLL_ALGO_HIER, COLL_ALGO_HIER},
       {"inner", hi, hi, COLL_ALGO_HIER, COLL_ALGO_HIER},
       {"dealt", bc, bc, COLL_ALGO_TREE, COLL_ALGO_TREE},
+      {"shared_memory", pair, pair, COLL_ALGO_RING, COLL_ALGO_RING},
   };
   v[0].other.count = 101;
   v[1].other.rank = 2;
@@ -357,6 +359,7 @@ static void cache_keys_every_field(void **state) {
   v[8].other.ppn = 4;
   v[9].other.inner = COLL_ALGO_RHD;
   v[10].other.dealt = 2;
+  v[11].other.shared_memory = true;
   for (size_t i = 0; i < CORE_ARRAY_LEN(v); i++) {
     coll_sched x, y;
     coll_sched_init(&x);
