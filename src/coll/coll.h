@@ -77,6 +77,11 @@ coll_sched_cache *coll_engine_scheds(tern_comm *c);
 void coll_engine_force(tern_comm *c, coll_algo algo);
 coll_algo coll_engine_forced(tern_comm *c);
 
+/* Fills the fields of a that this communicator's layout decides (ppn, dealt, shared_memory),
+ * as the executor does before it builds a schedule (exec.c); `tern tune` compares algorithms'
+ * schedules with them. */
+void coll_args_place(const tern_comm *c, coll_args *a);
+
 /* The tuning in use (NULL: none; the built-in model chooses). */
 const coll_tuning *coll_engine_tuning(tern_comm *c);
 /* Rank 0 reads TERN_TUNING (or the default path) and hands the text to every rank through the

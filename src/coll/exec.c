@@ -60,15 +60,19 @@ static tern_status build_algo(tern_comm *c, tern_request *r, coll_algo algo,
   return coll_sched_cache_get(coll_engine_scheds(c), &r->args, algo, out);
 }
 
+void coll_args_place(const tern_comm *c, coll_args *a) {
+  a->ppn = c->ppn;
+  a->dealt = c->dealt;
+  a->shared_memory = !c->any_tcp;
+}
+
 static tern_status build(tern_comm *c, tern_request *r, size_t esize, const coll_sched **out) {
   coll_algo algo = coll_engine_forced(c);
   const char *forced = core_config_get()->algo;
   if (algo == COLL_ALGO_AUTO && forced[0] && !coll_algo_parse(forced, &algo))
     return core_err_set(&c->err, TERN_ERR_INVALID_ARG, "TERN_ALGO='%s' names no algorithm", forced);
   tern_status rc = TERN_ERR_UNSUPPORTED;
-  r->args.ppn = c->ppn;
-  r->args.dealt = c->dealt;
-  r->args.shared_memory = !c->any_tcp;
+  coll_args_place(c, &r->args);
   r->args.inner = COLL_ALGO_RING;
   if (algo != COLL_ALGO_AUTO) {
     rc = build_algo(c, r, algo, out);

@@ -13,8 +13,8 @@
  * one algorithm after another, two sweeps of this machine agreed on the winner within 5% at
  * only 75% of the points).
  *
- * Algorithms that give every rank the same schedule at a point (coll_sched_equal: at n = 2 the
- * ring and the tree broadcast are one send) are one algorithm there: they are timed once, as
+ * Algorithms that give every rank the same schedule at a point (coll_sched_equal, on this run's
+ * layout: at n = 2 the ring and the tree broadcast are one send) are one algorithm there: they are timed once, as
  * one, and each gets that time. Timed apart they differed only by noise, and the faster draw
  * then set a mark that a pick of the other missed by more than 5% for no reason (a sweep of
  * 2026-12-04: the tcp n = 2 ring and tree broadcasts, one schedule, 4-27% apart from 4 to 16
@@ -69,15 +69,17 @@ static int cmp_double(const void *a, const void *b) {
 
 #define REPS 9
 
-/* Whether a and b give every one of n ranks the same schedule of (k, count) as the calls below
- * make it (out of place, root 0). */
-static bool same_schedules(coll_kind k, int n, size_t count, coll_algo a, coll_algo b) {
+/* Whether a and b give every one of the n ranks of c the same schedule of (k, count) as the
+ * calls below make it (out of place, root 0, laid out as c is). */
+static bool same_schedules(tern_comm *c, coll_kind k, int n, size_t count, coll_algo a,
+                           coll_algo b) {
   coll_sched sa, sb;
   coll_sched_init(&sa);
   coll_sched_init(&sb);
   bool same = true;
   for (int r = 0; same && r < n; r++) {
     coll_args args = {.kind = k, .rank = r, .size = n, .count = count};
+    coll_args_place(c, &args);
     same = coll_build(&sa, &args, a) == TERN_OK && coll_build(&sb, &args, b) == TERN_OK &&
            coll_sched_equal(&sa, &sb);
   }
@@ -96,7 +98,7 @@ static tern_status measure(worker *w, coll_kind k, const coll_algo *all, int nal
   for (int i = 0; i < nall; i++) {
     timed_as[i] = -1;
     for (int j = 0; j < nalgos && timed_as[i] < 0; j++)
-      if (same_schedules(k, w->n, count, algos[j], all[i])) timed_as[i] = j;
+      if (same_schedules(w->c, k, w->n, count, algos[j], all[i])) timed_as[i] = j;
     if (timed_as[i] < 0) {
       timed_as[i] = nalgos;
       algos[nalgos++] = all[i];
