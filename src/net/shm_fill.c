@@ -23,9 +23,13 @@ static void copy_streaming(char *dst, const char *src, uint64_t n) {
 #endif
 }
 
+/* Whether ordinary copies, timed at least once, average under the mark. */
+static bool runs_slow(double ordinary_rate) {
+  return ordinary_rate > 0 && ordinary_rate < SHM_FILL_SLOW_BYTES_PER_NS;
+}
+
 bool shm_fill_should_stream(double ordinary_rate, double streamed_rate) {
-  return ordinary_rate > 0 && ordinary_rate < SHM_FILL_SLOW_BYTES_PER_NS &&
-         streamed_rate > SHM_FILL_STREAM_GAIN * ordinary_rate;
+  return runs_slow(ordinary_rate) && streamed_rate > SHM_FILL_STREAM_GAIN * ordinary_rate;
 }
 
 void shm_fill_copy(shm_fill *f, void *dst, const void *src, uint64_t n) {
@@ -35,8 +39,8 @@ void shm_fill_copy(shm_fill *f, void *dst, const void *src, uint64_t n) {
   }
   /* The kind not chosen is tried again every SHM_FILL_RECHECK fills; streaming only while
    * ordinary copies average slow, since only then could it win. */
-  bool slow = f->ordinary_rate > 0 && f->ordinary_rate < SHM_FILL_SLOW_BYTES_PER_NS;
-  bool recheck = f->since_other + 1 >= SHM_FILL_RECHECK && (f->streaming || slow);
+  bool recheck =
+      f->since_other + 1 >= SHM_FILL_RECHECK && (f->streaming || runs_slow(f->ordinary_rate));
   bool stream = f->streaming != recheck;
   uint64_t t0 = core_now_ns();
   if (stream)
