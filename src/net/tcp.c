@@ -2,9 +2,10 @@
  *
  * A message travels as one stripe on stream 0 when it is small, or as up to nstreams stripes
  * (4 KiB-aligned cuts) on streams 0..k-1 when it is large, so that one slow congestion window
- * does not cap a large transfer. Both ends cut the same way (it depends only on the message
- * length and the stream count, which the handshake makes equal), so each stream stays a simple
- * FIFO: stripe after stripe, each behind a 48-byte frame (frame.c).
+ * does not cap a large transfer. Both ends cut the same way (it depends only on the message's
+ * length and kind, which every frame is checked against, and on the stream count, which the
+ * handshake makes equal), so each stream stays a simple FIFO: stripe after stripe, each behind
+ * a 48-byte frame (frame.c).
  *
  * Sending is one sendmsg of frame + payload (zero copy from the caller's buffer). Receiving
  * reads frame and payload together into place; a reducing receive reads into a per-stream
@@ -85,9 +86,10 @@ void net_tcp_shutdown(net_tcp_chan *ch) {
 
 tern_status net_tcp_post(net_tcp_chan *ch, net_xfer *x, core_err *err) {
   uint64_t bytes = x->hdr.bytes;
+  uint64_t stripe_min = net_kind_exchanges(x->hdr.kind) ? NET_STRIPE_MIN : NET_STRIPE_MIN_ONE_WAY;
   int nstripes = 1;
-  if (bytes >= NET_STRIPE_MIN && ch->nstreams > 1)
-    nstripes = (int)CORE_MIN((uint64_t)ch->nstreams, bytes / NET_STRIPE_MIN);
+  if (bytes >= stripe_min && ch->nstreams > 1)
+    nstripes = (int)CORE_MIN((uint64_t)ch->nstreams, bytes / stripe_min);
   x->parts_left = nstripes;
   x->complete = false;
   for (int i = 0; i < nstripes; i++) {

@@ -91,11 +91,18 @@ void net_queue_pop(net_queue *q);
 void net_queue_free(net_queue *q);
 
 /* ---- TCP (tcp.c) ------------------------------------------------------------------------- */
-/* A TCP channel is nstreams connected sockets to one peer. A message of at least
- * NET_STRIPE_MIN bytes is cut into up to nstreams stripes (4 KiB-aligned), one per stream, each
- * behind its own frame; smaller messages travel whole on stream 0. */
+/* A TCP channel is nstreams connected sockets to one peer. A message is cut into up to
+ * nstreams stripes (4 KiB-aligned) of at least NET_STRIPE_MIN bytes, one per stream, each behind
+ * its own frame; smaller messages travel whole on stream 0. Where data flows one way
+ * (net_kind_exchanges false: broadcast, reduce, send/recv) the stripes are at least
+ * NET_STRIPE_MIN_ONE_WAY: there the receiver has nothing else to do, and each further stream
+ * only adds system calls and wake-ups on both ends (loopback, interleaved: the broadcast of
+ * 512 KiB and 1 MiB at n = 2 about 20% faster in two stripes than in four, the reduce of 1 and
+ * 2 MiB too), while an exchange, both directions full, was 7-29% slower at 1-4 MiB with stripes
+ * of 512 KiB (docs/PERFORMANCE.md). */
 
 #define NET_STRIPE_MIN (256u << 10)
+#define NET_STRIPE_MIN_ONE_WAY (512u << 10)
 #define NET_BOUNCE_BYTES (256u << 10) /* per stream, for reducing receives */
 #define NET_READ_AHEAD (16u << 10)    /* per stream, read past the message a receive waits for */
 

@@ -99,8 +99,9 @@ static net_msg_hdr hdr_for(size_t bytes, tern_dtype dt) {
 }
 
 /* Sends bytes from side 0 to side 1 as a message of the given kind (a collective's number),
- * plain or reducing, and checks what arrived. */
-static void one_message(pair *p, int kind, size_t bytes, bool reduce) {
+ * plain or reducing, and checks what arrived; on TCP, *stripes (when given) is the number of
+ * streams the send was cut over. */
+static void message_in_stripes(pair *p, int kind, size_t bytes, bool reduce, int *stripes) {
   size_t n = bytes / 4;
   float *src = malloc(bytes + 4), *dst = malloc(bytes + 4), *other = malloc(bytes + 4);
   for (size_t i = 0; i < n; i++) {
@@ -113,6 +114,15 @@ static void one_message(pair *p, int kind, size_t bytes, bool reduce) {
                 .src = (char *)other, .dst = (char *)dst};
   s.hdr.kind = r.hdr.kind = (uint8_t)kind;
   assert_int_equal(post(p, 0, &s), TERN_OK);
+  if (stripes) { /* one round of sending puts the head of every stripe into its socket */
+    bool moved = false;
+    assert_int_equal(net_tcp_progress(&p->tcp[0], &moved, NULL), TERN_OK);
+    for (int i = 0; i < p->tcp[0].nstreams; i++) {
+      int queued = 0;
+      assert_int_equal(ioctl(p->tcp_fd[1][i], FIONREAD, &queued), 0);
+      *stripes += queued > 0;
+    }
+  }
   assert_int_equal(post(p, 1, &r), TERN_OK);
   core_err err = {0};
   tern_status rc = drive(p, &s, &r, &err);
@@ -124,6 +134,10 @@ static void one_message(pair *p, int kind, size_t bytes, bool reduce) {
   free(src);
   free(dst);
   free(other);
+}
+
+static void one_message(pair *p, int kind, size_t bytes, bool reduce) {
+  message_in_stripes(p, kind, bytes, reduce, NULL);
 }
 
 static const size_t sizes[] = {0, 4, 64, 4096, 16384, 65532, 65536, 98304, 300000, 1u << 20,
@@ -140,6 +154,28 @@ static void tcp_messages(void **state) {
     }
     pair_free(&p);
   }
+}
+
+/* An exchange's message is cut into stripes from 256 KiB, a one-way message (broadcast) from
+ * 512 KiB (transport.h), and both arrive whole. */
+static void tcp_stripes_by_flow(void **state) {
+  (void)state;
+  static const struct {
+    int kind;
+    size_t bytes;
+    int stripes;
+  } cases[] = {{0, 300000, 1},   {3, 300000, 1},   {0, 600000, 2},         {3, 600000, 1},
+               {0, 1u << 20, 4}, {3, 1u << 20, 2}, {0, (2u << 20) + 8, 4}, {3, (2u << 20) + 8, 4}};
+  pair p;
+  pair_tcp(&p, 4);
+  for (size_t i = 0; i < CORE_ARRAY_LEN(cases); i++) {
+    int stripes = 0;
+    message_in_stripes(&p, cases[i].kind, cases[i].bytes, false, &stripes);
+    if (stripes != cases[i].stripes)
+      fail_msg("kind %d, %zu bytes: %d stripes, want %d", cases[i].kind, cases[i].bytes, stripes,
+               cases[i].stripes);
+  }
+  pair_free(&p);
 }
 
 static void shm_messages(void **state) {
@@ -622,6 +658,7 @@ static void frame_round_trip(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(frame_round_trip),    cmocka_unit_test(tcp_messages),
+      cmocka_unit_test(tcp_stripes_by_flow),
       cmocka_unit_test(tcp_read_ahead),      cmocka_unit_test(shm_messages),
       cmocka_unit_test(mismatch_is_named),   cmocka_unit_test(tcp_garbage_and_hangup),
       cmocka_unit_test(shm_bad_slot),        cmocka_unit_test(shm_cma_floor),
