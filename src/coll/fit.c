@@ -13,21 +13,22 @@
 #include <math.h>
 #include <string.h>
 
-static coll_cost_terms terms_of(const coll_sched *s, size_t elem_size) {
+static coll_cost_terms terms_of(const coll_sched *s, size_t elem_size, const coll_net_model *ref) {
   coll_cost_terms t = {0, 0, 0, 0};
-  double es = (double)elem_size, ns = 0, nr = 0, bs = 0, br = 0, red = 0;
+  double es = (double)elem_size, ns = 0, nr = 0, bs = 0, br = 0, rr = 0, red = 0;
   for (size_t i = 0; i < s->len; i++) {
     const coll_step *st = &s->steps[i];
     double cnt = (double)st->count;
     if (st->kind == COLL_STEP_SEND) ns++, bs += cnt;
     if (st->kind == COLL_STEP_RECV || st->kind == COLL_STEP_RECV_REDUCE) nr++, br += cnt;
+    if (st->kind == COLL_STEP_RECV_REDUCE) rr += cnt;
     if (st->kind == COLL_STEP_RECV_REDUCE || st->kind == COLL_STEP_REDUCE) red += cnt;
     if (!st->last) continue;
     double msgs = CORE_MAX(ns, nr);
     if (msgs > 0) t.a += 1, t.b += msgs - 1;
-    t.c += CORE_MAX(bs, br) * es;
+    t.c += coll_phase_bytes(ref, bs, br, rr) * es;
     t.d += red * es;
-    ns = nr = bs = br = red = 0;
+    ns = nr = bs = br = rr = red = 0;
   }
   return t;
 }
@@ -44,7 +45,7 @@ tern_status coll_cost_terms_of(coll_kind kind, coll_algo algo, int n, size_t cou
     coll_args a = {.kind = kind, .rank = r, .size = n, .count = count};
     tern_status rc = coll_build(scratch, &a, algo);
     if (rc != TERN_OK) return rc;
-    coll_cost_terms t = terms_of(scratch, elem_size);
+    coll_cost_terms t = terms_of(scratch, elem_size, ref);
     double cost = priced(&t, ref);
     if (cost > worst) worst = cost, *out = t;
   }

@@ -234,12 +234,39 @@ typedef struct coll_net_model {
    * at what arrived), paid n / cpus times over by every phase in which the ranks wait for each
    * other (select.c); 0: not modelled */
   double turn;
+  /* every rank on one host, so a CPU at each end copies every byte and no link carries any
+   * (shared memory, or TCP over loopback): see coll_phase_bytes */
+  bool one_host;
+  /* a reducing receive reads the message where it lies (shared memory's slots) and so copies
+   * nothing of its own: its bytes cost gamma alone. Over TCP they are copied out of the socket
+   * first. */
+  bool reduce_in_place;
 } coll_net_model;
+
+/* The bytes of a phase that beta prices, for a rank that sends sent bytes in it and receives
+ * received, reduce_received of them reducing.
+ *
+ * On one host (one_host) a CPU at each end copies every byte (into and out of shared memory's
+ * slots, or of the kernel's socket buffers), so a rank that sends and receives in one phase does
+ * both copies on its own CPU, while the two ends of a one-way message work in parallel: the
+ * phase costs all it sends and receives, but what it reduces in place (reduce_in_place). Until
+ * 2026-12-06 every phase was priced at the larger of the two, and the receive's copy even where
+ * the reduction reads the slots in place: halving-doubling's reduce, an exchange, then looked
+ * cheaper than the tree's one-way hop, which beat it by 1.2-1.6x at n = 2 from 16 KiB (tern
+ * tune's sweeps of this machine, docs/PERFORMANCE.md).
+ *
+ * Across hosts a full-duplex link carries both directions at once, and on a crowded host no rank
+ * has a CPU of its own (every copy is in the host's work, coll_host_time, shared by the CPUs):
+ * there a phase costs its larger direction, its time in a chain of dependent phases. */
+static inline double coll_phase_bytes(const coll_net_model *m, double sent, double received,
+                                      double reduce_received) {
+  if (m->crowded || !m->one_host) return sent > received ? sent : received;
+  return sent + received - (m->reduce_in_place ? reduce_received : 0);
+}
 
 /* The modelled time of s: per phase, alpha if it moves anything (a message, even of zero
  * elements), plus o for each message beyond the first in the busier direction, plus beta times
- * the larger of the bytes it sends and receives, plus gamma times the bytes it reduces. Local
- * copies are not charged. */
+ * coll_phase_bytes, plus gamma times the bytes it reduces. Local copies are not charged. */
 double coll_sched_cost(const coll_sched *s, size_t elem_size, const coll_net_model *m);
 
 /* The closed-form alpha-beta-gamma time of (kind, algo) over n ranks, count as in coll_args and

@@ -3,12 +3,12 @@
  *
  * The model (Hockney's alpha-beta, with gamma for the reduction as in Thakur, Rabenseifner and
  * Gropp 2005, and LogP's o for messages that share a phase): a phase costs alpha if it moves
- * anything, o per message beyond the first in its busier direction, beta per byte of the larger
- * of what it sends and receives, gamma per byte it reduces. The closed forms are the critical
- * path of the schedules coll_build writes (the busiest rank's phases; for the chain pipelines,
- * the n-2 phases it takes the first segment to reach the end). They are exact where blocks
- * divide evenly (test_select.c holds them to coll_sched_cost of the built schedules) and within
- * a block's rounding elsewhere.
+ * anything, o per message beyond the first in its busier direction, beta per byte of what it
+ * sends and receives as coll_phase_bytes counts them, gamma per byte it reduces. The closed forms
+ * are the critical path of the schedules coll_build writes (the busiest rank's phases; for the
+ * chain pipelines, the n-2 phases it takes the first segment to reach the end). They are exact
+ * where blocks divide evenly (test_select.c holds them to coll_sched_cost of the built
+ * schedules) and within a block's rounding elsewhere.
  *
  * The constants are this machine's (2-core KVM guest, Debian 12), from peers/BASELINES.md, to be
  * refitted from tern's own measurements:
@@ -29,12 +29,13 @@
 #include <math.h>
 
 const coll_net_model coll_model_shm = {
-    .alpha = 0.34e-6, .beta = 1 / 12.45e9, .gamma = 1 / 8.10e9, .o = 0.17e-6};
+    .alpha = 0.34e-6, .beta = 1 / 12.45e9, .gamma = 1 / 8.10e9, .o = 0.17e-6, .one_host = true,
+    .reduce_in_place = true};
 /* msg_cpu 0.5 us and turn 4 us: fitted to every algorithm of broadcast, reduce, allreduce and
  * allgather at n = 4, 8 and 16 on 2 cores (see turn_phases) */
 const coll_net_model coll_model_shm_crowded = {
     .alpha = 0.34e-6, .beta = 1 / 12.45e9, .gamma = 1 / 8.10e9, .o = 0.17e-6, .crowded = true,
-    .handoff = 10e-6, .msg_cpu = 0.5e-6, .turn = 4e-6};
+    .handoff = 10e-6, .msg_cpu = 0.5e-6, .turn = 4e-6, .one_host = true, .reduce_in_place = true};
 const coll_net_model coll_model_tcp = {
     .alpha = 4.55e-6, .beta = 1 / 3.0e9, .gamma = 1 / 8.10e9, .o = 2.275e-6};
 /* msg_cpu 12.4 us: fitted to the ring and the tree of allreduce at n = 8 on 2 cores (work.c) */
@@ -49,14 +50,27 @@ coll_net_model coll_model_for(bool tcp, bool crowded, int cpus) {
   return m;
 }
 
-/* One phase: msgs messages in its busier direction, moving bytes, reducing red. */
+/* One phase: msgs messages in its busier direction, sending sent bytes and receiving received,
+ * red of them reducing. */
+static double phase_of(const coll_net_model *m, double msgs, double sent, double received,
+                     double red) {
+  return (msgs > 0 ? m->alpha + m->o * (msgs - 1) : 0) +
+         m->beta * coll_phase_bytes(m, sent, received, red) + m->gamma * red;
+}
+
+/* A phase that moves bytes one way (what the busiest rank receives, or sends when red = 0). */
 static double phase(const coll_net_model *m, double msgs, double bytes, double red) {
-  return (msgs > 0 ? m->alpha + m->o * (msgs - 1) : 0) + m->beta * bytes + m->gamma * red;
+  return phase_of(m, msgs, 0, bytes, red);
+}
+
+/* A phase in which the rank sends bytes and receives as many. */
+static double exchange(const coll_net_model *m, double msgs, double bytes, double red) {
+  return phase_of(m, msgs, bytes, bytes, red);
 }
 
 double coll_sched_cost(const coll_sched *s, size_t elem_size, const coll_net_model *m) {
   double t = 0, es = (double)elem_size;
-  double ns = 0, nr = 0, bs = 0, br = 0, red = 0;
+  double ns = 0, nr = 0, bs = 0, br = 0, rr = 0, red = 0; /* rr: received reducing */
   for (size_t i = 0; i < s->len; i++) {
     const coll_step *st = &s->steps[i];
     double cnt = (double)st->count;
@@ -68,7 +82,7 @@ double coll_sched_cost(const coll_sched *s, size_t elem_size, const coll_net_mod
       nr++, br += cnt;
       break;
     case COLL_STEP_RECV_REDUCE:
-      nr++, br += cnt, red += cnt;
+      nr++, br += cnt, rr += cnt, red += cnt;
       break;
     case COLL_STEP_REDUCE:
       red += cnt;
@@ -77,8 +91,8 @@ double coll_sched_cost(const coll_sched *s, size_t elem_size, const coll_net_mod
       break;
     }
     if (!st->last) continue;
-    t += phase(m, CORE_MAX(ns, nr), CORE_MAX(bs, br) * es, red * es);
-    ns = nr = bs = br = red = 0;
+    t += phase_of(m, CORE_MAX(ns, nr), bs * es, br * es, rr * es) + m->gamma * (red - rr) * es;
+    ns = nr = bs = br = rr = red = 0;
   }
   return t;
 }
@@ -93,9 +107,11 @@ typedef struct shape {
   bool fold;
 } shape;
 
-/* Recursive halving (with reduction: red = 1) or doubling among p ranks, moving part bytes. */
-static double halving(const shape *x, double part, double red) {
-  return x->L * x->m->alpha + part * (x->m->beta + red * x->m->gamma);
+/* Recursive halving (reducing what it receives: red = 1) or doubling among p ranks, in which
+ * the busiest rank sends and receives these bytes over its L phases. */
+static double halving(const shape *x, double sent, double received, double red) {
+  return x->L * x->m->alpha + coll_phase_bytes(x->m, sent, received, red * received) * x->m->beta +
+         received * red * x->m->gamma;
 }
 
 /* The part of an even split of B in p units: all but one unit. */
@@ -126,7 +142,9 @@ static double chain(const shape *x, size_t count, size_t es, double red) {
   if (x->m->crowded && x->m->handoff == 0) return (x->n - 1) * phase(x->m, 1, x->B, red * x->B);
   size_t seg = coll_pipeline_seg(count, (int)x->n, 0), nseg = (count + seg - 1) / seg;
   double S = (double)(seg * es);
-  return ((double)nseg + x->n - 2) * (x->m->handoff + phase(x->m, 1, S, red * S));
+  /* a rank in the middle passes one segment on while it receives the next */
+  double round = x->n > 2 ? exchange(x->m, 1, S, red * S) : phase(x->m, 1, S, red * S);
+  return ((double)nseg + x->n - 2) * (x->m->handoff + round);
 }
 
 static double allreduce(const shape *x, coll_algo algo, size_t count, size_t es) {
@@ -136,15 +154,16 @@ static double allreduce(const shape *x, coll_algo algo, size_t count, size_t es)
   double blk = (double)(most * es);
   switch (algo) {
   case COLL_ALGO_RING:
-    return 2 * (n - 1) * phase(m, 1, blk, 0) + (n - 1) * blk * m->gamma;
+    return (n - 1) * (exchange(m, 1, blk, blk) + exchange(m, 1, blk, 0));
   case COLL_ALGO_RHD:
-    return fold + halving(x, even_part(x), 1) + halving(x, even_part(x), 0);
+    return fold + halving(x, even_part(x), even_part(x), 1) +
+           halving(x, even_part(x), even_part(x), 0);
   case COLL_ALGO_RD:
-    return fold + x->L * phase(m, 1, B, B);
+    return fold + x->L * exchange(m, 1, B, B);
   case COLL_ALGO_TREE:
     return x->Lc * (phase(m, 1, B, B) + phase(m, 1, B, 0));
-  case COLL_ALGO_DIRECT:
-    return phase(m, n - 1, (n - 1) * B, (n - 1) * B);
+  case COLL_ALGO_DIRECT: /* plain receives into TMP, then local reductions */
+    return exchange(m, n - 1, (n - 1) * B, 0) + (n - 1) * B * m->gamma;
   default:
     return HUGE_VAL;
   }
@@ -156,17 +175,19 @@ static double scatter_gather(const shape *x, coll_kind kind, coll_algo algo) {
   double n = x->n, B = x->B, N = n * B, red = kind == COLL_REDUCE_SCATTER;
   switch (algo) {
   case COLL_ALGO_RING:
-    return (n - 1) * phase(m, 1, B, red * B);
+    return (n - 1) * exchange(m, 1, B, red * B);
   case COLL_ALGO_DIRECT:
-    return phase(m, n - 1, (n - 1) * B, red * (n - 1) * B);
+    return exchange(m, n - 1, (n - 1) * B, 0) + red * (n - 1) * B * m->gamma;
   case COLL_ALGO_RHD: /* the units are the ranks' blocks: all but this rank's move */
-    if (red) return (x->fold ? phase(m, 1, N, N) + phase(m, 1, B, 0) : 0) + halving(x, N - B, 1);
-    return (x->fold ? phase(m, 1, B, 0) + phase(m, 1, N, 0) : 0) + halving(x, N - B, 0);
+    if (red)
+      return (x->fold ? phase(m, 1, N, N) + phase(m, 1, B, 0) : 0) + halving(x, N - B, N - B, 1);
+    return (x->fold ? phase(m, 1, B, 0) + phase(m, 1, N, 0) : 0) + halving(x, N - B, N - B, 0);
   case COLL_ALGO_TREE:
     if (red) return x->Lc * (phase(m, 1, N, N) + m->alpha) + (n - 1) * B * m->beta;
     return x->Lc * (m->alpha + phase(m, 1, N, 0)) + (n - 1) * B * m->beta;
   case COLL_ALGO_BRUCK:
-    return red ? HUGE_VAL : x->Lc * m->alpha + (n - 1) * B * m->beta;
+    if (red) return HUGE_VAL;
+    return x->Lc * m->alpha + coll_phase_bytes(m, (n - 1) * B, (n - 1) * B, 0) * m->beta;
   default:
     return HUGE_VAL;
   }
@@ -175,17 +196,22 @@ static double scatter_gather(const shape *x, coll_kind kind, coll_algo algo) {
 /* broadcast and reduce (red = 1). */
 static double rooted(const shape *x, coll_algo algo, size_t count, size_t es, double red) {
   const coll_net_model *m = x->m;
-  double n = x->n, B = x->B;
+  double n = x->n, B = x->B, fold = x->fold ? phase(m, 1, B, red * B) : 0;
   switch (algo) {
   case COLL_ALGO_RING:
     return chain(x, count, es, red);
   case COLL_ALGO_RHD:
-    return (x->fold ? phase(m, 1, B, red * B) : 0) + halving(x, even_part(x), red) +
-           halving(x, even_part(x), 0);
+    /* reduce: a reduce-scatter, then a gather; broadcast: a scatter, then the doubling, in
+     * which no rank is sent the units it holds, so the root sends all but its unit in each, and
+     * no rank carries more (the last gets its unit in the scatter, and in the doubling sends
+     * one unit fewer than it gets) */
+    if (red)
+      return fold + halving(x, even_part(x), even_part(x), 1) + halving(x, even_part(x), 0, 0);
+    return fold + 2 * halving(x, even_part(x), 0, 0);
   case COLL_ALGO_TREE:
     return x->Lc * phase(m, 1, B, red * B);
   case COLL_ALGO_DIRECT:
-    return phase(m, n - 1, (n - 1) * B, red * (n - 1) * B);
+    return phase(m, n - 1, (n - 1) * B, 0) + red * (n - 1) * B * m->gamma;
   default:
     return HUGE_VAL;
   }
@@ -197,12 +223,12 @@ static double alltoall(const shape *x, coll_algo algo) {
   int ni = (int)n;
   switch (algo) {
   case COLL_ALGO_PAIRWISE:
-    return (n - 1) * phase(m, 1, B, 0);
+    return (n - 1) * exchange(m, 1, B, 0);
   case COLL_ALGO_DIRECT:
-    return phase(m, n - 1, (n - 1) * B, 0);
+    return exchange(m, n - 1, (n - 1) * B, 0);
   case COLL_ALGO_BRUCK:
     for (int bit = 1; bit < ni; bit *= 2)
-      t += phase(m, 1, (double)coll_bruck_slots(ni, bit) * B, 0);
+      t += exchange(m, 1, (double)coll_bruck_slots(ni, bit) * B, 0);
     return t;
   default:
     return HUGE_VAL;

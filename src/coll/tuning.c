@@ -193,5 +193,8 @@ coll_algo coll_tuning_select(const coll_tuning *t, coll_transport_kind tr, coll_
     double d = rank_distance(n, t->models[i].n);
     if (d < best_d) best_d = d, m = &t->models[i];
   }
-  return m ? coll_select(kind, n, count, elem_size, &m->m) : COLL_ALGO_AUTO;
+  if (m == NULL) return COLL_ALGO_AUTO;
+  coll_net_model fitted = m->m; /* fitted on terms priced as the built-in model of tr prices them */
+  fitted.one_host = fitted.reduce_in_place = tr == COLL_TR_SHM;
+  return coll_select(kind, n, count, elem_size, &fitted);
 }

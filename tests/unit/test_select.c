@@ -37,9 +37,19 @@ static void sched_cost_follows_its_definition(void **state) {
   coll_sched_send(&s, 1, COLL_BUF_RECV, 0, 0); /* an empty message still costs alpha */
   coll_sched_end_phase(&s);
   double es = 4;
+  /* across hosts a phase's bytes are its larger direction */
   double want =
       (1e-6 + 1e-3 + 1e-9 * 150 * es) + (1e-6 + (1e-9 + 1e-12) * 40 * es) + 1e-12 * 30 * es + 1e-6;
   near(coll_sched_cost(&s, 4, &toy), want, 1e-12);
+  /* on one host both directions, but what is reduced in place */
+  coll_net_model one_host = toy;
+  one_host.one_host = true;
+  want = (1e-6 + 1e-3 + 1e-9 * (150 + 80) * es) + (1e-6 + (1e-9 + 1e-12) * 40 * es) +
+         1e-12 * 30 * es + 1e-6;
+  near(coll_sched_cost(&s, 4, &one_host), want, 1e-12);
+  one_host.reduce_in_place = true;
+  want = (1e-6 + 1e-3 + 1e-9 * (150 + 80) * es) + (1e-6 + 1e-12 * 40 * es) + 1e-12 * 30 * es + 1e-6;
+  near(coll_sched_cost(&s, 4, &one_host), want, 1e-12);
   coll_sched_free(&s);
 }
 
@@ -58,7 +68,9 @@ static void closed_forms_match_schedules(void **state) {
   (void)state;
   coll_sched s;
   coll_sched_init(&s);
-  const coll_net_model *models[] = {&coll_model_shm, &coll_model_tcp};
+  coll_net_model loopback = coll_model_tcp; /* one host, nothing reduced in place */
+  loopback.one_host = true;
+  const coll_net_model *models[] = {&coll_model_shm, &coll_model_tcp, &loopback};
   long exact = 0, close = 0, chains = 0;
   double worst = 1;
   for (int kind = 0; kind < COLL_NUM_KINDS; kind++)
@@ -69,9 +81,9 @@ static void closed_forms_match_schedules(void **state) {
       bool chain = rooted && algo == COLL_ALGO_RING;
       for (int n = 2; n <= 64; n += n < 12 ? 1 : 7)
         for (int ci = 0; ci < 5; ci++)
-          for (int mi = 0; mi < 2; mi++) {
+          for (int mi = 0; mi < 3; mi++) {
             const size_t counts[] = {(size_t)n, 3 * (size_t)n + 1, 1000, 65537, 1 << 20};
-            size_t c = counts[ci], es = mi ? 2 : 4;
+            size_t c = counts[ci], es = mi == 1 ? 2 : 4;
             const coll_net_model *m = models[mi];
             coll_args a = {.kind = kind, .size = n, .count = c, .root = rooted ? n / 3 : 0};
             double sched = max_rank_cost(&s, a, algo, es, m);
@@ -79,10 +91,16 @@ static void closed_forms_match_schedules(void **state) {
             if (chain) {
               size_t seg = coll_pipeline_seg(c, n, 0);
               double red = kind == COLL_REDUCE, S = (double)(seg * es);
-              /* the n-3 rounds of the fill, and the reduction a middle rank's last phase,
-               * a send, does not do */
-              double fill = CORE_MAX(0, n - 3) * (m->alpha + S * (m->beta + red * m->gamma)) +
-                            (n >= 3) * red * S * m->gamma;
+              /* the closed form prices nseg + n - 2 rounds as a middle rank's, which passes a
+               * segment on while it receives the next; the worst rank, one in the middle, has
+               * nseg + 1 phases, of which its first only receives and its last only sends
+               * (without reducing) */
+              double round = m->alpha + m->beta * coll_phase_bytes(m, S, S, red * S) +
+                             m->gamma * red * S;
+              double first = m->alpha + m->beta * coll_phase_bytes(m, 0, S, red * S) +
+                             m->gamma * red * S;
+              double last = m->alpha + m->beta * coll_phase_bytes(m, S, 0, 0);
+              double fill = n >= 3 ? (n - 1) * round - first - last : 0;
               if (c % seg == 0) {
                 if (fabs(closed - sched - fill) > 1e-9 * closed) goto wrong;
                 chains++;
@@ -134,20 +152,29 @@ static void select_is_the_cheapest(void **state) {
 }
 
 /* What the constants make of this machine: latency-bound algorithms for small messages,
- * bandwidth-optimal ones for large, the pipeline for large broadcasts. */
+ * bandwidth-optimal ones for large; for large broadcasts the pipeline across hosts, and on one
+ * host halving-doubling, since there a pipeline's middle ranks copy every byte in and out on
+ * their own CPUs (coll_phase_bytes); the reduce of two ranks one message, not an exchange, on
+ * one host. */
 static void select_follows_the_model(void **state) {
   (void)state;
   const coll_net_model *shm = &coll_model_shm, *tcp = &coll_model_tcp;
+  coll_net_model loopback = coll_model_tcp;
+  loopback.one_host = true;
   assert_int_equal(coll_select(COLL_ALLREDUCE, 8, 2, 4, shm), COLL_ALGO_RD);
   assert_int_equal(coll_select(COLL_ALLREDUCE, 8, 16 << 20, 4, shm), COLL_ALGO_RHD);
   assert_int_equal(coll_select(COLL_ALLREDUCE, 6, 16 << 20, 4, tcp), COLL_ALGO_RING);
-  assert_int_equal(coll_select(COLL_BROADCAST, 16, 16 << 20, 4, shm), COLL_ALGO_RING);
+  assert_int_equal(coll_select(COLL_BROADCAST, 16, 16 << 20, 4, tcp), COLL_ALGO_RING);
+  assert_int_equal(coll_select(COLL_BROADCAST, 16, 16 << 20, 4, shm), COLL_ALGO_RHD);
+  assert_int_equal(coll_select(COLL_REDUCE, 2, 1 << 20, 4, shm), COLL_ALGO_RING);
+  assert_int_equal(coll_select(COLL_REDUCE, 2, 1 << 20, 4, &loopback), COLL_ALGO_RING);
+  assert_int_equal(coll_select(COLL_REDUCE, 2, 1 << 20, 4, tcp), COLL_ALGO_RHD);
   assert_int_equal(coll_select(COLL_BROADCAST, 16, 2, 4, shm), COLL_ALGO_TREE);
   /* with more ranks than CPUs the chain's stages take turns: over shared memory each round
    * pays a hand-off, so halving-doubling's fewer rounds win up to 16 MiB and the chain beyond;
    * over TCP the stages do not overlap at all and halving-doubling wins throughout */
-  assert_int_equal(coll_select(COLL_BROADCAST, 4, 4 << 20, 4, shm), COLL_ALGO_RING);
-  assert_int_equal(coll_select(COLL_BROADCAST, 4, 1 << 18, 4, shm), COLL_ALGO_RING);
+  assert_int_equal(coll_select(COLL_BROADCAST, 4, 4 << 20, 4, shm), COLL_ALGO_RHD);
+  assert_int_equal(coll_select(COLL_BROADCAST, 4, 1 << 18, 4, shm), COLL_ALGO_RHD);
   assert_int_equal(coll_select(COLL_BROADCAST, 4, 1 << 18, 4, &coll_model_shm_crowded), COLL_ALGO_RHD);
   assert_int_equal(coll_select(COLL_BROADCAST, 4, 4 << 20, 4, &coll_model_shm_crowded), COLL_ALGO_RHD);
   assert_int_equal(coll_select(COLL_BROADCAST, 4, 16 << 20, 4, &coll_model_shm_crowded), COLL_ALGO_RING);
