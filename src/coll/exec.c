@@ -20,10 +20,8 @@
  * always is over shared memory: then every rank counts the same ranks and CPUs and picks alike;
  * across hosts, each host would judge its own crowding. */
 static coll_net_model model_of(const tern_comm *c) {
-  coll_net_model m =
-      coll_model_for(c->any_tcp, c->oversubscribed && c->local_size == c->size, c->host_cpus);
-  m.one_host = m.one_host || c->local_size == c->size; /* TCP over loopback */
-  return m;
+  bool one_host = c->local_size == c->size;
+  return coll_model_for(c->any_tcp, one_host, c->oversubscribed && one_host, c->host_cpus);
 }
 
 /* Several hosts (some peers over TCP, hosts holding equal blocks of ranks): hier competes. */

@@ -313,7 +313,8 @@ coll_algo coll_select_hosts(coll_kind kind, int n, int ppn, size_t count, size_t
 extern const coll_net_model coll_model_shm, coll_model_shm_crowded, coll_model_tcp,
     coll_model_tcp_crowded;
 /* The one of the four for a transport (tcp or shared memory) on a host crowded or not, with
- * cpus (the CPUs the ranks share) filled in when crowded. */
-coll_net_model coll_model_for(bool tcp, bool crowded, int cpus);
+ * cpus (the CPUs the ranks share) filled in when crowded, and one_host when every rank is on
+ * one host (always so over shared memory). */
+coll_net_model coll_model_for(bool tcp, bool one_host, bool crowded, int cpus);
 
 #endif /* TERN_COLL_SCHED_H */

@@ -43,10 +43,11 @@ const coll_net_model coll_model_tcp_crowded = {
     .alpha = 4.55e-6, .beta = 1 / 3.0e9, .gamma = 1 / 8.10e9, .o = 2.275e-6, .crowded = true,
     .msg_cpu = 12.4e-6};
 
-coll_net_model coll_model_for(bool tcp, bool crowded, int cpus) {
-  if (!crowded) return tcp ? coll_model_tcp : coll_model_shm;
-  coll_net_model m = tcp ? coll_model_tcp_crowded : coll_model_shm_crowded;
-  m.cpus = cpus;
+coll_net_model coll_model_for(bool tcp, bool one_host, bool crowded, int cpus) {
+  coll_net_model m = crowded ? (tcp ? coll_model_tcp_crowded : coll_model_shm_crowded)
+                             : (tcp ? coll_model_tcp : coll_model_shm);
+  if (crowded) m.cpus = cpus;
+  m.one_host = m.one_host || one_host; /* TCP over loopback */
   return m;
 }
 

@@ -68,8 +68,7 @@ static void closed_forms_match_schedules(void **state) {
   (void)state;
   coll_sched s;
   coll_sched_init(&s);
-  coll_net_model loopback = coll_model_tcp; /* one host, nothing reduced in place */
-  loopback.one_host = true;
+  coll_net_model loopback = coll_model_for(true, true, false, 0); /* nothing reduced in place */
   const coll_net_model *models[] = {&coll_model_shm, &coll_model_tcp, &loopback};
   long exact = 0, close = 0, chains = 0;
   double worst = 1;
@@ -159,8 +158,7 @@ static void select_is_the_cheapest(void **state) {
 static void select_follows_the_model(void **state) {
   (void)state;
   const coll_net_model *shm = &coll_model_shm, *tcp = &coll_model_tcp;
-  coll_net_model loopback = coll_model_tcp;
-  loopback.one_host = true;
+  coll_net_model loopback = coll_model_for(true, true, false, 0);
   assert_int_equal(coll_select(COLL_ALLREDUCE, 8, 2, 4, shm), COLL_ALGO_RD);
   assert_int_equal(coll_select(COLL_ALLREDUCE, 8, 16 << 20, 4, shm), COLL_ALGO_RHD);
   assert_int_equal(coll_select(COLL_ALLREDUCE, 6, 16 << 20, 4, tcp), COLL_ALGO_RING);
@@ -262,9 +260,10 @@ static void work_matches_schedules(void **state) {
  * critical path. */
 static void crowded_tcp_counts_the_hosts_work(void **state) {
   (void)state;
-  coll_net_model two = coll_model_for(true, true, 2), unknown = coll_model_for(true, true, 0);
+  coll_net_model two = coll_model_for(true, true, true, 2);
+  coll_net_model unknown = coll_model_for(true, true, true, 0);
   assert_int_equal(two.cpus, 2);
-  assert_int_equal(coll_model_for(true, false, 2).cpus, 0);
+  assert_int_equal(coll_model_for(true, true, false, 2).cpus, 0);
   assert_int_equal(coll_select(COLL_ALLREDUCE, 8, 16384, 4, &two), COLL_ALGO_TREE);
   assert_int_equal(coll_select(COLL_ALLREDUCE, 16, 16384, 4, &two), COLL_ALGO_TREE);
   assert_int_equal(coll_select(COLL_ALLREDUCE, 8, 16384, 4, &unknown), COLL_ALGO_RHD);
@@ -284,7 +283,7 @@ static void crowded_tcp_counts_the_hosts_work(void **state) {
  * halving-doubling, 2 to 36 times slower. */
 static void crowded_shm_counts_the_ranks_turns(void **state) {
   (void)state;
-  coll_net_model two = coll_model_for(false, true, 2), no_turns = two;
+  coll_net_model two = coll_model_for(false, true, true, 2), no_turns = two;
   no_turns.turn = 0;
   assert_int_equal(coll_select(COLL_BROADCAST, 16, 65536, 4, &two), COLL_ALGO_TREE);
   assert_int_equal(coll_select(COLL_BROADCAST, 8, 4096, 4, &two), COLL_ALGO_TREE);

@@ -121,8 +121,7 @@ static int host_cpus(void) {
 static coll_algo pick(predictor p, coll_tuning *t, const tune_row *r) {
   if (p == P_BUILTIN) { /* as the runtime picks on this host, crowded when the ranks outnumber
                           CPUs */
-    coll_net_model m = coll_model_for(r->tr == COLL_TR_TCP, r->n > host_cpus(), host_cpus());
-    m.one_host = true;
+    coll_net_model m = coll_model_for(r->tr == COLL_TR_TCP, true, r->n > host_cpus(), host_cpus());
     return coll_select(r->kind, r->n, r->count, sizeof(float), &m);
   }
   t->use_table = p == P_TABLE;
