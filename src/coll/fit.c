@@ -13,22 +13,15 @@
 #include <math.h>
 #include <string.h>
 
+/* The coefficients of alpha, o, beta and gamma in coll_sched_cost of s under ref. */
 static coll_cost_terms terms_of(const coll_sched *s, size_t elem_size, const coll_net_model *ref) {
   coll_cost_terms t = {0, 0, 0, 0};
-  double es = (double)elem_size, ns = 0, nr = 0, bs = 0, br = 0, rr = 0, red = 0;
-  for (size_t i = 0; i < s->len; i++) {
-    const coll_step *st = &s->steps[i];
-    double cnt = (double)st->count;
-    if (st->kind == COLL_STEP_SEND) ns++, bs += cnt;
-    if (st->kind == COLL_STEP_RECV || st->kind == COLL_STEP_RECV_REDUCE) nr++, br += cnt;
-    if (st->kind == COLL_STEP_RECV_REDUCE) rr += cnt;
-    if (st->kind == COLL_STEP_RECV_REDUCE || st->kind == COLL_STEP_REDUCE) red += cnt;
-    if (!st->last) continue;
-    double msgs = CORE_MAX(ns, nr);
-    if (msgs > 0) t.a += 1, t.b += msgs - 1;
-    t.c += coll_phase_bytes(ref, bs, br, rr) * es;
-    t.d += red * es;
-    ns = nr = bs = br = rr = red = 0;
+  double es = (double)elem_size;
+  coll_phase_tally p;
+  for (size_t i = 0; coll_phase_next(s, &i, 0, 0, &p);) {
+    if (p.msgs > 0) t.a += 1, t.b += p.msgs - 1;
+    t.c += coll_phase_bytes(ref, p.sent, p.received, p.reduce_received) * es;
+    t.d += p.reduced * es;
   }
   return t;
 }

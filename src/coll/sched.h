@@ -264,9 +264,21 @@ static inline double coll_phase_bytes(const coll_net_model *m, double sent, doub
   return sent + received - (m->reduce_in_place ? reduce_received : 0);
 }
 
-/* The modelled time of s: per phase, alpha if it moves anything (a message, even of zero
- * elements), plus o for each message beyond the first in the busier direction, plus beta times
- * coll_phase_bytes, plus gamma times the bytes it reduces. Local copies are not charged. */
+/* One phase of a schedule, in elements: messages in its busier direction, elements sent,
+ * received, received reducing, and reduced in all (local reductions too); crosses: it has a
+ * message to or from another host. */
+typedef struct coll_phase_tally {
+  double msgs, sent, received, reduce_received, reduced;
+  bool crosses;
+} coll_phase_tally;
+/* Tallies the phase of s that starts at step *i and moves *i past it; false when the steps left
+ * make no whole phase. crosses is asked only with ppn > 0 (ppn ranks a host, rank this one). */
+bool coll_phase_next(const coll_sched *s, size_t *i, int ppn, int rank, coll_phase_tally *p);
+/* A phase's modelled time: alpha if it moves anything (a message, even of zero elements), plus
+ * o for each message beyond the first in the busier direction, plus beta times coll_phase_bytes,
+ * plus gamma times the bytes it reduces. Local copies are not charged. */
+double coll_phase_cost(const coll_net_model *m, const coll_phase_tally *p, size_t elem_size);
+/* The modelled time of s: the sum of its phases' coll_phase_cost. */
 double coll_sched_cost(const coll_sched *s, size_t elem_size, const coll_net_model *m);
 
 /* The closed-form alpha-beta-gamma time of (kind, algo) over n ranks, count as in coll_args and

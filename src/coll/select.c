@@ -69,32 +69,50 @@ static double exchange(const coll_net_model *m, double msgs, double bytes, doubl
   return phase_of(m, msgs, bytes, bytes, red);
 }
 
-double coll_sched_cost(const coll_sched *s, size_t elem_size, const coll_net_model *m) {
-  double t = 0, es = (double)elem_size;
-  double ns = 0, nr = 0, bs = 0, br = 0, rr = 0, red = 0; /* rr: received reducing */
-  for (size_t i = 0; i < s->len; i++) {
-    const coll_step *st = &s->steps[i];
+bool coll_phase_next(const coll_sched *s, size_t *i, int ppn, int rank, coll_phase_tally *p) {
+  double ns = 0, nr = 0;
+  *p = (coll_phase_tally){0};
+  for (; *i < s->len; (*i)++) {
+    const coll_step *st = &s->steps[*i];
     double cnt = (double)st->count;
+    bool msg = st->kind <= COLL_STEP_RECV_REDUCE;
+    if (msg && ppn > 0 && st->peer / ppn != rank / ppn) p->crosses = true;
     switch (st->kind) {
     case COLL_STEP_SEND:
-      ns++, bs += cnt;
+      ns++, p->sent += cnt;
       break;
     case COLL_STEP_RECV:
-      nr++, br += cnt;
+      nr++, p->received += cnt;
       break;
     case COLL_STEP_RECV_REDUCE:
-      nr++, br += cnt, rr += cnt, red += cnt;
+      nr++, p->received += cnt, p->reduce_received += cnt, p->reduced += cnt;
       break;
     case COLL_STEP_REDUCE:
-      red += cnt;
+      p->reduced += cnt;
       break;
     default:
       break;
     }
-    if (!st->last) continue;
-    t += phase_of(m, CORE_MAX(ns, nr), bs * es, br * es, rr * es) + m->gamma * (red - rr) * es;
-    ns = nr = bs = br = rr = red = 0;
+    if (st->last) {
+      (*i)++;
+      p->msgs = CORE_MAX(ns, nr);
+      return true;
+    }
   }
+  return false;
+}
+
+double coll_phase_cost(const coll_net_model *m, const coll_phase_tally *p, size_t elem_size) {
+  double es = (double)elem_size;
+  return phase_of(m, p->msgs, p->sent * es, p->received * es, p->reduce_received * es) +
+         m->gamma * (p->reduced - p->reduce_received) * es;
+}
+
+double coll_sched_cost(const coll_sched *s, size_t elem_size, const coll_net_model *m) {
+  double t = 0;
+  coll_phase_tally p;
+  for (size_t i = 0; coll_phase_next(s, &i, 0, 0, &p);)
+    t += coll_phase_cost(m, &p, elem_size);
   return t;
 }
 

@@ -14,26 +14,10 @@
 
 double coll_sched_cost_hosts(const coll_sched *s, size_t elem_size, int ppn, int rank,
                              const coll_net_model *intra, const coll_net_model *inter) {
-  double t = 0, es = (double)elem_size;
-  double ns = 0, nr = 0, bs = 0, br = 0, rr = 0, red = 0; /* rr: received reducing */
-  bool crosses = false;
-  for (size_t i = 0; i < s->len; i++) {
-    const coll_step *st = &s->steps[i];
-    double cnt = (double)st->count;
-    bool msg = st->kind <= COLL_STEP_RECV_REDUCE;
-    if (msg && st->peer / ppn != rank / ppn) crosses = true;
-    if (st->kind == COLL_STEP_SEND) ns++, bs += cnt;
-    if (st->kind == COLL_STEP_RECV || st->kind == COLL_STEP_RECV_REDUCE) nr++, br += cnt;
-    if (st->kind == COLL_STEP_RECV_REDUCE) rr += cnt;
-    if (st->kind == COLL_STEP_RECV_REDUCE || st->kind == COLL_STEP_REDUCE) red += cnt;
-    if (!st->last) continue;
-    const coll_net_model *m = crosses ? inter : intra;
-    double msgs = CORE_MAX(ns, nr);
-    t += (msgs > 0 ? m->alpha + m->o * (msgs - 1) : 0) + m->beta * coll_phase_bytes(m, bs, br, rr) * es +
-         m->gamma * red * es;
-    ns = nr = bs = br = rr = red = 0;
-    crosses = false;
-  }
+  double t = 0;
+  coll_phase_tally p;
+  for (size_t i = 0; coll_phase_next(s, &i, ppn, rank, &p);)
+    t += coll_phase_cost(p.crosses ? inter : intra, &p, elem_size);
   return t;
 }
 
