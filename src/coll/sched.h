@@ -292,13 +292,15 @@ double coll_algo_cost(coll_kind kind, coll_algo algo, int n, size_t count, size_
 /* What a collective costs the whole host, summed over all ranks (work.c). */
 typedef struct coll_work {
   double msgs, bytes, red; /* messages sent, bytes sent, bytes reduced */
+  double red_received;      /* of red, reduced as it arrives (direct reduces after receiving) */
 } coll_work;
 /* The work of (kind, algo) over n ranks, count as in coll_args, as coll_build's schedules do it;
  * HUGE_VAL fields where algo has no schedule for kind. */
 coll_work coll_algo_work(coll_kind kind, coll_algo algo, int n, size_t count, size_t elem_size);
 /* The time the host's CPUs need for w on a crowded model with msg_cpu and cpus known (0
- * otherwise): messages at msg_cpu, bytes at beta, reductions at gamma, over cpus. coll_algo_cost
- * is never below it. */
+ * otherwise): messages at msg_cpu, copies at beta, reductions at gamma, over cpus. A byte sent
+ * is one copy, or over shared memory (reduce_in_place) two, into the slots and out of them, but
+ * for what a reducing receive sums straight from the slots. coll_algo_cost is never below it. */
 double coll_host_time(const coll_work *w, const coll_net_model *m);
 
 /* The algorithm the model picks for (kind, n, count, elem_size) on transport m: the least

@@ -1,6 +1,7 @@
 /* work.c: what a collective costs the whole host, summed over every rank: messages sent, bytes
- * sent and bytes reduced, in closed form per (collective, algorithm), as coll_build writes the
- * schedules (test_select.c holds them to the sums over the built schedules).
+ * sent and bytes reduced (and of those, how many as they arrive), in closed form per
+ * (collective, algorithm), as coll_build writes the schedules (test_select.c holds them to the
+ * sums over the built schedules).
  *
  * Why the sum: with more ranks than CPUs, the CPUs take every rank's work in turns, so a
  * collective cannot end before all of it is done, however short its critical path. Over TCP on
@@ -12,6 +13,16 @@
  * coll_algo_cost adds (1 - 1/CPUs) of the critical path to this (Graham's bound for list
  * scheduling): a tree's top levels leave a CPU idle, and at 16 MiB halving-doubling, whose path
  * is shorter, was the faster (n = 8: 52 against 55 ms; n = 16: 104-108 against 112-118 ms).
+ *
+ * Over shared memory the host's CPUs copy each byte at both ends, into the slots and out of
+ * them, except what a reducing receive sums straight from the slots; direct receives whole blocks
+ * and reduces them after, so it pays both copies and the sum (coll_host_time). Counted as one
+ * copy a byte, as before 2026-12-06, the reductions of direct looked as cheap as a ring's, and a
+ * crowded reduce_scatter went to direct at every size: scored on `tern tune`'s sweeps (4, 8 and 16
+ * ranks on 2 cores), the pick was within 5% of the fastest at 69% / 62% / 49% of the points, the
+ * reduce_scatter of n = 8 from 16 KiB up 1.4-2.2x slower than the best; counted at both ends, 76%
+ * / 68% / 56% with the fitted msg_cpu and turn unchanged (a grid of msg_cpu 0.25-2 us and turn
+ * 2-8 us found no pair better at all three rank counts).
  */
 #include "coll/algo/algo.h"
 
@@ -23,8 +34,15 @@ typedef struct shape {
   double n, B, p, L, Lc;
 } shape;
 
+/* Every schedule reduces what it receives as it arrives, but direct's, which receives whole
+ * blocks first and reduces them after (direct.c). */
 static coll_work work(double msgs, double bytes, double red) {
-  return (coll_work){msgs, bytes, red};
+  return (coll_work){msgs, bytes, red, red};
+}
+
+static coll_work reduced_after_receiving(coll_work w) {
+  w.red_received = 0;
+  return w;
 }
 
 static coll_work allreduce(const shape *x, coll_algo algo) {
@@ -39,7 +57,7 @@ static coll_work allreduce(const shape *x, coll_algo algo) {
   case COLL_ALGO_TREE: /* reduce to the root, then broadcast */
     return work(2 * (n - 1), 2 * (n - 1) * B, (n - 1) * B);
   case COLL_ALGO_DIRECT:
-    return work(n * (n - 1), n * (n - 1) * B, n * (n - 1) * B);
+    return reduced_after_receiving(work(n * (n - 1), n * (n - 1) * B, n * (n - 1) * B));
   default:
     return work(HUGE_VAL, HUGE_VAL, HUGE_VAL);
   }
@@ -49,8 +67,9 @@ static coll_work scatter_gather(const shape *x, coll_kind kind, coll_algo algo) 
   double n = x->n, B = x->B, N = n * B, p = x->p, L = x->L, red = kind == COLL_REDUCE_SCATTER;
   switch (algo) {
   case COLL_ALGO_RING:
-  case COLL_ALGO_DIRECT:
     return work(n * (n - 1), n * (n - 1) * B, red * n * (n - 1) * B);
+  case COLL_ALGO_DIRECT:
+    return reduced_after_receiving(work(n * (n - 1), n * (n - 1) * B, red * n * (n - 1) * B));
   case COLL_ALGO_RHD: /* p ranks move all but their own share; a folded rank N one way, B back */
     return work(p * L + 2 * (n - p), (p - 1) * N + (n - p) * (N + B), red * (n - 1) * N);
   case COLL_ALGO_TREE: /* the whole N along the tree, then each subtree's blocks (about n/2
@@ -76,8 +95,9 @@ static coll_work rooted(const shape *x, coll_algo algo, size_t count, double red
     if (red) return work(p * L + p - 1 + (n - p), (p - 1 + L / 2 + n - p) * B, (n - 1) * B);
     return work(p * L + (n - p), (n - 1) * B, 0);
   case COLL_ALGO_TREE:
-  case COLL_ALGO_DIRECT:
     return work(n - 1, (n - 1) * B, red * (n - 1) * B);
+  case COLL_ALGO_DIRECT:
+    return reduced_after_receiving(work(n - 1, (n - 1) * B, red * (n - 1) * B));
   default:
     return work(HUGE_VAL, HUGE_VAL, HUGE_VAL);
   }
@@ -145,5 +165,6 @@ coll_work coll_algo_work(coll_kind kind, coll_algo algo, int n, size_t count, si
 
 double coll_host_time(const coll_work *w, const coll_net_model *m) {
   if (!m->crowded || m->cpus < 1 || m->msg_cpu <= 0) return 0;
-  return (w->msgs * m->msg_cpu + w->bytes * m->beta + w->red * m->gamma) / m->cpus;
+  double copies = m->reduce_in_place ? 2 * w->bytes - w->red_received : w->bytes;
+  return (w->msgs * m->msg_cpu + copies * m->beta + w->red * m->gamma) / m->cpus;
 }
