@@ -212,6 +212,27 @@ static double scatter_gather(const shape *x, coll_kind kind, coll_algo algo) {
   }
 }
 
+/* Of the bytes a rank moves in one halving or doubling among p ranks, the share in steps whose
+ * two ranks share a CPU. On a crowded host tern run deals rank r to CPU r mod cpus (and
+ * comm/open.c counts on it), so the step at distance mask pairs two ranks of one CPU when mask
+ * is a multiple of cpus, and that CPU makes the copies at both ends in turn, while the model's
+ * phase has them in parallel. Step mask moves mask / p of the vector. At n = 4 on 2 CPUs that is
+ * the larger step of each half of a rooted halving-doubling: the root's first send (half the
+ * vector) and the doubling's last exchange. Why it matters: the crowded broadcast from 1 MiB went
+ * to halving-doubling, whose critical path is the shorter, but the tree (its hops across CPUs,
+ * algo/tree.c) was 1.2-1.7x faster in every one of eight `tern tune` sweeps at n = 4 over either
+ * transport (2026-12-06; TCP 1 MiB: tree 579 us, halving-doubling 823). Priced so: TCP n = 4
+ * broadcast, interleaved, 3 pairs, 1 MiB 544-887 -> 417-495 us, 4 MiB 2.42-3.37 -> 1.92-2.28 ms,
+ * 16 MiB level, 64 MiB 45.8-49.3 -> 41.7-43.9 ms; shared memory level (1-16 MiB). */
+static double same_cpu_share(const shape *x) {
+  const coll_net_model *m = x->m;
+  if (!m->crowded || m->cpus < 2) return 0;
+  double same = 0;
+  for (int mask = 1; 2 * mask <= (int)x->p; mask *= 2)
+    if (mask % m->cpus == 0) same += mask;
+  return same / (x->p - 1);
+}
+
 /* broadcast and reduce (red = 1). */
 static double rooted(const shape *x, coll_algo algo, size_t count, size_t es, double red) {
   const coll_net_model *m = x->m;
@@ -219,14 +240,17 @@ static double rooted(const shape *x, coll_algo algo, size_t count, size_t es, do
   switch (algo) {
   case COLL_ALGO_RING:
     return chain(x, count, es, red);
-  case COLL_ALGO_RHD:
+  case COLL_ALGO_RHD: {
     /* reduce: a reduce-scatter, then a gather; broadcast: a scatter, then the doubling, in
      * which no rank is sent the units it holds, so the root sends all but its unit in each, and
      * no rank carries more (the last gets its unit in the scatter, and in the doubling sends
-     * one unit fewer than it gets) */
+     * one unit fewer than it gets); a crowded host's CPU makes both ends of its share */
+    double turned = 2 * same_cpu_share(x) * even_part(x) * m->beta;
     if (red)
-      return fold + halving(x, even_part(x), even_part(x), 1) + halving(x, even_part(x), 0, 0);
-    return fold + 2 * halving(x, even_part(x), 0, 0);
+      return fold + halving(x, even_part(x), even_part(x), 1) + halving(x, even_part(x), 0, 0) +
+             turned;
+    return fold + 2 * halving(x, even_part(x), 0, 0) + turned;
+  }
   case COLL_ALGO_TREE:
     return x->Lc * phase(m, 1, B, red * B);
   case COLL_ALGO_DIRECT:

@@ -334,6 +334,23 @@ static void crowded_shm_copies_at_both_ends(void **state) {
   }
 }
 
+/* tern run deals rank r to CPU r mod cpus, so at n = 4 on 2 CPUs the larger step of each half
+ * of a rooted halving-doubling pairs two ranks of one CPU, which makes both ends' copies: the
+ * crowded broadcast from 1 MiB goes to the tree (its hops cross CPUs), as measured (select.c,
+ * same_cpu_share: TCP 1 MiB 544-887 -> 417-495 us), where the shorter critical path alone chose
+ * halving-doubling; with a CPU per rank nothing changes. */
+static void crowded_rooted_pays_for_pairs_on_one_cpu(void **state) {
+  (void)state;
+  coll_net_model tcp = coll_model_for(true, true, true, 2), shm = coll_model_for(false, true, true, 2);
+  coll_net_model own_cpus = coll_model_for(true, true, false, 0);
+  assert_int_equal(coll_select(COLL_BROADCAST, 4, 1 << 18, 4, &tcp), COLL_ALGO_TREE);
+  assert_int_equal(coll_select(COLL_BROADCAST, 4, 1 << 24, 4, &tcp), COLL_ALGO_TREE);
+  assert_int_equal(coll_select(COLL_BROADCAST, 8, 1 << 20, 4, &tcp), COLL_ALGO_TREE);
+  assert_int_equal(coll_select(COLL_BROADCAST, 4, 1 << 20, 4, &shm), COLL_ALGO_TREE);
+  assert_int_equal(coll_select(COLL_REDUCE, 8, 1 << 20, 4, &tcp), COLL_ALGO_TREE);
+  assert_int_equal(coll_select(COLL_BROADCAST, 4, 1 << 20, 4, &own_cpus), COLL_ALGO_RHD);
+}
+
 static void cost_edges(void **state) {
   (void)state;
   assert_true(coll_algo_cost(COLL_ALLREDUCE, COLL_ALGO_BRUCK, 4, 10, 4, &toy) == HUGE_VAL);
@@ -356,6 +373,7 @@ int main(void) {
       cmocka_unit_test(crowded_tcp_counts_the_hosts_work),
       cmocka_unit_test(crowded_shm_counts_the_ranks_turns),
       cmocka_unit_test(crowded_shm_copies_at_both_ends),
+      cmocka_unit_test(crowded_rooted_pays_for_pairs_on_one_cpu),
       cmocka_unit_test(cost_edges),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
