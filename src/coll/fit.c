@@ -13,6 +13,10 @@
 #include <math.h>
 #include <string.h>
 
+const coll_net_model *coll_fit_reference(coll_transport_kind tr) {
+  return tr == COLL_TR_TCP ? &coll_model_tcp : &coll_model_shm;
+}
+
 /* The coefficients of alpha, o, beta and gamma in coll_sched_cost of s under ref. */
 static coll_cost_terms terms_of(const coll_sched *s, size_t elem_size, const coll_net_model *ref) {
   coll_cost_terms t = {0, 0, 0, 0};

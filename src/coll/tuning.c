@@ -194,7 +194,8 @@ coll_algo coll_tuning_select(const coll_tuning *t, coll_transport_kind tr, coll_
     if (d < best_d) best_d = d, m = &t->models[i];
   }
   if (m == NULL) return COLL_ALGO_AUTO;
-  coll_net_model fitted = m->m; /* fitted on terms priced as the built-in model of tr prices them */
-  fitted.one_host = fitted.reduce_in_place = tr == COLL_TR_SHM;
+  coll_net_model fitted = m->m; /* the file keeps the constants; the rules are the reference's */
+  fitted.one_host = coll_fit_reference(tr)->one_host;
+  fitted.reduce_in_place = coll_fit_reference(tr)->reduce_in_place;
   return coll_select(kind, n, count, elem_size, &fitted);
 }

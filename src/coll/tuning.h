@@ -75,6 +75,10 @@ coll_algo coll_tuning_select(const coll_tuning *t, coll_transport_kind tr, coll_
 
 /* ---- fitting (fit.c) --------------------------------------------------------------------- */
 
+/* The built-in model whose pricing of a schedule's terms (which bytes beta counts) a fit for
+ * transport tr is made under, and whose rules its fitted constants then keep. */
+const coll_net_model *coll_fit_reference(coll_transport_kind tr);
+
 /* The terms of coll_sched_cost for one schedule: time = alpha a + o b + beta c + gamma d. */
 typedef struct coll_cost_terms {
   double a, b, c, d;

@@ -168,9 +168,11 @@ static void select_follows_the_model(void **state) {
   assert_int_equal(coll_select(COLL_REDUCE, 2, 1 << 20, 4, &loopback), COLL_ALGO_RING);
   assert_int_equal(coll_select(COLL_REDUCE, 2, 1 << 20, 4, tcp), COLL_ALGO_RHD);
   assert_int_equal(coll_select(COLL_BROADCAST, 16, 2, 4, shm), COLL_ALGO_TREE);
-  /* with more ranks than CPUs the chain's stages take turns: over shared memory each round
-   * pays a hand-off, so halving-doubling's fewer rounds win up to 16 MiB and the chain beyond;
-   * over TCP the stages do not overlap at all and halving-doubling wins throughout */
+  /* with more ranks than CPUs (the crowded models as declared, their CPUs unknown) the chain's
+   * stages take turns: over shared memory each round pays a hand-off, so halving-doubling's
+   * fewer rounds win up to 16 MiB and the chain beyond; over TCP the stages do not overlap at
+   * all and halving-doubling wins throughout. With the CPUs known, the tree takes the large
+   * broadcasts: crowded_rooted_pays_for_pairs_on_one_cpu. */
   assert_int_equal(coll_select(COLL_BROADCAST, 4, 4 << 20, 4, shm), COLL_ALGO_RHD);
   assert_int_equal(coll_select(COLL_BROADCAST, 4, 1 << 18, 4, shm), COLL_ALGO_RHD);
   assert_int_equal(coll_select(COLL_BROADCAST, 4, 1 << 18, 4, &coll_model_shm_crowded), COLL_ALGO_RHD);

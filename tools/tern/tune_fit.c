@@ -87,7 +87,7 @@ static bool build_tuning(const tune_rows *rows, const train_set *ts, coll_tuning
       first = !(rows->v[j].tr == r->tr && rows->v[j].n == r->n && in_train(&rows->v[j], ts));
     if (!first) continue;
     size_t k = 0;
-    const coll_net_model *ref = r->tr == COLL_TR_TCP ? &coll_model_tcp : &coll_model_shm;
+    const coll_net_model *ref = coll_fit_reference(r->tr);
     for (size_t j = i; j < m; j++) {
       const tune_row *q = &rows->v[j];
       if (q->tr != r->tr || q->n != r->n || !in_train(q, ts)) continue;
