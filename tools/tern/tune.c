@@ -4,8 +4,9 @@
  *
  * For each (transport, rank count) it runs one worker job under `tern run` (tune_worker.c) with
  * an equal share of the budget, then fits and scores the predictors (tune_fit.c) and writes the
- * file (default: TERN_TUNING, else ~/.cache/tern/tuning). The budget covers the measurements;
- * start-up and fitting add a few seconds.
+ * file (default: TERN_TUNING, else ~/.cache/tern/tuning). The budget covers the measurements, as
+ * a deadline each worker keeps (dropping its largest sizes if it must); start-up and fitting add
+ * a few seconds.
  */
 #include "cmd.h"
 #include "tune.h"

@@ -3,9 +3,16 @@
  *
  * Timing follows tern bench: warm-up, a barrier, back-to-back calls, the time of one call being
  * the slowest rank's; the median of nine repetitions (three, in the same budget, scored about five
- * points in 100 lower held out: docs/TUNING.md). Rank 0 sizes the repetitions so the whole run
- * fits --seconds and broadcasts the counts, so every rank makes the same calls. Barriers and the
- * exchanges of times run with the selector's own choice, outside the timed window.
+ * points in 100 lower held out: docs/TUNING.md). Barriers and the exchanges of times run with the
+ * selector's own choice, outside the timed window.
+ *
+ * --seconds is a deadline, kept by rank 0, which broadcasts its decisions so every rank makes the
+ * same calls. The sweep goes size by size, every collective at each size, and each algorithm at a
+ * size gets an equal share of the time left; where one call is too long for nine repetitions in
+ * its share it gets fewer (down to one), and a size whose calls at one repetition each would not
+ * finish before the deadline ends the sweep there, so what a tight budget loses is the largest
+ * sizes of every collective, said on stderr. (With a fixed nine repetitions a sweep of 8 ranks on
+ * 2 cores asked for 10 s took 46.)
  *
  * The algorithms compared at one size are measured interleaved: repetition r times every
  * algorithm once, the first one rotating with r, so that a change in the machine's load during
@@ -88,11 +95,37 @@ static bool same_schedules(tern_comm *c, coll_kind k, int n, size_t count, coll_
   return same;
 }
 
+/* What rank 0 knows of the time: the deadline, and how many algorithm-points are still to measure
+ * (each collective's algorithms at each size). */
+typedef struct budget {
+  uint64_t deadline_ns;
+  size_t left;
+} budget;
+
+static double seconds_left(const budget *bg) {
+  uint64_t now = core_now_ns();
+  return now < bg->deadline_ns ? (double)(bg->deadline_ns - now) * 1e-9 : 0;
+}
+
+/* How rank 0 spends an algorithm's share of the time at one size, given one call's time: nine
+ * repetitions of as many calls as fit (at most 1000), else one call a repetition and as many
+ * repetitions as fit, an odd number for the median, at least one. */
+static void plan_repetitions(double share, double probe, int *iters, int *reps) {
+  if (!(probe > 0) || probe * REPS <= share) {
+    *reps = REPS;
+    *iters = probe > 0 ? (int)CORE_MIN(1000.0, CORE_MAX(1.0, share / REPS / probe)) : 1;
+    return;
+  }
+  int fit = (int)CORE_MAX(1.0, share / probe);
+  *iters = 1;
+  *reps = fit % 2 ? fit : fit - 1;
+}
+
 /* Measures every algorithm of algos[] at one size, interleaved (see above): a probe call of each
- * sizes its repetitions to its share of the budget; median[i] is algos[i]'s median. An algorithm
- * with the schedules of an earlier one is not timed: it gets that one's median. */
+ * sizes its repetitions to its share of the time left; median[i] is algos[i]'s median. An
+ * algorithm with the schedules of an earlier one is not timed: it gets that one's median. */
 static tern_status measure(worker *w, coll_kind k, const coll_algo *all, int nall, size_t count,
-                           double share, double *median) {
+                           budget *bg, double *median) {
   coll_algo algos[COLL_NUM_ALGOS]; /* the distinct ones, timed */
   int timed_as[COLL_NUM_ALGOS], nalgos = 0;
   for (int i = 0; i < nall; i++) {
@@ -104,24 +137,27 @@ static tern_status measure(worker *w, coll_kind k, const coll_algo *all, int nal
       algos[nalgos++] = all[i];
     }
   }
-  share *= (double)nall / nalgos; /* the budget of the ones not timed goes to the others */
-  int iters[COLL_NUM_ALGOS];
+  /* the share of the ones not timed goes to the others */
+  double share = seconds_left(bg) / (double)CORE_MAX(bg->left, 1) * nall / nalgos;
+  bg->left -= CORE_MIN(bg->left, (size_t)nall);
+  int plan[2 * COLL_NUM_ALGOS]; /* iterations per repetition, then repetitions, per algorithm */
   double reps[COLL_NUM_ALGOS][REPS];
   tern_status rc = TERN_OK;
   for (int i = 0; rc == TERN_OK && i < nalgos; i++) {
     double probe;
     rc = time_calls(w, k, algos[i], count, 1, &probe);
-    iters[i] = probe > 0 ? (int)CORE_MIN(1000.0, CORE_MAX(1.0, share / REPS / probe)) : 1;
+    plan_repetitions(CORE_MAX(0.0, share - probe), probe, &plan[i], &plan[nalgos + i]);
   }
-  if (rc == TERN_OK) rc = tern_broadcast(w->c, iters, iters, (size_t)nalgos, TERN_I32, 0);
+  if (rc == TERN_OK) rc = tern_broadcast(w->c, plan, plan, 2 * (size_t)nalgos, TERN_I32, 0);
   for (int r = 0; rc == TERN_OK && r < REPS; r++)
     for (int j = 0; rc == TERN_OK && j < nalgos; j++) {
       int i = (j + r) % nalgos;
-      rc = time_calls(w, k, algos[i], count, iters[i], &reps[i][r]);
+      if (r < plan[nalgos + i]) rc = time_calls(w, k, algos[i], count, plan[i], &reps[i][r]);
     }
   for (int i = 0; rc == TERN_OK && i < nalgos; i++)
-    qsort(reps[i], REPS, sizeof reps[i][0], cmp_double);
-  for (int i = 0; rc == TERN_OK && i < nall; i++) median[i] = reps[timed_as[i]][REPS / 2];
+    qsort(reps[i], (size_t)plan[nalgos + i], sizeof reps[i][0], cmp_double);
+  for (int i = 0; rc == TERN_OK && i < nall; i++)
+    median[i] = reps[timed_as[i]][plan[nalgos + timed_as[i]] / 2];
   return rc;
 }
 
@@ -130,6 +166,36 @@ static void progress(size_t done, size_t total, const char *what) {
   fprintf(stderr, "\r  [%.*s%*s] %3d%%  %-40s", filled, "##############################",
           width - filled, "", total ? (int)(100 * done / total) : 100, what);
   if (done == total) fputc('\n', stderr);
+}
+
+/* The algorithms tern tune times for each collective: all it has on one host. */
+typedef struct sweep {
+  coll_algo algos[CORE_ARRAY_LEN(kinds)][COLL_NUM_ALGOS];
+  int nalgos[CORE_ARRAY_LEN(kinds)];
+  double last[CORE_ARRAY_LEN(kinds)][COLL_NUM_ALGOS]; /* each one's median at the size before */
+} sweep;
+
+static size_t sweep_points_per_size(sweep *sw) {
+  size_t points = 0;
+  for (size_t k = 0; k < CORE_ARRAY_LEN(kinds); k++) {
+    sw->nalgos[k] = 0;
+    for (int a = 1; a < COLL_NUM_ALGOS; a++)
+      if (a != COLL_ALGO_HIER && coll_algo_supported(kinds[k], a))
+        sw->algos[k][sw->nalgos[k]++] = (coll_algo)a;
+    points += (size_t)sw->nalgos[k];
+  }
+  return points;
+}
+
+/* Whether the next size, twice the last, fits the time left at its least: a probe and one
+ * repetition of every algorithm, each call taken as twice its time at the last size (a call
+ * costs at most in proportion to its bytes). Rank 0 decides; every rank follows. */
+static tern_status next_size_fits(worker *w, const sweep *sw, const budget *bg, int *fits) {
+  double least = 0;
+  for (size_t k = 0; k < CORE_ARRAY_LEN(kinds); k++)
+    for (int i = 0; i < sw->nalgos[k]; i++) least += 2 * 2 * sw->last[k][i];
+  *fits = least <= seconds_left(bg);
+  return tern_broadcast(w->c, fits, fits, 1, TERN_I32, 0);
 }
 
 int tune_worker(int argc, char **argv) {
@@ -141,6 +207,7 @@ int tune_worker(int argc, char **argv) {
     else if (!strcmp(argv[i], "--max-bytes") && !core_parse_size(argv[i + 1], &max_bytes)) return 2;
     else if (!strcmp(argv[i], "--csv")) csv = argv[i + 1];
   }
+  tr = tr ? tr : "shm";
   worker w = {0};
   if (tern_comm_init_env(&w.c) != TERN_OK) {
     fprintf(stderr, "tern tune: %s\n", tern_comm_last_error(NULL));
@@ -152,30 +219,30 @@ int tune_worker(int argc, char **argv) {
   w.send = calloc(1, cap);
   w.recv = calloc(1, cap);
   FILE *out = w.rank == 0 && csv ? fopen(csv, "w") : NULL;
-  size_t total = 0, done = 0;
-  for (size_t k = 0; k < CORE_ARRAY_LEN(kinds); k++)
-    for (int a = 1; a < COLL_NUM_ALGOS; a++)
-      if (a != COLL_ALGO_HIER && coll_algo_supported(kinds[k], a))
-        for (size_t b = 8; b <= max_bytes; b *= 2) total++;
-  double share = seconds / (double)(total ? total : 1);
+  sweep sw;
+  size_t per_size = sweep_points_per_size(&sw), total = 0, done = 0;
+  for (size_t b = 8; b <= max_bytes; b *= 2) total += per_size;
+  budget bg = {.deadline_ns = core_now_ns() + (uint64_t)(seconds * 1e9), .left = total};
   tern_status rc = w.send && w.recv && (w.rank != 0 || out) ? TERN_OK : TERN_ERR_NOMEM;
-  for (size_t k = 0; rc == TERN_OK && k < CORE_ARRAY_LEN(kinds); k++) {
-    coll_algo algos[COLL_NUM_ALGOS];
-    int nalgos = 0;
-    for (int a = 1; a < COLL_NUM_ALGOS; a++)
-      if (a != COLL_ALGO_HIER && coll_algo_supported(kinds[k], a)) algos[nalgos++] = (coll_algo)a;
-    for (size_t b = 8; rc == TERN_OK && nalgos > 0 && b <= max_bytes; b *= 2) {
+  int fits = 1;
+  for (size_t b = 8; rc == TERN_OK && fits && b <= max_bytes; b *= 2) {
+    if (b > 8 && (rc = next_size_fits(&w, &sw, &bg, &fits)) == TERN_OK && !fits) {
+      if (w.rank == 0)
+        fprintf(stderr, "\ntern tune: %s n=%d: %.0f s end before %zu B: sizes from %zu B to %zu B "
+                        "are left out (a larger --budget measures them)\n",
+                tr, w.n, seconds, b, b, max_bytes);
+      break;
+    }
+    for (size_t k = 0; rc == TERN_OK && k < CORE_ARRAY_LEN(kinds); k++) {
       size_t count = b / sizeof(float);
-      double secs[COLL_NUM_ALGOS];
-      rc = measure(&w, kinds[k], algos, nalgos, count, share, secs);
-      for (int i = 0; rc == TERN_OK && out && i < nalgos; i++)
-        fprintf(out, "%s,%d,%s,%zu,%s,%.9g\n", tr ? tr : "shm", w.n, coll_kind_name(kinds[k]),
-                count, coll_algo_name(algos[i]), secs[i]);
+      rc = measure(&w, kinds[k], sw.algos[k], sw.nalgos[k], count, &bg, sw.last[k]);
+      for (int i = 0; rc == TERN_OK && out && i < sw.nalgos[k]; i++)
+        fprintf(out, "%s,%d,%s,%zu,%s,%.9g\n", tr, w.n, coll_kind_name(kinds[k]), count,
+                coll_algo_name(sw.algos[k][i]), sw.last[k][i]);
       if (w.rank == 0) {
         char what[64];
-        snprintf(what, sizeof what, "%s %s n=%d %zu B", tr ? tr : "shm", coll_kind_name(kinds[k]),
-                 w.n, b);
-        done += (size_t)nalgos;
+        snprintf(what, sizeof what, "%s %s n=%d %zu B", tr, coll_kind_name(kinds[k]), w.n, b);
+        done += (size_t)sw.nalgos[k];
         progress(done, total, what);
       }
     }
