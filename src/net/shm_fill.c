@@ -23,6 +23,11 @@ static void copy_streaming(char *dst, const char *src, uint64_t n) {
 #endif
 }
 
+static void copy_as(bool stream, void *dst, const void *src, uint64_t n) {
+  if (stream) copy_streaming(dst, src, n);
+  else memcpy(dst, src, n);
+}
+
 /* Whether ordinary copies, timed at least once, average under the mark. */
 static bool runs_slow(double ordinary_rate) {
   return ordinary_rate > 0 && ordinary_rate < SHM_FILL_SLOW_BYTES_PER_NS;
@@ -42,11 +47,13 @@ void shm_fill_copy(shm_fill *f, void *dst, const void *src, uint64_t n) {
   bool recheck =
       f->since_other + 1 >= SHM_FILL_RECHECK && (f->streaming || runs_slow(f->ordinary_rate));
   bool stream = f->streaming != recheck;
+  if (!recheck && n < SHM_FILL_TIME_ALL && f->since_other % SHM_FILL_SAMPLE != 0) {
+    copy_as(stream, dst, src, n); /* untimed: see SHM_FILL_SAMPLE */
+    f->since_other++;
+    return;
+  }
   uint64_t t0 = core_now_ns();
-  if (stream)
-    copy_streaming(dst, src, n);
-  else
-    memcpy(dst, src, n);
+  copy_as(stream, dst, src, n);
   double rate = (double)n / (double)CORE_MAX(core_now_ns() - t0, 1);
   double *avg = stream ? &f->streamed_rate : &f->ordinary_rate;
   *avg = *avg > 0 ? *avg + (rate - *avg) * SHM_FILL_WEIGHT : rate;

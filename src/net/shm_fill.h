@@ -22,6 +22,14 @@
  * cache, not of a slow source. The kind not chosen is copied again every SHM_FILL_RECHECK fills
  * (a streamed one only while ordinary ones are slow), so the choice follows the placement.
  * The reader sees the same bytes either way.
+ *
+ * From 4 KiB (SHM_FILL_MIN): a far reader costs a small payload as much as a large one. The n = 2
+ * allgather through the rings, vCPUs far (2026-12-06, 4 launches each, ordinary copies under
+ * 32 KiB -> the choice from 4 KiB): 8 KiB 2.22-2.24 -> 1.27-1.40 us, 16 KiB 4.5-4.9 -> 1.77-1.83,
+ * 32 KiB 9.0-9.1 -> 2.74-2.87, 48 KiB 13.1-17.5 -> 3.7-4.0 (the 64 KiB allgather, 32 KiB a
+ * message, was already chosen for: 4.7 us either way). Two clock reads (about 47 ns here) are a
+ * third of a near 4 KiB copy, so fills under SHM_FILL_TIME_ALL are timed one in SHM_FILL_SAMPLE
+ * (the rechecks always), which keeps the near calls where they were.
  */
 #ifndef TERN_NET_SHM_FILL_H
 #define TERN_NET_SHM_FILL_H
@@ -29,7 +37,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define SHM_FILL_MIN (32u << 10)      /* smaller payloads: always an ordinary copy */
+#define SHM_FILL_MIN (4u << 10)       /* smaller payloads: always an ordinary copy */
+#define SHM_FILL_TIME_ALL (32u << 10) /* fills this large are all timed; smaller, one in ... */
+#define SHM_FILL_SAMPLE 8
 #define SHM_FILL_SLOW_BYTES_PER_NS 8.0 /* far copies average 2-6 GB/s, near ones 9 and more */
 #define SHM_FILL_STREAM_GAIN 3.0       /* medians: about 1-2 near, 5-15 far */
 #define SHM_FILL_RECHECK 64

@@ -442,6 +442,29 @@ static void shm_fill_rechecks_the_other_kind(void **state) {
   free(dst);
 }
 
+/* Fills under SHM_FILL_TIME_ALL are timed one in SHM_FILL_SAMPLE (a clock read costs a good part
+ * of a small copy), larger ones and rechecks every time; untimed fills still count towards the
+ * recheck. The planted rate (1e-6 bytes per ns, slow as no real copy) changes only when a copy is
+ * timed. */
+static void shm_fill_times_small_fills_by_sample(void **state) {
+  (void)state;
+  char *src = calloc(1, SHM_FILL_TIME_ALL), *dst = aligned_alloc(64, SHM_FILL_TIME_ALL);
+  shm_fill f = {.ordinary_rate = 1e-6, .since_other = 1};
+  for (uint32_t i = 1; i < SHM_FILL_SAMPLE; i++) {
+    shm_fill_copy(&f, dst, src, SHM_FILL_MIN);
+    assert_true(f.ordinary_rate == 1e-6);
+    assert_int_equal(f.since_other, i + 1);
+  }
+  shm_fill_copy(&f, dst, src, SHM_FILL_MIN); /* the sampled one */
+  assert_true(f.ordinary_rate != 1e-6);
+  f.ordinary_rate = 1e-6;
+  shm_fill_copy(&f, dst, src, SHM_FILL_TIME_ALL); /* not on the sample, but large */
+  assert_true(f.ordinary_rate != 1e-6);
+  assert_int_equal(f.since_other, SHM_FILL_SAMPLE + 2);
+  free(src);
+  free(dst);
+}
+
 /* Streaming is chosen for the mark of a far reader's cache (ordinary copies slow, streamed ones
  * much faster), not for a slow source, at rates measured on this project's VM (GB/s, medians of
  * the two kinds timed in turn, shm_fill.h): far 1.9 against 30 and 6.1 against 49.6; near, the
@@ -665,6 +688,7 @@ int main(void) {
       cmocka_unit_test(shm_cma_sender_gone), cmocka_unit_test(shm_move_now),
       cmocka_unit_test(shm_cma_copy_min),    cmocka_unit_test(shm_fill_streams_the_same_bytes),
       cmocka_unit_test(shm_fill_rechecks_the_other_kind),
+      cmocka_unit_test(shm_fill_times_small_fills_by_sample),
       cmocka_unit_test(shm_fill_streams_only_for_a_far_reader),
       cmocka_unit_test(shm_shared_copy),
   };
