@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # tune.sh TERN MATRIX HELLO: `tern tune` end to end on a small budget: it writes a tuning file
 # that the selector then uses (every result still exact), and a corrupt or foreign-version file
-# is refused with a message naming the file and the line, never half-used; a budget too short
-# for the sweep is kept, not overrun.
+# is refused with a message naming the file and the line, never half-used; the rows it measured,
+# kept, fit the same file again; a budget too short for the sweep is kept, not overrun.
 set -u
 tern=$1 matrix=$2 hello=$3
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "tune.sh: $*"; exit 1; }
-out=$("$tern" tune --budget 6 --ns 2,3 --transports shm --max-bytes 64K -o "$dir/t" 2>&1) ||
-  fail "tern tune failed: $out"
+out=$("$tern" tune --budget 6 --ns 2,3 --transports shm --max-bytes 64K -o "$dir/t" \
+  --save-rows "$dir/rows" 2>&1) || fail "tern tune failed: $out"
 echo "$out" | grep -E "held-out|fitted model|measured table|wrote"
 head -1 "$dir/t" | grep -qx "tern-tuning 2" || fail "no version line"
 grep -qE "^use (model|table)$" "$dir/t" || fail "no use line"
@@ -26,6 +26,13 @@ same=$(awk '$1 == "time" && $3 == 2 { t[$4 " " $5 " " $6] = $7 }
   "$dir/t" | sort | uniq -c)
 echo "$same" | grep -q APART && fail "pairs with one schedule were timed apart: $same"
 echo "$same" | grep -q rd-own || fail "rd shared a time it has no reason to share: $same"
+# the rows kept fit the same file again without measuring; a bad row is named by file and line
+"$tern" tune --from "$dir/rows" -o "$dir/t2" >/dev/null || fail "tern tune --from failed"
+cmp -s "$dir/t" "$dir/t2" || fail "the rows kept fit another file: $(diff "$dir/t" "$dir/t2" | head -5)"
+{ head -3 "$dir/rows"; echo "shm,2,allreduce,64,ring,-1"; } > "$dir/badrows"
+err=$("$tern" tune --from "$dir/badrows" -o "$dir/t3" 2>&1) && fail "a negative time was accepted"
+echo "$err" | grep -q "$dir/badrows, line 4: the seconds are not a positive time" || fail "no line in: $err"
+[ -e "$dir/t3" ] && fail "a tuning file was written from bad rows"
 TERN_TUNING=$dir/t TERN_DEBUG=INFO "$tern" run -n 3 -- "$matrix" >"$dir/m.out" 2>"$dir/m.err" ||
   fail "coll_matrix under the tuning file failed: $(tail -5 "$dir/m.err")"
 grep -q "tuning from $dir/t" "$dir/m.err" || fail "the tuning file was not used"

@@ -1,6 +1,11 @@
 /* tune.c: `tern tune`: measures this machine and writes the tuning file the selector uses.
  *
  *   tern tune [--budget SECONDS] [--ns 2,4] [--transports shm,tcp] [--max-bytes 16M] [-o FILE]
+ *             [--save-rows FILE]
+ *   tern tune --from ROWS [--from ROWS ...] [-o FILE]
+ *
+ * --save-rows keeps what was measured (tune_rows.c); --from fits and writes a tuning file from
+ * such files again without measuring, merging them (sweeps of other rank counts, other days).
  *
  * For each (transport, rank count) it runs one worker job under `tern run` (tune_worker.c) with
  * an equal share of the budget, then fits and scores the predictors (tune_fit.c) and writes the
@@ -25,11 +30,15 @@ typedef struct plan {
   int ntr;
   char max_bytes[32];
   char out[4096];
+  const char *save_rows;
+  const char *from[16];
+  int nfrom;
 } plan;
 
 static int usage(void) {
   fprintf(stderr, "usage: tern tune [--budget SECONDS] [--ns 2,4] [--transports shm,tcp]\n"
-                  "                 [--max-bytes 16M] [-o FILE]\n");
+                  "                 [--max-bytes 16M] [-o FILE] [--save-rows FILE]\n"
+                  "       tern tune --from ROWS [--from ROWS ...] [-o FILE]\n");
   return 2;
 }
 
@@ -55,11 +64,13 @@ static int parse(int argc, char **argv, plan *p) {
   *p = (plan){.budget = 120, .ns = {2, 4}, .nn = 2, .trs = {COLL_TR_SHM, COLL_TR_TCP}, .ntr = 2};
   snprintf(p->max_bytes, sizeof p->max_bytes, "16M");
   bool ns_given = false, tr_given = false;
+  const char *measuring = NULL; /* an option that only a measuring run takes */
   for (int i = 1; i < argc; i += 2) { /* every option takes one value */
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     size_t bytes;
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return usage(), 1;
     if (v == NULL) return usage();
+    if (strcmp(argv[i], "-o") && strcmp(argv[i], "--from")) measuring = argv[i];
     if (!strcmp(argv[i], "--budget")) {
       if (!core_parse_seconds(v, &p->budget) || p->budget < 1)
         return cmd_usage_error("tune", "--budget '%s' is not a number of seconds >= 1", v);
@@ -74,10 +85,19 @@ static int parse(int argc, char **argv, plan *p) {
       snprintf(p->max_bytes, sizeof p->max_bytes, "%s", v);
     } else if (!strcmp(argv[i], "-o")) {
       snprintf(p->out, sizeof p->out, "%s", v);
+    } else if (!strcmp(argv[i], "--save-rows")) {
+      p->save_rows = v;
+    } else if (!strcmp(argv[i], "--from")) {
+      if (p->nfrom == (int)CORE_ARRAY_LEN(p->from))
+        return cmd_usage_error("tune", "--from given more than %d times", p->nfrom);
+      p->from[p->nfrom++] = v;
     } else {
       return usage();
     }
   }
+  if (p->nfrom > 0 && measuring)
+    return cmd_usage_error("tune", "%s with --from: --from fits saved rows and measures nothing",
+                           measuring);
   if (!p->out[0]) {
     const char *given = getenv("TERN_TUNING");
     if (given && *given) snprintf(p->out, sizeof p->out, "%s", given);
@@ -126,11 +146,30 @@ static int run_cell(const plan *p, coll_transport_kind tr, int n, double seconds
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+/* The fit and the file, unless rc says an earlier step failed; frees rows. */
+static int fit_and_write(const plan *p, tune_rows *rows, int rc) {
+  if (rc == 0) {
+    make_parent(p->out);
+    rc = tune_fit_and_write(rows, p->out, stdout);
+  } else {
+    fprintf(stderr, "tern tune: nothing written\n");
+  }
+  tune_rows_free(rows);
+  return rc;
+}
+
 int cmd_tune(int argc, char **argv) {
   if (argc >= 2 && !strcmp(argv[1], "--worker")) return tune_worker(argc, argv);
   plan p;
   int rc = parse(argc, argv, &p);
   if (rc) return rc == 1 ? 0 : rc;
+  tune_rows rows = {0};
+  if (p.nfrom > 0) { /* fit saved rows again, measuring nothing */
+    for (int i = 0; rc == 0 && i < p.nfrom; i++)
+      if (!tune_read_rows(p.from[i], &rows)) rc = 1;
+    if (rc == 0 && rows.len == 0) fprintf(stderr, "tern tune: no rows in --from\n"), rc = 1;
+    return fit_and_write(&p, &rows, rc);
+  }
   int cells = p.nn * p.ntr;
   double share = p.budget / cells;
   printf("tern tune: %d runs (%d rank counts x %d transports), %.0f s of measurement in all "
@@ -138,7 +177,6 @@ int cmd_tune(int argc, char **argv) {
   fflush(stdout);
   char dir[] = "/tmp/tern-tune-XXXXXX";
   if (mkdtemp(dir) == NULL) return 1;
-  tune_rows rows = {0};
   for (int t = 0; t < p.ntr && rc == 0; t++)
     for (int i = 0; i < p.nn && rc == 0; i++) {
       char csv[4200];
@@ -150,12 +188,7 @@ int cmd_tune(int argc, char **argv) {
       unlink(csv);
     }
   rmdir(dir);
-  if (rc == 0) {
-    make_parent(p.out);
-    rc = tune_fit_and_write(&rows, p.out, stdout);
-  } else {
-    fprintf(stderr, "tern tune: a measurement run failed (exit %d); nothing written\n", rc);
-  }
-  tune_rows_free(&rows);
-  return rc;
+  if (rc != 0) fprintf(stderr, "tern tune: a measurement run failed (exit %d)\n", rc);
+  if (rc == 0 && p.save_rows && !tune_write_rows(&rows, p.save_rows)) rc = 1;
+  return fit_and_write(&p, &rows, rc);
 }

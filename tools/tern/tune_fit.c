@@ -16,42 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const tune_tr_names[COLL_NUM_TR] = {"shm", "tcp"};
-
 typedef enum predictor { P_BUILTIN, P_MODEL, P_TABLE, NUM_P } predictor;
 static const char *p_names[NUM_P] = {"built-in model", "fitted model", "measured table"};
-
-void tune_rows_free(tune_rows *rows) {
-  free(rows->v);
-  memset(rows, 0, sizeof *rows);
-}
-
-bool tune_read_rows(const char *path, tune_rows *rows) {
-  FILE *f = fopen(path, "r");
-  if (f == NULL) return false;
-  char tr[8], kind[32], algo[16];
-  int n;
-  size_t count;
-  double secs;
-  bool ok = true;
-  while (fscanf(f, "%7[^,],%d,%31[^,],%zu,%15[^,],%lf\n", tr, &n, kind, &count, algo, &secs) == 6) {
-    tune_row r = {.n = n, .count = count, .secs = secs};
-    r.tr = strcmp(tr, "tcp") == 0 ? COLL_TR_TCP : COLL_TR_SHM;
-    if (!coll_kind_parse(kind, &r.kind) || !coll_algo_parse(algo, &r.algo)) continue;
-    if (rows->len == rows->cap) {
-      size_t cap = rows->cap ? 2 * rows->cap : 256;
-      tune_row *v = realloc(rows->v, cap * sizeof *v);
-      if (v == NULL) {
-        ok = false;
-        break;
-      }
-      rows->v = v, rows->cap = cap;
-    }
-    rows->v[rows->len++] = r;
-  }
-  fclose(f);
-  return ok;
-}
 
 static bool held_out_size(size_t count) {
   int l = 0;

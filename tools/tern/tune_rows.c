@@ -1,0 +1,89 @@
+/* tune_rows.c: the rows `tern tune` measures, as text: one line per (transport, ranks,
+ * collective, count, algorithm) with the median seconds of one call,
+ *
+ *   shm,4,allreduce,256,rhd,1.234e-05
+ *
+ * The workers write them (tune_worker.c), `--save-rows` keeps them and `--from` fits a tuning
+ * file from them again, so a file read here may come from a user: every line is checked, and
+ * the first bad one is named with its file and line. Lines starting with '#' are comments.
+ */
+#include "tune.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const tune_tr_names[COLL_NUM_TR] = {"shm", "tcp"};
+
+void tune_rows_free(tune_rows *rows) {
+  free(rows->v);
+  memset(rows, 0, sizeof *rows);
+}
+
+static bool append(tune_rows *rows, tune_row r) {
+  if (rows->len == rows->cap) {
+    size_t cap = rows->cap ? 2 * rows->cap : 256;
+    tune_row *v = realloc(rows->v, cap * sizeof *v);
+    if (v == NULL) return false;
+    rows->v = v, rows->cap = cap;
+  }
+  rows->v[rows->len++] = r;
+  return true;
+}
+
+/* One line into *r, or what is wrong with it. */
+static const char *parse_row(const char *line, tune_row *r) {
+  char tr[8], kind[32], algo[16], end;
+  int n;
+  size_t count;
+  double secs;
+  if (sscanf(line, "%7[^,],%d,%31[^,],%zu,%15[^,],%lf %c", tr, &n, kind, &count, algo, &secs,
+             &end) != 6)
+    return "want transport,ranks,collective,count,algorithm,seconds";
+  if (strcmp(tr, "shm") && strcmp(tr, "tcp")) return "the transport is not shm or tcp";
+  if (n < 1 || n > 1024) return "the rank count is not in 1..1024";
+  if (!coll_kind_parse(kind, &r->kind)) return "no such collective";
+  if (!coll_algo_parse(algo, &r->algo) || !coll_algo_supported(r->kind, r->algo))
+    return "no such algorithm for this collective";
+  if (count < 1) return "the count is not a positive number of elements";
+  if (!isfinite(secs) || secs <= 0) return "the seconds are not a positive time";
+  r->tr = strcmp(tr, "tcp") == 0 ? COLL_TR_TCP : COLL_TR_SHM;
+  r->n = n, r->count = count, r->secs = secs;
+  return NULL;
+}
+
+bool tune_read_rows(const char *path, tune_rows *rows) {
+  FILE *f = fopen(path, "r");
+  if (f == NULL) {
+    fprintf(stderr, "tern tune: cannot read %s\n", path);
+    return false;
+  }
+  char line[256];
+  const char *bad = NULL;
+  long at = 0;
+  while (bad == NULL && fgets(line, sizeof line, f)) {
+    at++;
+    if (line[0] == '#' || line[strspn(line, " \t\r\n")] == '\0') continue;
+    tune_row r;
+    bad = strchr(line, '\n') == NULL && !feof(f) ? "the line is too long" : parse_row(line, &r);
+    if (bad == NULL && !append(rows, r)) bad = "no memory for the rows";
+  }
+  fclose(f);
+  if (bad) fprintf(stderr, "tern tune: %s, line %ld: %s\n", path, at, bad);
+  return bad == NULL;
+}
+
+bool tune_write_rows(const tune_rows *rows, const char *path) {
+  FILE *f = fopen(path, "w");
+  if (f == NULL) {
+    fprintf(stderr, "tern tune: cannot write %s\n", path);
+    return false;
+  }
+  fprintf(f, "# tern tune rows: transport,ranks,collective,count,algorithm,seconds\n");
+  for (size_t i = 0; i < rows->len; i++) {
+    const tune_row *r = &rows->v[i];
+    fprintf(f, "%s,%d,%s,%zu,%s,%.9g\n", tune_tr_names[r->tr], r->n, coll_kind_name(r->kind),
+            r->count, coll_algo_name(r->algo), r->secs);
+  }
+  return fclose(f) == 0;
+}
