@@ -28,6 +28,8 @@ int tune_worker(int argc, char **argv);
  * is wrong on stderr, at the first bad line. */
 bool tune_read_rows(const char *path, tune_rows *rows);
 bool tune_write_rows(const tune_rows *rows, const char *path);
+/* One row as a line of that format: the workers' files and --save-rows write alike. */
+void tune_print_row(FILE *f, const tune_row *r);
 void tune_rows_free(tune_rows *rows);
 /* Fits, evaluates, prints the accuracy table to out and writes the tuning file at path. */
 int tune_fit_and_write(const tune_rows *rows, const char *path, FILE *out);

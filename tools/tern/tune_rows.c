@@ -73,6 +73,11 @@ bool tune_read_rows(const char *path, tune_rows *rows) {
   return bad == NULL;
 }
 
+void tune_print_row(FILE *f, const tune_row *r) {
+  fprintf(f, "%s,%d,%s,%zu,%s,%.9g\n", tune_tr_names[r->tr], r->n, coll_kind_name(r->kind),
+          r->count, coll_algo_name(r->algo), r->secs);
+}
+
 bool tune_write_rows(const tune_rows *rows, const char *path) {
   FILE *f = fopen(path, "w");
   if (f == NULL) {
@@ -80,10 +85,6 @@ bool tune_write_rows(const tune_rows *rows, const char *path) {
     return false;
   }
   fprintf(f, "# tern tune rows: transport,ranks,collective,count,algorithm,seconds\n");
-  for (size_t i = 0; i < rows->len; i++) {
-    const tune_row *r = &rows->v[i];
-    fprintf(f, "%s,%d,%s,%zu,%s,%.9g\n", tune_tr_names[r->tr], r->n, coll_kind_name(r->kind),
-            r->count, coll_algo_name(r->algo), r->secs);
-  }
+  for (size_t i = 0; i < rows->len; i++) tune_print_row(f, &rows->v[i]);
   return fclose(f) == 0;
 }

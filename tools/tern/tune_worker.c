@@ -236,9 +236,12 @@ int tune_worker(int argc, char **argv) {
     for (size_t k = 0; rc == TERN_OK && k < CORE_ARRAY_LEN(kinds); k++) {
       size_t count = b / sizeof(float);
       rc = measure(&w, kinds[k], sw.algos[k], sw.nalgos[k], count, &bg, sw.last[k]);
-      for (int i = 0; rc == TERN_OK && out && i < sw.nalgos[k]; i++)
-        fprintf(out, "%s,%d,%s,%zu,%s,%.9g\n", tr, w.n, coll_kind_name(kinds[k]), count,
-                coll_algo_name(sw.algos[k][i]), sw.last[k][i]);
+      for (int i = 0; rc == TERN_OK && out && i < sw.nalgos[k]; i++) {
+        tune_row row = {.tr = !strcmp(tr, "tcp") ? COLL_TR_TCP : COLL_TR_SHM, .n = w.n,
+                        .kind = kinds[k], .count = count, .algo = sw.algos[k][i],
+                        .secs = sw.last[k][i]};
+        tune_print_row(out, &row);
+      }
       if (w.rank == 0) {
         char what[64];
         snprintf(what, sizeof what, "%s %s n=%d %zu B", tr, coll_kind_name(kinds[k]), w.n, b);
