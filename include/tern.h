@@ -35,7 +35,7 @@ typedef enum tern_status {
   TERN_ERR_NOMEM,       /* out of memory */
   TERN_ERR_SYSTEM,      /* an operating-system call failed (errno is in the message) */
   TERN_ERR_ABORTED,     /* tern_comm_abort() was called, here or on a peer */
-  TERN_ERR_UNSUPPORTED  /* a valid request this build or this machine cannot serve */
+  TERN_ERR_UNSUPPORTED  /* a valid request this build or this host cannot serve */
 } tern_status;
 
 typedef enum tern_dtype {

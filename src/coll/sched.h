@@ -249,11 +249,9 @@ typedef struct coll_net_model {
  * On one host (one_host) a CPU at each end copies every byte (into and out of shared memory's
  * slots, or of the kernel's socket buffers), so a rank that sends and receives in one phase does
  * both copies on its own CPU, while the two ends of a one-way message work in parallel: the
- * phase costs all it sends and receives, but what it reduces in place (reduce_in_place). Until
- * 2026-12-06 every phase was priced at the larger of the two, and the receive's copy even where
- * the reduction reads the slots in place: halving-doubling's reduce, an exchange, then looked
- * cheaper than the tree's one-way hop, which beat it by 1.2-1.6x at n = 2 from 16 KiB (tern
- * tune's sweeps of this machine, docs/PERFORMANCE.md).
+ * phase costs all it sends and receives, but what it reduces in place (reduce_in_place). Priced
+ * at the larger of the two, halving-doubling's reduce, an exchange, looked cheaper than the
+ * tree's one-way hop, which beat it by 1.2-1.6x at n = 2 from 16 KiB (docs/perf/select.md).
  *
  * Across hosts a full-duplex link carries both directions at once, and on a crowded host no rank
  * has a CPU of its own (every copy is in the host's work, coll_host_time, shared by the CPUs):

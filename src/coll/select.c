@@ -10,8 +10,8 @@
  * where blocks divide evenly (test_select.c holds them to coll_sched_cost of the built
  * schedules) and within a block's rounding elsewhere.
  *
- * The constants are this machine's (2-core KVM guest, Debian 12), from peers/BASELINES.md, to be
- * refitted from tern's own measurements:
+ * The constants are built-in defaults, measured on the project's reference VM (2 vCPUs, Debian
+ * 12; ../shared/peers/BASELINES.md), which `tern tune` refits per host (coll/tuning.h):
  *  - shm alpha 0.34 us: Open MPI's shared-memory allreduce of 8 B at n = 2, one exchange;
  *  - shm beta 1/12.45 GB/s: one thread's memcpy, 1 GiB working set (a message is one copy);
  *  - gamma 1/8.10 GB/s: one thread's float32 sum-reduce, 1 GiB (8-12 GB/s by working set);
@@ -143,20 +143,13 @@ static double even_part(const shape *x) {
  *
  * Over TCP the stages do not overlap at all (each hand-off is a socket wake-up), so the chain
  * costs what it would unpipelined, n - 1 hops of the whole vector (handoff 0), and
- * halving-doubling wins from 1 MiB (n = 4 on 2 cores, broadcast, two launches each, chain ->
- * rhd: 1 MiB 1.21 and 1.02 -> 0.53 and 0.63 ms, 4 MiB 3.40 and 3.67 -> 2.67 and 2.37 ms, 16 MiB
- * 15.6 and 13.5 -> 12.0 and 12.5 ms, 64 MiB level). Direct was faster still at 1 MiB (0.46 ms)
- * and the slowest at 64 MiB, which this model does not capture.
+ * halving-doubling wins from 1 MiB. Direct was faster still at 1 MiB and the slowest at 64 MiB,
+ * which this model does not capture.
  *
  * Over shared memory a stage leaves its segment in the slots and yields, so the pipeline still
- * runs, at a cost per round: the handoff, 10 us here, fitted to n = 4 on 2 cores (broadcast,
- * 2026-12-03): rhd won at 1 MiB (0.18-0.19 ms against the chain's 0.21-0.30), they were level
- * at 4 and 16 MiB (16 MiB, ten launches each: medians 4.22 ms rhd, 3.95 ms chain, both
- * spreading over 3.2-6.3 ms), and the chain won at 64 MiB (ten launches each: 20.7-30.7 ms,
- * median 22.0, against 22.6-29.7, median 27.0). This handoff puts the crossover between 16 and
- * 32 MiB. The unpipelined rule had made rhd win everywhere; it was measured right (4 MiB 1.47 ->
- * 1.24 ms, 16 MiB 8.5 -> 7.0 ms) before large messages went single copy, whose crowded sender
- * waits for its reader. */
+ * runs, at a cost per round: the handoff, fitted to n = 4 on 2 cores, which puts the crossover
+ * with halving-doubling between 16 and 32 MiB as measured (docs/perf/select.md, "The crowded
+ * chain"). */
 static double chain(const shape *x, size_t count, size_t es, double red) {
   if (x->m->crowded && x->m->handoff == 0) return (x->n - 1) * phase(x->m, 1, x->B, red * x->B);
   size_t seg = coll_pipeline_seg(count, (int)x->n, 0), nseg = (count + seg - 1) / seg;
@@ -218,12 +211,9 @@ static double scatter_gather(const shape *x, coll_kind kind, coll_algo algo) {
  * is a multiple of cpus, and that CPU makes the copies at both ends in turn, while the model's
  * phase has them in parallel. Step mask moves mask / p of the vector. At n = 4 on 2 CPUs that is
  * the larger step of each half of a rooted halving-doubling: the root's first send (half the
- * vector) and the doubling's last exchange. Why it matters: the crowded broadcast from 1 MiB went
- * to halving-doubling, whose critical path is the shorter, but the tree (its hops across CPUs,
- * algo/tree.c) was 1.2-1.7x faster in every one of eight `tern tune` sweeps at n = 4 over either
- * transport (2026-12-06; TCP 1 MiB: tree 579 us, halving-doubling 823). Priced so: TCP n = 4
- * broadcast, interleaved, 3 pairs, 1 MiB 544-887 -> 417-495 us, 4 MiB 2.42-3.37 -> 1.92-2.28 ms,
- * 16 MiB level, 64 MiB 45.8-49.3 -> 41.7-43.9 ms; shared memory level (1-16 MiB). */
+ * vector) and the doubling's last exchange. Why it matters: unpriced, the crowded broadcast from
+ * 1 MiB went to halving-doubling, whose critical path is the shorter, while the tree (its hops
+ * across CPUs, algo/tree.c) was 1.2-1.7x faster (docs/perf/select.md, "Steps on one CPU"). */
 static double same_cpu_share(const shape *x) {
   const coll_net_model *m = x->m;
   if (!m->crowded || m->cpus < 2) return 0;
@@ -339,14 +329,8 @@ static double critical_path(coll_kind kind, coll_algo algo, const shape *x, size
  *
  * Why: on a crowded host over shared memory a message costs little, but a rank waiting for a
  * peer gives its CPU away, and in such a phase all n ranks take a turn on the CPUs, n / cpus
- * each. Measured on 2 cores (2026-12-06, 40 warm-up calls), the allreduce of 1 KiB at n = 16:
- * direct (1 such phase) 177 us, recursive doubling (4) 210, the tree (8) 291, halving-doubling
- * (8) 478, the ring (30) 705; the broadcast of 256 KiB by tree 116 us against 390 by
- * halving-doubling, whose critical path is the shorter. Priced by the critical path alone, the
- * choice was at least twice as slow as the best in 10 of 48 cells (broadcast, reduce, allreduce,
- * allgather at n = 4, 8, 16 from 1 KiB to 4 MiB, geometric mean 1.72 times the best); with the
- * turns and a message's CPU time, in none (geometric mean 1.05), and reduce_scatter and
- * alltoall, left out of the fit, went from 1.29 to 1.01. */
+ * each: the time of a small crowded allreduce follows the number of such phases, not the
+ * critical path (docs/perf/select.md, "Turns on a crowded host"). */
 static double turn_phases(coll_kind kind, coll_algo algo, const shape *x) {
   double n = x->n, L = x->L, Lc = x->Lc, fold = x->fold;
   bool rooted = kind == COLL_BROADCAST || kind == COLL_REDUCE;

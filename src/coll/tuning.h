@@ -1,11 +1,11 @@
-/* tuning.h: what `tern tune` learns about this machine, and how the selector uses it.
+/* tuning.h: what `tern tune` learns about the host it runs on, and how the selector uses it.
  *
  * The tuner measures every algorithm of every collective at a grid of sizes, rank counts and
  * transports, then fits two predictors and keeps the one that picks better on points it did not
  * train on:
  *  - "model": alpha, beta, gamma and o refitted per (transport, rank count) by least squares,
  *    with the features of each algorithm's own schedule (coll_sched_cost's terms), so that the
- *    closed forms of select.c predict with this machine's constants;
+ *    closed forms of select.c predict with the measured host's constants;
  *  - "table": every algorithm's measured time per (transport, rank count, collective, size);
  *    a choice interpolates each algorithm's time between the measured sizes on log scales, at
  *    the nearest measured rank count, and takes the fastest. (Looking up the winner at the

@@ -4,25 +4,18 @@
  * sums over the built schedules).
  *
  * Why the sum: with more ranks than CPUs, the CPUs take every rank's work in turns, so a
- * collective cannot end before all of it is done, however short its critical path. Over TCP on
- * 2 cores (allreduce, n = 8, 64 KiB, one launch each, 2026-12-05) the four algorithms send the
- * same 917 KB in all but not the same number of messages (tree 14, rd 24, rhd 48, ring 112),
- * and time = (messages x 12.4 us + bytes / 3 GB/s) / 2 CPUs fits them all: tree 232-252 us
- * (model 240), rd 404 (400), rhd 450-580 (450), ring 849 (849), while the critical path chose
- * rhd. Each message costs a send, a receive and a wake-up on a CPU someone else wants.
- * coll_algo_cost adds (1 - 1/CPUs) of the critical path to this (Graham's bound for list
- * scheduling): a tree's top levels leave a CPU idle, and at 16 MiB halving-doubling, whose path
- * is shorter, was the faster (n = 8: 52 against 55 ms; n = 16: 104-108 against 112-118 ms).
+ * collective cannot end before all of it is done, however short its critical path: with the
+ * same bytes, the algorithms' times follow their message counts (each message costs a send, a
+ * receive and a wake-up on a CPU someone else wants), where the critical path picks otherwise
+ * (docs/perf/select.md, "The host's work"). coll_algo_cost adds (1 - 1/CPUs) of the critical
+ * path to this (Graham's bound for list scheduling): a tree's top levels leave a CPU idle, and
+ * for large messages a shorter path wins again.
  *
  * Over shared memory the host's CPUs copy each byte at both ends, into the slots and out of
  * them, except what a reducing receive sums straight from the slots; direct receives whole blocks
  * and reduces them after, so it pays both copies and the sum (coll_host_time). Counted as one
- * copy a byte, as before 2026-12-06, the reductions of direct looked as cheap as a ring's, and a
- * crowded reduce_scatter went to direct at every size: scored on `tern tune`'s sweeps (4, 8 and 16
- * ranks on 2 cores), the pick was within 5% of the fastest at 69% / 62% / 49% of the points, the
- * reduce_scatter of n = 8 from 16 KiB up 1.4-2.2x slower than the best; counted at both ends, 76%
- * / 68% / 56% with the fitted msg_cpu and turn unchanged (a grid of msg_cpu 0.25-2 us and turn
- * 2-8 us found no pair better at all three rank counts).
+ * copy a byte, the reductions of direct looked as cheap as a ring's and a crowded reduce_scatter
+ * went to direct at every size, 1.4-2.2x slower than the best.
  */
 #include "coll/algo/algo.h"
 

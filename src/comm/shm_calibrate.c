@@ -1,12 +1,10 @@
 /* shm_calibrate.c: whether single copy pays on this host, measured at start-up.
  *
  * Single copy (CMA, net/shm.c) saves a copy but costs a system call that pins the peer's pages,
- * and what that costs depends on the host far more than a memcpy does. On this project's 2-core
- * VM, on an Intel guest (2026-12-03), single copy beat the rings by about 2x from 64 KiB (a
- * 256 KiB broadcast at n = 2 19.3 -> 9.1 us); on an AMD guest (2026-12-04) the rings beat it by
- * 2-3x from 16 KiB to 4 MiB (the same broadcast 4.5 us through the rings against 10.1 us shared,
- * an allreduce of 1 MiB 70 against 170-200 us), the kernel's copy there running at a quarter of
- * memcpy's rate (bench/peers' membw). So unless TERN_SHM_CMA says, the two lowest ranks of each
+ * and what that costs depends on the host far more than a memcpy does: on one kind of host single
+ * copy beat the rings by about 2x from 64 KiB, on another the rings beat it by 2-3x from 16 KiB
+ * to 4 MiB, the kernel's copy there running at a quarter of memcpy's rate (docs/perf/shm.md,
+ * "Single copy against the rings, by host"). So unless TERN_SHM_CMA says, the two lowest ranks of each
  * host time both ways at start-up, in two patterns (one way and exchanged, below; best of ROUNDS
  * each after WARM_ROUNDS untimed, about 2 ms in all), and the host's ranks keep single copy, per
  * pattern, only where it won. The lowest rank decides and publishes the verdict in the store; the
@@ -14,10 +12,8 @@
  * disagree on it.
  *
  * An oversubscribed host is timed too. There single copy starts only at NET_CMA_CROWDED_MIN
- * (comm/shm_setup.c), and that floor assumed the kernel's copy is worth having at all. On the AMD
- * guest it is not, crowded or not: 4 ranks on 2 cores, 2026-12-05, interleaved, single copy
- * from 1 MiB -> the rings only: allreduce 4 MiB 2.2-2.5 -> 0.83-0.92 ms, 16 MiB 9.0-9.7 ->
- * 5.1-5.4 ms, broadcast 16 MiB 6.4-6.8 -> 2.5-3.0 ms (docs/PERFORMANCE.md). The two lowest
+ * (comm/shm_setup.c), and that floor assumed the kernel's copy is worth having at all. Where it is
+ * slow it is not, crowded or not: the rings alone were 2-3x faster there. The two lowest
  * ranks time it while the others wait for the verdict in the store, asleep; tern run binds
  * them to two CPUs.
  */
@@ -39,11 +35,8 @@ enum { KEEP_DEFAULT = 0, CALIBRATE = 1 };
 
 /* The two patterns timed: one way (a message, and an 8-byte reply), as a broadcast meets it,
  * with the shared copy where the host has it; and an exchange (a message each way at once), as
- * an allgather or allreduce meets it, where both cores are busy and nothing is shared. The AMD
- * guest of 2026-12-06 once kept them apart: in one launch a broadcast of 256 KiB at n = 2 took
- * 19.4 us through the rings and 10.7 us single copy, while in exchanges the rings won (rings
- * against single copy: an allreduce of 1 MiB 60 against 107 us, an allgather of 1 MiB 38-43
- * against 53-61 us). */
+ * an allgather or allreduce meets it, where both cores are busy and nothing is shared. A host
+ * can favour single copy one way and the rings in exchanges (docs/perf/shm.md). */
 typedef enum pattern { ONE_WAY, EXCHANGE, NUM_PATTERNS } pattern;
 static const char *const pattern_names[NUM_PATTERNS] = {"one way", "exchanged"};
 
@@ -94,8 +87,7 @@ static tern_status one_round(tern_comm *c, int peer, bool first, uint32_t i, cha
  * in pattern p. The channel's floor and sharing are put back after. */
 static tern_status run_rounds(tern_comm *c, int peer, bool first, bool keep[NUM_PATTERNS]) {
   /* written, so that real pages back it: untouched, a buffer sent from maps the kernel's one
-   * zero page, which stays in the cache however large the message, a bias toward the rings (one
-   * way, 256 KiB, 2026-12-06: 8.6-9.6 us so, 9.5-10.6 us written) */
+   * zero page, which stays in the cache however large the message, a bias toward the rings */
   char *buf = malloc(2 * PROBE_BYTES);
   if (buf == NULL) return core_err_set(&c->err, TERN_ERR_NOMEM, "no memory to time single copy");
   memset(buf, 1, 2 * PROBE_BYTES);

@@ -8,11 +8,10 @@
  * SLICE_MS.
  *
  * How long it yields before sleeping: a sleeper costs the wait its wake-up, and on a virtual
- * machine waking an idle vCPU is slow (a futex wake took 35-47 us on this project's 2-core VM,
- * against a few us on bare metal). A rank that has its own CPU therefore yields for up to
- * YIELD_OWN_CPU_NS, which bounds the wake-up's share of a longer wait to about 2%: a 4 MiB
- * single-copy broadcast at n = 2, where the root waits ~350 us for its reader, went from 385 to
- * 340 us (bench/peers, interleaved). On an oversubscribed host it sleeps after YIELD_CROWDED_NS:
+ * machine waking an idle vCPU is slow (tens of microseconds against a few on bare metal:
+ * docs/perf/shm.md, "Yielding before sleeping"). A rank that has its own CPU therefore yields for
+ * up to YIELD_OWN_CPU_NS, which bounds the wake-up's share of a longer wait to about 2%. On an
+ * oversubscribed host it sleeps after YIELD_CROWDED_NS:
  * there a yielding rank would keep taking turns from the ranks that have work.
  *
  * Every slice, and every CHECK_NS while spinning, it checks what could end the wait for good:

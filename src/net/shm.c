@@ -13,11 +13,9 @@
  * message's number on the channel), so the reader takes the next message from whichever lane
  * holds that number, and the order is the writer's. Why: with more ranks than cores, a rank runs
  * until its ring to a peer is full and only then lets the peer's process have the core, and a
- * switch costs several microseconds of kernel time on this project's VM; small messages move in
- * batches of a lane's slots per switch. With the 16 payload slots alone, 4 ranks on 2 cores took
- * 1.0-1.9 us per 8-byte broadcast (about 16 per switch, `perf stat` of context switches), and
- * 1.2-2.1 us at 16 and 64 B; with the line lane, 0.29-0.34 and 0.30-0.45 us (Open MPI 0.37-0.71
- * and 0.60-1.94 in the same rounds). Payload slots stay as they were: a payload next to its
+ * switch costs several microseconds of kernel time in a VM; small messages move in batches of a
+ * lane's slots per switch, several times more than the payload slots alone carry
+ * (docs/perf/shm.md, "The line lane"). Payload slots stay as they were: a payload next to its
  * header line arrives with it, where a payload kept apart costs a second wait for a line from the
  * other core (tried: a 4 KiB broadcast at n = 2, 0.51 -> 0.62-0.76 us). The line lane costs
  * 32 KiB a ring; as many payload slots would cost 16 MiB.
@@ -33,15 +31,12 @@
  * a probe at start-up decides per peer, and without it the slots carry everything.
  *
  * Whether single copy pays depends on the host's kernel copy, so each host times it against the
- * rings at start-up (comm/shm_calibrate.c). On the Intel guest of 2026-12-03 (bench/peers,
- * docs/PERFORMANCE.md) single copy won at n = 2 for every collective from 64 KiB up (broadcast
- * 256 KiB 19 -> 9.6 us, allgather 16 MiB 1.79 -> 1.10 ms, allreduce 16 MiB 2.87 -> 2.12 ms); on
- * the AMD guest of 2026-12-04 the rings won by 2-3x. With 4 ranks on 2 cores the rings win for
- * messages under about 1 MiB (broadcast's pipeline segments, 256 KiB at 16 MiB: 6.6 ms through
- * the rings, 8.8 ms single copy): a single-copy sender waits for its reader to be scheduled,
- * while through the rings it leaves up to a ring's worth behind and goes on. From 1 MiB, the
- * copy saved wins there too (allgather of 16 MiB, 4 MiB a message: 4.28 -> 3.05 ms), hence cma_floor;
- * where the start-up timing turned single copy off, it is off crowded too.
+ * rings at start-up (comm/shm_calibrate.c): on one host kind single copy wins by about 2x from
+ * 64 KiB, on another the rings win by 2-3x (docs/perf/shm.md). On a crowded host the rings win
+ * under about 1 MiB: a single-copy sender waits for its reader to be scheduled, while through
+ * the rings it leaves up to a ring's worth behind and goes on; from 1 MiB the copy saved wins
+ * there too, hence cma_floor. Where the start-up timing turned single copy off, it is off
+ * crowded too.
  *
  * Nobody spins here: progress is a look at the slots. Waiting is comm/wait.c's job; the doorbell
  * (a futex word in each segment, with a "sleeping" flag so that a sender only pays for the wake
@@ -303,14 +298,12 @@ static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct tim
 /* The doorbell is rung only for a sleeper, so a reader that spins costs its writers nothing but
  * a load of a line that does not change. The sleeper stores its flag, fences, and looks for work
  * once more before it sleeps; the ringer does not fence (a full fence per message would wait for
- * the message's own stores to reach the other core: measured at 14% of an 8-byte allreduce).
+ * the message's own stores to reach the other core: a seventh of an 8-byte allreduce).
  * So in a window of a store-buffer drain (~100 ns) the ringer can miss a sleeper that has just
  * announced itself; the sleeper then wakes at the end of its slice (up to 20 ms, comm/wait.c)
- * and finds the work: a rare delay, never a lost message. Counted in crowded runs (8 and 16
- * ranks on 2 cores, 2026-12-06): no doorbell sleep ran to its slice's end. Slices growing from
- * 1 ms, as they were before the merge a0f98f5, made an 8-byte allreduce over 2 pretend hosts
- * of 4 ranks each slower (126-142 -> 148-157 us): the extra wake-ups take CPU from the ranks
- * with work. */
+ * and finds the work: a rare delay, never a lost message. Counted in crowded runs, no doorbell
+ * sleep ran to its slice's end, and shorter, growing slices cost more in wake-ups than they
+ * saved (docs/perf/shm.md, "The doorbell's slices"). */
 void net_shm_ring_bell(_Atomic uint32_t *bell, _Atomic uint32_t *sleeping) {
   if (atomic_load_explicit(sleeping, memory_order_relaxed)) {
     atomic_fetch_add(bell, 1);
@@ -399,9 +392,8 @@ bool net_shm_busy(const net_shm_chan *ch) {
 
 /* A reducing receive reads a CMA message through a bounce buffer, a pass more than reducing
  * straight out of the slots; so messages that may be reduced go single-copy only from
- * NET_CMA_MIN, where the saved copy pays for it (n = 2, a 128 KiB allreduce, whose ring sends
- * 64 KiB messages to be reduced: 14.8 us through the slots, 21.9 us single-copy; from 192 KiB
- * single copy wins), and copied ones from NET_CMA_COPY_MIN (64 KiB allgather: 4.35 -> 2.88 us).
+ * NET_CMA_MIN, where the saved copy pays for it, and copied ones from NET_CMA_COPY_MIN
+ * (docs/perf/shm.md, "Single-copy floors").
  * Messages of an exchange have a floor of their own (cma_floor_exchange): the start-up timing
  * finds the two patterns apart on some hosts (comm/shm_calibrate.c). */
 static bool uses_cma(const net_shm_chan *ch, const net_xfer *x) {
@@ -541,8 +533,8 @@ static void take_bytes(net_xfer *x, const slot *sl) {
 /* Hands the slot at in_next back to the writer, in its lane. After a small message, the lane's
  * next header line (and, in the payload lane, the first payload lines) are fetched ahead: in a stream of small messages the writer is usually
  * ahead, and its slots lie 64 KiB apart, where the hardware cannot guess the next one. The fetch
- * overlaps the rest of the caller's call instead of stalling the next look (n = 2, an 8-byte
- * broadcast 0.151 -> 0.117 us, 256 B 0.273 -> 0.17 us). After a larger message it costs more than
+ * overlaps the rest of the caller's call instead of stalling the next look (a fifth to a third
+ * of a small broadcast at n = 2: docs/perf/shm.md). After a larger message it costs more than
  * it saves: the writer is then not far ahead, and the lines fetched are written again. */
 static void return_slot(net_shm_chan *ch, const slot *sl) {
   bool small = sl->flags == 0 && sl->len <= PREFETCH_AFTER_MAX; /* read before the slot is given back */

@@ -70,8 +70,7 @@ bool shm_cma_shares(const net_shm_chan *ch, const net_xfer *x, uint64_t seq) {
 
 /* A message is split in SHARE_PARTS chunks (from SHARE_CHUNK_MIN to NET_SHARE_CHUNK bytes), so
  * that from NET_SHARE_MIN on both sides get one. Smaller chunks cost a call each; larger ones
- * leave one side idle at the end (n = 2 broadcast: 4 parts of at least 32 KiB against 2 of at
- * least 16 KiB, 32 KiB 3.6 -> 2.8 us, 128 KiB 7.1 -> 5.9 us, the same from 1 MiB on). */
+ * leave one side idle at the end (docs/perf/shm.md, "Shared copy"). */
 #define SHARE_PARTS 2
 #define SHARE_CHUNK_MIN (16u << 10)
 

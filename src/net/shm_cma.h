@@ -7,9 +7,7 @@
  * address in the descriptor slot's unused payload, and both sides take chunks (at most
  * NET_SHARE_CHUNK bytes) from a counter there, the receiver reading them and the sender, which
  * otherwise would only wait for the slot to come back, writing them (process_vm_writev). Two
- * cores copy what one did. On this project's 2-core VM (interleaved runs of bench/peers' command,
- * n = 2 broadcast, median): 128 KiB 10.1 -> 5.9 us, 1 MiB 73 -> 39 us, 4 MiB 290 -> 160 us,
- * 16 MiB 1.9 -> 1.0 ms; a bare copy of 4 MiB, one-sided 316 us, shared 159 us (best of 30).
+ * cores copy what one did, in about half the time (docs/perf/shm.md, "Shared copy").
  */
 #ifndef TERN_NET_SHM_CMA_H
 #define TERN_NET_SHM_CMA_H

@@ -14,9 +14,8 @@
  *
  * Each read also asks for up to NET_READ_AHEAD bytes past the stripe it fills, and the next
  * stripes are taken from those first. A rank that fell behind a stream of small messages (a
- * broadcast's leaf while the root runs ahead) then takes several per system call instead of one:
- * on a host where a system call costs microseconds (this project's 2-CPU VM) that made back-to-back
- * broadcasts of 8 B to 4 KiB at n = 4 about 12% faster (10.8 -> 9.3 us).
+ * broadcast's leaf while the root runs ahead) then takes several per system call instead of one,
+ * which pays where a system call costs microseconds, as in a VM (docs/perf/tcp.md).
  */
 #include "net/transport.h"
 

@@ -1,4 +1,4 @@
-/* sim_coll_validate.c: `tern sim coll validate`: the simulator against this machine.
+/* sim_coll_validate.c: `tern sim coll validate`: the simulator against the host it runs on.
  *
  * It measures, then predicts, then compares:
  *  1. calibration: `tern run -n 2 --bind none -- tern bench allgather` over TCP
@@ -7,7 +7,7 @@
  *     faster loopback than the model's shared cores then see): one exchange of m bytes each way per size, and the copy of the
  *     rank's own block (coll_model_shm's beta), taken off. On a loopback the "network" is the
  *     kernel copying on the ranks' own cores, so the platform puts every rank on one host with
- *     this machine's cores and makes each message cost CPU: half the exchange's time on each
+ *     the host's cores and makes each message cost CPU: half the exchange's time on each
  *     end, as a table over m (sim_platform's message costs). Reductions and copies cost
  *     coll_model_shm's measured gamma and beta. Nothing else is fitted.
  *  2. measurement: the same bench, out of place, for every (ranks, collective, algorithm) asked,
@@ -15,14 +15,14 @@
  *  3. simulation of the same runs on the calibrated platform, and a table of both times.
  * Every bench runs --repeat times, round by round (so that a burst of other work lands on all
  * benches alike), and each time is the median of its runs, calibration and measurements alike:
- * this machine's loopback is bimodal (the same exchange takes one time or half again as much,
+ * a VM's loopback can be bimodal (the same exchange takes one time or half again as much,
  * run to run), and the median takes the same mode for both. While some cell disagrees, up to
  * --retries more rounds. It exits 1 when a cell is off by more than --tolerance (default 0.25,
  * the issue's 25%).
  *
  * With --from FILE it measures nothing: it reads a validation's output (the calibration line and
  * the measured column) and simulates those cells again, which is how the unit test holds the
- * simulator to this machine's figures without timing anything itself.
+ * simulator to a recorded host's figures without timing anything itself.
  */
 #include "cmd.h"
 #include "sim_coll.h"
@@ -145,7 +145,7 @@ static void platform_base(sim_platform *p, int cores) {
   p->reduce_cpu = coll_model_shm.gamma;
 }
 
-/* The platform of this machine's cores, calibrated on the 2-rank allgather's times. */
+/* The platform of the host's cores, calibrated on the 2-rank allgather's times. */
 static bool calibrate(const bench_times *t, sim_platform *p) {
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   platform_base(p, cores > 0 ? (int)cores : 1);
@@ -386,7 +386,7 @@ static bool read_recorded_line(char *line, sim_platform *p, int *rounds, int *it
 
 /* --from FILE: simulates again the measurements a validation recorded (its output, as
  * bench/scale/run.sh keeps it), on the platform its calibration line describes. The simulator
- * is then held to what this machine measured, with no timing in the run itself. */
+ * is then held to what the host measured, with no timing in the run itself. */
 static int validate_recorded(vopts *o, cell *cells) {
   FILE *f = fopen(o->from, "r");
   if (f == NULL) return cmd_usage_error("sim coll validate", "cannot read '%s'", o->from);

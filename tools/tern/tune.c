@@ -1,4 +1,4 @@
-/* tune.c: `tern tune`: measures this machine and writes the tuning file the selector uses.
+/* tune.c: `tern tune`: measures the host it runs on and writes the tuning file the selector uses.
  *
  *   tern tune [--budget SECONDS] [--ns 2,4] [--transports shm,tcp] [--max-bytes 16M] [-o FILE]
  *             [--save-rows FILE]

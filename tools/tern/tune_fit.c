@@ -1,7 +1,7 @@
 /* tune_fit.c: from the measured rows to the tuning file.
  *
  * Three predictors are compared on points they did not see: the built-in model (select.c's
- * constants), the model refitted to this machine (alpha, beta, gamma, o per transport and rank
+ * constants), the model refitted to the host (alpha, beta, gamma, o per transport and rank
  * count, least squares on each algorithm's schedule terms, fit.c), and the table of measured
  * times (interpolated between measured sizes, coll/tuning.c). Held out: every size that is an odd power of two (8 B x 2, x 8, ...: the fit sees
  * 8 B x 1, x 4, x 16, ...) and, when three or more rank counts were measured, each rank count in

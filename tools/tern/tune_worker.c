@@ -17,15 +17,14 @@
  * The algorithms compared at one size are measured interleaved: repetition r times every
  * algorithm once, the first one rotating with r, so that a change in the machine's load during
  * the sweep falls on all of them alike instead of on whichever was being timed then (measured
- * one algorithm after another, two sweeps of this machine agreed on the winner within 5% at
- * only 75% of the points).
+ * one algorithm after another, two sweeps of one host agreed on the winner within 5% at only
+ * 75% of the points: docs/perf/select.md).
  *
  * Algorithms that give every rank the same schedule at a point (coll_sched_equal, on this run's
  * layout: at n = 2 the ring and the tree broadcast are one send) are one algorithm there: they are timed once, as
  * one, and each gets that time. Timed apart they differed only by noise, and the faster draw
- * then set a mark that a pick of the other missed by more than 5% for no reason (a sweep of
- * 2026-12-04: the tcp n = 2 ring and tree broadcasts, one schedule, 4-27% apart from 4 to 16
- * MiB).
+ * then set a mark that a pick of the other missed by more than 5% for no reason (the TCP n = 2
+ * ring and tree broadcasts, one schedule, came out 4-27% apart from 4 to 16 MiB).
  */
 #include "cmd.h"
 #include "tune.h"

@@ -127,9 +127,9 @@ static inline int coll_fold_rel(const coll_fold *f, int j) {
 /* The segment (in elements) of a chain pipeline of count elements over n ranks: seg_count when
  * the caller gave one, else count / nseg with nseg near the optimum of the chain's time
  * (nseg + n - 2)(alpha + beta count / nseg), nseg = sqrt((n - 2) count beta / alpha), taking
- * alpha / beta = 2048 elements: the geometric mean of this machine's shared-memory ratio (0.34
+ * alpha / beta = 2048 elements: the geometric mean of the built-in shared-memory ratio (0.34
  * us x 12.45 GB/s = 4.2 KB) and TCP's (4.55 us x 3 GB/s = 13.7 KB) is 7.6 KB, about 2048 f32
- * elements (peers/BASELINES.md). At most 256 segments, to keep schedules short. */
+ * elements (select.c's defaults). At most 256 segments, to keep schedules short. */
 size_t coll_pipeline_seg(size_t count, int n, size_t seg_count);
 
 #endif /* TERN_COLL_ALGO_H */

@@ -62,10 +62,8 @@ static size_t piece_len(size_t len, size_t piece, size_t t) {
 /* Two ranks over shared memory, a large vector: the allreduce in pieces. The ring's two phases
  * each run over a whole half, so once the half outgrows the cache a rank reads its reduced half
  * back from memory to send it. Here phase t reduces piece t of this rank's half while piece t-1,
- * reduced a phase before and still in cache, goes back to the peer. Interleaved on this
- * project's 2-core VM (2026-12-06, vCPUs near, medians of 5 launches): f32 4 MiB 336 -> 272 us,
- * 16 MiB 2.87 -> 2.21 ms, 64 MiB 12.4 -> 10.3 ms; 1 and 2 MiB were 3-10% slower in pieces, and
- * pieces of 128 or 256 KiB did less than 512. Over TCP the pieces would cut each message below
+ * reduced a phase before and still in cache, goes back to the peer: a fifth faster from 4 MiB,
+ * a little slower at 1 and 2 MiB (docs/perf/shm.md). Over TCP the pieces would cut each message below
  * what is striped over the streams (net/tcp.c), so they are kept to shared memory. */
 static void pair_allreduce_in_pieces(coll_sched *s, const coll_args *a, size_t piece) {
   int peer = 1 - a->rank;

@@ -25,9 +25,8 @@ typedef struct tree {
  * were dealt round over fewer CPUs (rank r on CPU r mod dealt, as tern run binds them on a
  * crowded host): then the order lists each CPU's ranks together. In rank order a binomial tree's
  * inner members (0, n/2, n/4, ...: every send of a broadcast, every receive of a reduce) were all
- * on CPU 0 and its leaves on the others; laid on CPU order they spread over the CPUs. At n = 4
- * on 2 CPUs (interleaved launches, 2026-12-05): an 8-byte broadcast over TCP 15-16.5 -> 10.7-10.8
- * us, over shared memory 0.59 -> 0.31 us. The trees whose members hold blocks in rank order
+ * on CPU 0 and its leaves on the others; laid on CPU order they spread over the CPUs (a small
+ * broadcast 1.5-2x faster at n = 4 on 2 CPUs: docs/perf/select.md). The trees whose members hold blocks in rank order
  * (reduce_scatter, allgather) keep rank order. */
 static int tree_place(const tree *t, int r) {
   if (t->dealt < 2) return r;
