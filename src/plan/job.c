@@ -140,6 +140,15 @@ bool plan_job_demand(const plan_cluster *c, const plan_job *j, plan_demand *d, c
   for (int r = 0; r < c->nregions; r++)
     if (d->smin[c->regions[r].type] != INT_MAX) usable += c->regions[r].gpus;
   search_counts(c, j, ref, lo, CORE_MIN(CORE_MIN(j->layers, PLAN_MAX_STAGES), usable), d, &p);
+  double run_s = d->iter_kstar * plan_job_iterations(j);
+  if (!(run_s <= PLAN_MAX_RUN_S)) {
+    core_err_set(err, TERN_ERR_INVALID_ARG,
+                 "job '%s' would train for %.3g years even alone on %d GPUs of %s: at most %g "
+                 "years are supported",
+                 j->name, run_s / 3.15576e7, d->kstar, c->regions[ref].name,
+                 PLAN_MAX_RUN_S / 3.15576e7);
+    return false;
+  }
   d->demand_Bps = plan_job_boundary_bytes(j) / d->stage_fb_s;
   d->work_flops =
       3.0 * plan_job_layer_fwd_flops(j) * j->layers * j->microbatches * plan_job_iterations(j);

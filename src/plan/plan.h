@@ -32,6 +32,7 @@
 #define PLAN_MAX_GPUS 1000000 /* in a whole cluster */
 #define PLAN_MAX_STAGES 1024  /* one GPU per stage and at least one layer each */
 #define PLAN_MAX_PATH 16      /* regions one pipeline may cross: our bound, see PLANNING.md */
+#define PLAN_MAX_RUN_S 3.15576e9 /* a job training alone longer than 100 years is refused */
 
 /* ---- cluster model (cluster.c) ----------------------------------------------------------- */
 

@@ -27,7 +27,7 @@ typedef struct run {
   plan_placement *decided;
   unsigned char *placed;
   int *running, nrun;
-  double *left, *iter_now;
+  double *left, *iter_now, *due; /* iterations left, current iteration time, predicted end */
   int *owner, *slot_base; /* owner[slot_base[r] + g]: the job holding GPU g of region r */
   int *span_first, spans_cap;
   plan_release *releases;
@@ -56,12 +56,13 @@ static tern_status run_init(run *r) {
   r->running = calloc(n, sizeof *r->running);
   r->left = calloc(n, sizeof *r->left);
   r->iter_now = calloc(n, sizeof *r->iter_now);
+  r->due = calloc(n, sizeof *r->due);
   r->span_first = calloc(n, sizeof *r->span_first);
   r->owner = malloc(gpus * sizeof *r->owner);
   r->slot_base = calloc((size_t)sc->c.nregions, sizeof *r->slot_base);
   r->releases = calloc(n, sizeof *r->releases);
   if (!r->releases || !r->out->jobs || !r->d || !r->by_arrival || !r->queue || !r->decided ||
-      !r->placed || !r->running || !r->left || !r->iter_now || !r->span_first || !r->owner ||
+      !r->placed || !r->running || !r->left || !r->iter_now || !r->due || !r->span_first || !r->owner ||
       !r->slot_base)
     return core_err_set(r->err, TERN_ERR_NOMEM, "simulator state for %zu jobs", n);
   for (size_t g = 0; g < gpus; g++)
@@ -86,6 +87,7 @@ static void run_free(run *r) {
   free(r->running);
   free(r->left);
   free(r->iter_now);
+  free(r->due);
   free(r->span_first);
   free(r->owner);
   free(r->slot_base);
@@ -213,7 +215,10 @@ static tern_status stuck(run *r) {
                       plan_cluster_total_gpus(c));
 }
 
-/* Advances to the next event; the running jobs due by then finish. */
+/* Advances to the next event; the running jobs due by then finish. A job ends when its
+ * predicted end is reached, not when its iterations left round to zero: t_next is the least due
+ * time, so every completion event retires at least one job even where t is so large that
+ * t + a short remainder rounds back to t (the loop's progress cannot vanish). */
 static void advance(run *r, double t_next) {
   double dt = t_next - r->t;
   r->t = t_next;
@@ -221,7 +226,7 @@ static void advance(run *r, double t_next) {
   for (int i = 0; i < r->nrun; i++) {
     int job = r->running[i];
     r->left[job] -= dt / r->iter_now[job];
-    if (r->left[job] <= 1e-9 * plan_job_iterations(&r->sc->jobs[job]))
+    if (r->due[job] <= t_next)
       finish_job(r, job);
     else
       r->running[kept++] = job;
@@ -236,7 +241,8 @@ static double next_event(run *r) {
     int job = r->running[i];
     r->iter_now[job] =
         plan_iter_time(&r->sc->c, &r->sc->jobs[job], &r->out->jobs[job].pl, r->st.share, 0);
-    t = CORE_MIN(t, r->t + r->left[job] * r->iter_now[job]);
+    r->due[job] = r->t + CORE_MAX(r->left[job], 0.0) * r->iter_now[job];
+    t = CORE_MIN(t, r->due[job]);
   }
   return t;
 }
