@@ -473,12 +473,9 @@ tern_status plan_scenario_check(const plan_scenario *s, int *bad, core_err *err)
   if (plan_cluster_total_gpus(&s->c) > PLAN_MAX_GPUS)
     return core_err_set(err, TERN_ERR_INVALID_ARG, "%d GPUs in all: at most %d are supported",
                         plan_cluster_total_gpus(&s->c), PLAN_MAX_GPUS);
-  for (int i = 0; i < s->njobs; i++) {
-    plan_demand d;
-    if (!plan_job_demand(&s->c, &s->jobs[i], &d, err)) {
-      if (bad) *bad = i;
-      return TERN_ERR_INVALID_ARG;
-    }
-  }
-  return TERN_OK;
+  plan_demand *d = calloc((size_t)(s->njobs > 0 ? s->njobs : 1), sizeof *d);
+  if (d == NULL) return core_err_set(err, TERN_ERR_NOMEM, "demands of %d jobs", s->njobs);
+  bool ok = plan_jobs_demand(&s->c, s->jobs, s->njobs, d, bad, err);
+  free(d);
+  return ok ? TERN_OK : TERN_ERR_INVALID_ARG;
 }

@@ -69,10 +69,10 @@ static tern_status run_init(run *r) {
     r->owner[g] = -1;
   for (int k = 1; k < sc->c.nregions; k++)
     r->slot_base[k] = r->slot_base[k - 1] + sc->c.regions[k - 1].gpus;
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < n; i++)
     r->by_arrival[i] = (int)i;
-    if (!plan_job_demand(&sc->c, &sc->jobs[i], &r->d[i], r->err)) return TERN_ERR_INVALID_ARG;
-  }
+  if (!plan_jobs_demand(&sc->c, sc->jobs, sc->njobs, r->d, NULL, r->err))
+    return TERN_ERR_INVALID_ARG;
   qsort_r(r->by_arrival, n, sizeof *r->by_arrival, cmp_arrival, sc->jobs);
   return TERN_OK;
 }

@@ -233,10 +233,9 @@ static int bench_rounds(const plan_scenario *sc, const plan_policy *pol, long re
   int count = 0, rc = 1;
   if (!q || !d || !out || !placed) goto fail;
   uint64_t t0 = core_now_ns();
-  for (int i = 0; i < sc->njobs; i++) {
-    if (!plan_job_demand(&sc->c, &sc->jobs[i], &d[i], NULL)) goto fail;
+  if (!plan_jobs_demand(&sc->c, sc->jobs, sc->njobs, d, NULL, NULL)) goto fail;
+  for (int i = 0; i < sc->njobs; i++)
     q[i] = (plan_queued){&sc->jobs[i], &d[i], i};
-  }
   double demand_s = (core_now_ns() - t0) / 1e9;
   for (long k = 0; k < repeat; k++)
     if ((times[k] = time_round(sc, pol, q, out, placed, &count)) < 0) goto fail;
