@@ -4,10 +4,11 @@
  * one chain from every region with free GPUs; each chain that can hold the job (at least its
  * memory floor) is a candidate, its GPUs allocated by the cost-min allocator and priced over the
  * predicted run from now. Among the candidates that give the job all of its K* GPUs the cheapest
- * wins (ties: the faster). When none can, the job still starts, on the fastest candidate (ties:
- * the cheaper), rather than idle the cluster: every policy here is work-conserving alike. (The
- * paper is silent on this case; "the most GPUs" would be worse, since GPUs past the ceil(L/k)
- * layers of the slowest stage do not shorten the iteration.)
+ * wins (ties: the faster). K* is that of the chain's start region's GPU type. When no chain
+ * can give K*, the job still starts, on the cheapest candidate at most 10% slower than the
+ * fastest, rather than idle the cluster: every policy here is work-conserving alike. (The paper
+ * is silent on this case; "the most GPUs" would be worse, since GPUs past the ceil(L/k) layers
+ * of the slowest stage do not shorten the iteration; docs/PLANNING.md gives the reasons.)
  *
  * Ablations: without the pathfinder the chain grows through the cheapest regions with no link
  * check; without the cost-min allocator the chain's GPUs are taken in chain order and the
@@ -20,9 +21,13 @@
 
 typedef struct candidate {
   plan_placement p;
-  int k, spare; /* GPUs taken; GPUs the chain had left over */
+  int k, spare, kstar; /* GPUs taken; GPUs the chain had left over; K* on its start's type */
   double iter_s, cost;
 } candidate;
+
+/* Short of K*, a chain at most this much slower than the fastest may win by price
+ * (docs/PLANNING.md, "BACE-Pipe's fallback"). */
+#define FALLBACK_SLACK 0.10
 
 void plan_bace_order(const plan_policy *pol, const plan_state *s, plan_queued *q, int n) {
   if (pol->flags & PLAN_BACE_NO_PRIORITY)
@@ -38,10 +43,10 @@ static bool faster(unsigned flags, const candidate *a, const candidate *b) {
   return (flags & PLAN_BACE_NO_COSTMIN) ? a->spare > b->spare : a->cost < b->cost;
 }
 
-/* Whether a beats b: all K* GPUs first; then the cheaper (the faster without cost-min, or when
- * short of K*). */
-static bool better(unsigned flags, int kstar, const candidate *a, const candidate *b) {
-  bool afull = a->k >= kstar, bfull = b->k >= kstar;
+/* Whether a beats b: all K* GPUs first; then the cheaper (the faster without cost-min). Short
+ * of K* the faster here; plan_bace_choose then lets a cheaper chain within FALLBACK_SLACK win. */
+static bool better(unsigned flags, const candidate *a, const candidate *b) {
+  bool afull = a->k >= a->kstar, bfull = b->k >= b->kstar;
   if (afull != bfull) return afull;
   if (!afull || (flags & PLAN_BACE_NO_COSTMIN)) return faster(flags, a, b);
   return a->cost < b->cost || (a->cost == b->cost && a->iter_s < b->iter_s);
@@ -67,8 +72,9 @@ static bool allocate(const plan_state *s, const plan_queued *q, unsigned flags,
 static void trim(const plan_state *s, const plan_queued *q, unsigned flags, const plan_path *path,
                  candidate *c) {
   static _Thread_local candidate t;
+  t.kstar = c->kstar;
   int layers = q->job->layers, k = (int)ceil(layers / ceil((double)layers / c->k));
-  if (c->k >= q->d->kstar || k >= c->k || k < path->n) return;
+  if (c->k >= c->kstar || k >= c->k || k < path->n) return;
   if (allocate(s, q, flags, path, k, &t) && t.iter_s <= c->iter_s * (1 + 1e-3)) *c = t;
 }
 
@@ -76,23 +82,46 @@ static void trim(const plan_state *s, const plan_queued *q, unsigned flags, cons
 static bool from_start(const plan_state *s, const plan_queued *q, unsigned flags, int start,
                        candidate *out) {
   plan_path path;
-  plan_pathfind(s, q, start, q->d->kstar, !(flags & PLAN_BACE_NO_PATHFINDER), &path);
+  int kstar = plan_kstar_at(s->c, q->d, start);
+  if (kstar < 1) return false; /* the start's type cannot hold the job */
+  plan_pathfind(s, q, start, kstar, !(flags & PLAN_BACE_NO_PATHFINDER), &path);
   if (path.k < plan_smin_path(s->c, q->d, path.region, path.n)) return false;
+  out->kstar = kstar;
   if (!allocate(s, q, flags, &path, path.k, out)) return false;
   if (flags & PLAN_BACE_TRIM) trim(s, q, flags, &path, out);
   return true;
 }
 
+/* Short of K* everywhere, the cheapest chain at most FALLBACK_SLACK slower than the fastest:
+ * the fastest alone is blind to price (a job sent to the dearest region for a few percent). */
+static int cheap_fallback(const plan_state *s, const double *iter, const double *cost,
+                          double fastest) {
+  int pick = -1;
+  for (int r = 0; r < s->c->nregions; r++)
+    if (iter[r] <= fastest * (1 + FALLBACK_SLACK) &&
+        (pick < 0 || cost[r] < cost[pick] || (cost[r] == cost[pick] && iter[r] < iter[pick])))
+      pick = r;
+  return pick;
+}
+
 bool plan_bace_choose(const plan_state *s, const plan_queued *q, unsigned flags,
                       plan_placement *out, double *iter_s, double *cost) {
   static _Thread_local candidate best, cand;
+  static _Thread_local double iter[PLAN_MAX_REGIONS], usd[PLAN_MAX_REGIONS];
   bool found = false;
   for (int r = 0; r < s->c->nregions; r++) {
+    iter[r] = usd[r] = INFINITY;
     if (s->free[r] <= 0 || !from_start(s, q, flags, r, &cand)) continue;
-    if (!found || better(flags, q->d->kstar, &cand, &best)) best = cand;
+    iter[r] = cand.iter_s;
+    usd[r] = cand.cost;
+    if (!found || better(flags, &cand, &best)) best = cand;
     found = true;
   }
   if (!found) return false;
+  if (best.k < best.kstar && !(flags & PLAN_BACE_NO_COSTMIN)) {
+    int r = cheap_fallback(s, iter, usd, best.iter_s);
+    if (usd[r] < best.cost && from_start(s, q, flags, r, &cand)) best = cand;
+  }
   *out = best.p;
   if (iter_s) *iter_s = best.iter_s;
   if (cost) *cost = best.cost;

@@ -3,8 +3,8 @@
  *
  * The GPU count is charged whole while the job runs, bubbles included: a GPU waiting in the
  * pipeline bubble stays allocated and powered (the issue's model; docs/PLANNING.md discusses
- * what idle power would change). Prices change on UTC hour boundaries; a run of many days is
- * summed day by day, then hour by hour for the ends.
+ * what idle power would change). Prices change on UTC hour boundaries; a span is the difference
+ * of two integrals from the start of t0's day, each whole days then at most 24 hours.
  */
 #include "plan/plan.h"
 
@@ -14,25 +14,27 @@ double plan_energy_kwh(const plan_cluster *c, int r, int n, double s) {
   return n * c->types[c->regions[r].type].power_w * c->pue * s / 3.6e6;
 }
 
-/* The integral of the price (USD/kWh) over [t0, t1], in USD per kW. */
-static double price_integral(const plan_region *r, double t0, double t1) {
-  double day = 0, sum = 0;
+/* The integral of the price (USD/kWh x h) from hour 0 of day 0 to t >= 0: whole days times the
+ * day's sum, then at most 24 hours of the last day. No loop depends on t's size, so a rate so
+ * small that t no longer moves by an hour's step cannot stall it. */
+static double price_from_zero(const plan_region *r, double t) {
+  double day = 0, sum, days = floor(t / 86400.0), in_day = t - days * 86400.0;
   for (int h = 0; h < 24; h++)
     day += r->price[h];
-  double t = t0;
-  while (t < t1) {
-    double next_hour = (floor(t / 3600.0) + 1) * 3600.0;
-    if (fmod(t, 86400.0) == 0 && t1 - t >= 86400.0) {
-      double days = floor((t1 - t) / 86400.0);
-      sum += days * day;
-      t += days * 86400.0;
-      continue;
-    }
-    double end = CORE_MIN(next_hour, t1);
-    sum += plan_price_at(r, t) * (end - t) / 3600.0;
-    t = end;
+  sum = days * day;
+  for (int h = 0; h < 24 && in_day > 0; h++) {
+    double part = CORE_MIN(in_day, 3600.0);
+    sum += r->price[h] * part / 3600.0;
+    in_day -= part;
   }
   return sum;
+}
+
+/* The integral of the price (USD/kWh) over [t0, t1], in USD per kW. A span within one day is
+ * summed from t0 directly, which keeps its precision when t0 is far from day 0. */
+static double price_integral(const plan_region *r, double t0, double t1) {
+  double base = floor(t0 / 86400.0) * 86400.0;
+  return price_from_zero(r, t1 - base) - price_from_zero(r, t0 - base);
 }
 
 double plan_cost_usd(const plan_cluster *c, int r, int n, double t0, double t1) {

@@ -98,24 +98,56 @@ static int floors(const plan_cluster *c, const plan_job *j, plan_demand *d, plan
   return fewest;
 }
 
-/* K* (least iteration time) and the energy-delay count (least K T^2) over k in [lo, hi]. */
-static void search_counts(const plan_cluster *c, const plan_job *j, int ref, int lo, int hi,
-                          plan_demand *d, plan_placement *p) {
+/* K* (least iteration time) and the energy-delay count (least K T^2) over k in [lo, hi] on
+ * region ref; the iteration time at K* into *iter and its slowest stage into *stage. */
+static int search_counts(const plan_cluster *c, const plan_job *j, int ref, int lo, int hi,
+                         int *kedp, double *iter, double *stage, plan_placement *p) {
   double edp = INFINITY;
-  d->iter_kstar = INFINITY;
+  int kstar = 0;
+  *iter = INFINITY;
   for (int k = lo; k <= hi; k++) {
     if (!single_region(c, j, ref, k, p)) continue;
     double t = plan_iter_time(c, j, p, NULL, 0);
     if (k * t * t < edp) {
       edp = k * t * t;
-      d->kedp = k;
+      *kedp = k;
     }
-    if (t < d->iter_kstar) {
-      d->iter_kstar = t;
-      d->kstar = k;
-      d->stage_fb_s = plan_stage_fb_max(c, j, p);
+    if (t < *iter) {
+      *iter = t;
+      kstar = k;
+      *stage = plan_stage_fb_max(c, j, p);
     }
   }
+  return kstar;
+}
+
+/* K* on every GPU type a region holds: searched on that type's largest pool, up to its GPUs in
+ * the whole cluster (docs/PLANNING.md, "K* per GPU type"). */
+static void kstar_per_type(const plan_cluster *c, const plan_job *j, plan_demand *d,
+                           plan_placement *p) {
+  int pool[PLAN_MAX_TYPES], gpus[PLAN_MAX_TYPES] = {0};
+  for (int t = 0; t < c->ntypes; t++)
+    pool[t] = -1;
+  for (int r = 0; r < c->nregions; r++) {
+    int t = c->regions[r].type;
+    gpus[t] += c->regions[r].gpus;
+    if (pool[t] < 0 || c->regions[r].gpus > c->regions[pool[t]].gpus) pool[t] = r;
+  }
+  for (int t = 0; t < c->ntypes; t++) {
+    int kedp;
+    double iter, stage;
+    d->kstar_type[t] = pool[t] < 0 || d->smin[t] == INT_MAX
+                           ? 0
+                           : search_counts(c, j, pool[t], d->smin[t],
+                                           CORE_MIN(CORE_MIN(j->layers, PLAN_MAX_STAGES), gpus[t]),
+                                           &kedp, &iter, &stage, p);
+  }
+}
+
+bool plan_job_same_shape(const plan_job *a, const plan_job *b) {
+  return a->params == b->params && a->layers == b->layers && a->hidden == b->hidden &&
+         a->seq_len == b->seq_len && a->mb_seqs == b->mb_seqs &&
+         a->microbatches == b->microbatches && a->dtype_bytes == b->dtype_bytes;
 }
 
 bool plan_job_demand(const plan_cluster *c, const plan_job *j, plan_demand *d, core_err *err) {
@@ -136,12 +168,47 @@ bool plan_job_demand(const plan_cluster *c, const plan_job *j, plan_demand *d, c
                  j->name, fewest, total);
     return false;
   }
-  int ref = reference_region(c, d, total), lo = d->smin[c->regions[ref].type], usable = 0;
+  int ref = d->ref = reference_region(c, d, total), lo = d->smin[c->regions[ref].type],
+      usable = 0;
   for (int r = 0; r < c->nregions; r++)
     if (d->smin[c->regions[r].type] != INT_MAX) usable += c->regions[r].gpus;
-  search_counts(c, j, ref, lo, CORE_MIN(CORE_MIN(j->layers, PLAN_MAX_STAGES), usable), d, &p);
+  d->kstar = search_counts(c, j, ref, lo, CORE_MIN(CORE_MIN(j->layers, PLAN_MAX_STAGES), usable),
+                           &d->kedp, &d->iter_kstar, &d->stage_fb_s, &p);
+  kstar_per_type(c, j, d, &p);
+  return plan_job_demand_finish(c, j, d, err);
+}
+
+bool plan_job_demand_finish(const plan_cluster *c, const plan_job *j, plan_demand *d,
+                            core_err *err) {
+  double run_s = d->iter_kstar * plan_job_iterations(j);
+  if (!(run_s <= PLAN_MAX_RUN_S)) {
+    core_err_set(err, TERN_ERR_INVALID_ARG,
+                 "job '%s' would train for %.3g years even alone on %d GPUs of %s: at most %g "
+                 "years are supported",
+                 j->name, run_s / 3.15576e7, d->kstar, c->regions[d->ref].name,
+                 PLAN_MAX_RUN_S / 3.15576e7);
+    return false;
+  }
   d->demand_Bps = plan_job_boundary_bytes(j) / d->stage_fb_s;
   d->work_flops =
       3.0 * plan_job_layer_fwd_flops(j) * j->layers * j->microbatches * plan_job_iterations(j);
+  return true;
+}
+
+bool plan_jobs_demand(const plan_cluster *c, const plan_job *jobs, int n, plan_demand *d, int *bad,
+                      core_err *err) {
+  int shapes[64], nshapes = 0; /* the first job of each shape seen, up to 64 of them */
+  for (int i = 0; i < n; i++) {
+    int same = -1;
+    for (int k = 0; k < nshapes && same < 0; k++)
+      if (plan_job_same_shape(&jobs[shapes[k]], &jobs[i])) same = shapes[k];
+    bool ok = same >= 0 ? (d[i] = d[same], plan_job_demand_finish(c, &jobs[i], &d[i], err))
+                        : plan_job_demand(c, &jobs[i], &d[i], err);
+    if (!ok) {
+      if (bad) *bad = i;
+      return false;
+    }
+    if (same < 0 && nshapes < (int)CORE_ARRAY_LEN(shapes)) shapes[nshapes++] = i;
+  }
   return true;
 }

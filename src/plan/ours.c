@@ -57,9 +57,14 @@ static bool ours_place(const plan_policy *pol, const plan_state *s, const plan_q
   plan_demand d = *q0->d;
   plan_queued qq = *q0, *q = &qq;
   qq.d = &d;
-  if (s->contended && (pol->flags & OURS_EDP)) d.kstar = d.kedp;
+  if (s->contended && (pol->flags & OURS_EDP)) {
+    d.kstar = d.kedp;
+    for (int t = 0; t < s->c->ntypes; t++)
+      d.kstar_type[t] = CORE_MIN(d.kstar_type[t], d.kedp);
+  }
   if (!plan_bace_choose(s, q, pol->flags, out, &iter_s, &cost)) return false;
-  if (out->stages >= q->d->kstar || !(pol->flags & OURS_WAIT)) return true;
+  if (out->stages >= plan_kstar_at(s->c, &d, out->seg[0].region) || !(pol->flags & OURS_WAIT))
+    return true;
   double finish = s->now + plan_job_iterations(q->job) * iter_s;
   return !later_is_better(s, q, pol->flags, finish, cost);
 }

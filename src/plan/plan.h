@@ -32,6 +32,7 @@
 #define PLAN_MAX_GPUS 1000000 /* in a whole cluster */
 #define PLAN_MAX_STAGES 1024  /* one GPU per stage and at least one layer each */
 #define PLAN_MAX_PATH 16      /* regions one pipeline may cross: our bound, see PLANNING.md */
+#define PLAN_MAX_RUN_S 3.15576e9 /* a job training alone longer than 100 years is refused */
 
 /* ---- cluster model (cluster.c) ----------------------------------------------------------- */
 
@@ -97,12 +98,14 @@ typedef struct plan_job {
 /* What a job asks of the cluster, computed once from the job and the cluster. */
 typedef struct plan_demand {
   int kstar;                /* K*: the GPU count that minimises iteration time */
+  int kstar_type[PLAN_MAX_TYPES]; /* K* on each GPU type (0 for a type that cannot hold it) */
   int kedp;                 /* the count that minimises energy x delay, K T^2 (ours.c) */
   int smin[PLAN_MAX_TYPES]; /* fewest GPUs of each type that hold the job in memory */
   double iter_kstar;        /* iteration time at K* on the reference region, s */
   double stage_fb_s;        /* forward+backward time of one stage at K*, s */
   double demand_Bps;        /* bandwidth one stage boundary needs not to stall, bytes/s */
   double work_flops;        /* FLOPs of the whole training run */
+  int ref;                  /* the region K* was searched on */
 } plan_demand;
 
 double plan_job_iterations(const plan_job *j);
@@ -117,8 +120,21 @@ double plan_job_layer_static_bytes(const plan_job *j);
 double plan_job_layer_act_bytes(const plan_job *j);
 /* Bytes a stage needs once, for the layer it is recomputing. */
 double plan_job_stage_work_bytes(const plan_job *j);
-/* Fills d; false (with err) when the job fits nowhere in c. */
+/* K* on region r's GPU type. */
+static inline int plan_kstar_at(const plan_cluster *c, const plan_demand *d, int r) {
+  return d->kstar_type[c->regions[r].type];
+}
+/* Whether two jobs have one shape (all but name, tokens and arrival): one demand serves both. */
+bool plan_job_same_shape(const plan_job *a, const plan_job *b);
+/* Fills d; false (with err) when the job fits nowhere in c or would run past PLAN_MAX_RUN_S. */
 bool plan_job_demand(const plan_cluster *c, const plan_job *j, plan_demand *d, core_err *err);
+/* The parts of d that depend on j's tokens, d's shape parts already filled (from a job of the
+ * same shape); false as plan_job_demand. */
+bool plan_job_demand_finish(const plan_cluster *c, const plan_job *j, plan_demand *d,
+                            core_err *err);
+/* Every job's demand, each shape searched once; false at the first job that fails (*bad). */
+bool plan_jobs_demand(const plan_cluster *c, const plan_job *jobs, int n, plan_demand *d, int *bad,
+                      core_err *err);
 
 /* ---- placements and the pipeline time model (pipeline.c) -------------------------------- */
 
@@ -242,7 +258,11 @@ double plan_predict_cost(const plan_state *s, const plan_job *j, const plan_plac
 
 /* The network's congestion now: mean over links of min(1, load / bandwidth). */
 double plan_congestion(const plan_state *s);
-/* P_j = (1 - a)(1 - I_j) + a(1 - D_j) for each queued job, a = plan_congestion(). */
+/* The share of the queued jobs that no single region can give its K* now. */
+double plan_pressure(const plan_state *s, const plan_queued *q, int n);
+/* BACE-Pipe's a: plan_congestion() while a running job crosses a link, else plan_pressure(). */
+double plan_alpha(const plan_state *s, const plan_queued *q, int n);
+/* P_j = (1 - a)(1 - I_j) + a(1 - D_j) for each queued job, a = plan_alpha(). */
 void plan_priorities(const plan_state *s, const plan_queued *q, int n, double *prio);
 /* Sorts q by descending priority (ties: arrival order). */
 void plan_order_priority(const plan_state *s, plan_queued *q, int n);

@@ -7,7 +7,10 @@
  * K*), each divided by the largest among the queued jobs. a is the network's live congestion:
  * the mean over inter-region links of min(1, load / bandwidth), the load being the demand of the
  * running jobs that cross the link. An idle network (a = 0) runs the least work first; a
- * congested one (a -> 1) runs the lightest traffic first.
+ * congested one (a -> 1) runs the lightest traffic first. When no running job crosses a link, a
+ * is instead the share of queued jobs that no single region can give its K* now: those will
+ * cross regions (or shrink), so the network they are about to load weighs in before it is
+ * loaded (docs/PLANNING.md, "alpha on an idle network").
  */
 #include "plan/plan.h"
 
@@ -28,8 +31,33 @@ double plan_congestion(const plan_state *s) {
   return links ? sum / links : 0;
 }
 
+/* Whether any running job crosses a link. */
+static bool links_in_use(const plan_state *s) {
+  size_t n = (size_t)s->c->nregions;
+  for (size_t i = 0; i < n * n; i++)
+    if (s->share[i] > 0) return true;
+  return false;
+}
+
+double plan_pressure(const plan_state *s, const plan_queued *q, int n) {
+  int must_cross = 0;
+  for (int i = 0; i < n; i++) {
+    bool fits_one = false;
+    for (int r = 0; r < s->c->nregions && !fits_one; r++) {
+      int k = plan_kstar_at(s->c, q[i].d, r);
+      fits_one = k > 0 && s->free[r] >= k;
+    }
+    must_cross += !fits_one;
+  }
+  return n > 0 ? (double)must_cross / n : 0;
+}
+
+double plan_alpha(const plan_state *s, const plan_queued *q, int n) {
+  return links_in_use(s) ? plan_congestion(s) : plan_pressure(s, q, n);
+}
+
 void plan_priorities(const plan_state *s, const plan_queued *q, int n, double *prio) {
-  double imax = 0, dmax = 0, a = plan_congestion(s);
+  double imax = 0, dmax = 0, a = plan_alpha(s, q, n);
   for (int i = 0; i < n; i++) {
     imax = CORE_MAX(imax, q[i].d->work_flops);
     dmax = CORE_MAX(dmax, q[i].d->demand_Bps);

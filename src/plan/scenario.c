@@ -13,10 +13,13 @@
 #include "plan/plan.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define GIB 1073741824.0 /* a GPU's "48 GB" is 48 GiB of device memory */
 
@@ -70,9 +73,27 @@ static const char *type_name(const json_t *v) {
   return "?";
 }
 
-/* A number field in [lo, hi] (lo excluded when open_lo). */
-static tern_status get_num(ctx *x, const json_t *o, const char *base, const char *key, double lo,
-                           bool open_lo, double hi, double *out) {
+/* The physical range of every number a scenario file holds, in the file's units. Each is wide
+ * enough for any real cluster and narrow enough that every time and cost the models derive stays
+ * finite and every loop over them ends (docs/PLANNING.md, "Scenario files"). */
+typedef struct limit {
+  double lo, hi;
+  const char *unit;
+} limit;
+
+static const limit L_TFLOPS = {0.01, 1e5, "TFLOP/s"}, L_POWER = {1, 1e5, "W"},
+                   L_MEMORY = {0.1, 1e5, "GB"}, L_GPUS = {1, 1e6, "GPUs"},
+                   L_PRICE = {0, 100, "USD/kWh"}, L_GBPS = {0.001, 1e5, "Gbit/s"},
+                   L_LATENCY = {0, 1e4, "ms"}, L_PARAMS = {1e-6, 1e5, "billion parameters"},
+                   L_LAYERS = {1, PLAN_MAX_STAGES, "layers"}, L_HIDDEN = {1, 1 << 20, ""},
+                   L_SEQ = {1, 1 << 24, "tokens"}, L_MB_SEQS = {1, 1 << 16, "sequences"},
+                   L_MBS = {1, 1 << 20, "micro-batches"}, L_TOKENS = {1, 1e15, "tokens"},
+                   L_ARRIVAL = {0, 3.2e8, "s (ten years)"}, L_DTYPE = {1, 8, "bytes"},
+                   L_MFU = {0.001, 1, ""}, L_PUE = {1, 10, ""}, L_MEMFRAC = {0.01, 1, ""};
+
+/* A number field within its limit. */
+static tern_status get_num(ctx *x, const json_t *o, const char *base, const char *key,
+                           const limit *lim, double *out) {
   char path[160];
   *out = 0;
   snprintf(path, sizeof path, "%s.%s", base, key);
@@ -80,18 +101,17 @@ static tern_status get_num(ctx *x, const json_t *o, const char *base, const char
   if (v == NULL) return fail_at(x, base, "missing \"%s\"", key);
   if (!json_is_number(v)) return fail_at(x, path, "expected a number, got %s", type_name(v));
   double d = json_number_value(v);
-  if (!isfinite(d) || d < lo || (open_lo && d == lo) || d > hi)
-    return fail_at(x, path, "%g is out of range: it must be %s %g%s%.6g", d,
-                   open_lo ? ">" : ">=", lo, hi < INFINITY ? " and <= " : "",
-                   hi < INFINITY ? hi : 0.0);
+  if (!isfinite(d) || d < lim->lo || d > lim->hi)
+    return fail_at(x, path, "%g is out of range: valid is %g to %g%s%s", d, lim->lo, lim->hi,
+                   lim->unit[0] ? " " : "", lim->unit);
   *out = d;
   return TERN_OK;
 }
 
-static tern_status get_int(ctx *x, const json_t *o, const char *base, const char *key, int lo,
-                           int hi, int *out) {
+static tern_status get_int(ctx *x, const json_t *o, const char *base, const char *key,
+                           const limit *lim, int *out) {
   double d;
-  tern_status st = get_num(x, o, base, key, lo, false, hi, &d);
+  tern_status st = get_num(x, o, base, key, lim, &d);
   if (st != TERN_OK) return st;
   if (d != floor(d)) {
     char path[160];
@@ -147,9 +167,9 @@ static tern_status read_types(ctx *x, const json_t *root) {
     const char *peak = json_object_get(t, "peak_tflops") ? "peak_tflops" : "peak_tflops_bf16";
     double tflops = 0, gb = 0;
     tern_status st;
-    if ((st = get_num(x, t, base, peak, 0, true, INFINITY, &tflops)) != TERN_OK ||
-        (st = get_num(x, t, base, "power_w", 0, true, INFINITY, &g->power_w)) != TERN_OK ||
-        (st = get_num(x, t, base, "memory_gb", 0, true, INFINITY, &gb)) != TERN_OK)
+    if ((st = get_num(x, t, base, peak, &L_TFLOPS, &tflops)) != TERN_OK ||
+        (st = get_num(x, t, base, "power_w", &L_POWER, &g->power_w)) != TERN_OK ||
+        (st = get_num(x, t, base, "memory_gb", &L_MEMORY, &gb)) != TERN_OK)
       return st;
     g->peak_flops = tflops * 1e12;
     g->memory_bytes = gb * GIB;
@@ -162,7 +182,7 @@ static tern_status read_price(ctx *x, const json_t *o, const char *base, plan_re
   const json_t *v = json_object_get(o, "price_usd_per_kwh");
   if (v == NULL || json_is_number(v)) {
     double p;
-    tern_status st = get_num(x, o, base, "price_usd_per_kwh", 0, false, INFINITY, &p);
+    tern_status st = get_num(x, o, base, "price_usd_per_kwh", &L_PRICE, &p);
     for (int h = 0; h < 24; h++)
       r->price[h] = p;
     return st;
@@ -174,7 +194,9 @@ static tern_status read_price(ctx *x, const json_t *o, const char *base, plan_re
   for (int h = 0; h < 24; h++) {
     const json_t *e = json_array_get(v, (size_t)h);
     double p = json_is_number(e) ? json_number_value(e) : -1;
-    if (!(p >= 0 && isfinite(p))) return fail_at(x, path, "hour %d: not a price >= 0", h);
+    if (!(p >= L_PRICE.lo && p <= L_PRICE.hi))
+      return fail_at(x, path, "hour %d: not a price: valid is %g to %g %s", h, L_PRICE.lo,
+                     L_PRICE.hi, L_PRICE.unit);
     r->price[h] = p;
   }
   return TERN_OK;
@@ -190,9 +212,9 @@ static tern_status read_region(ctx *x, const json_t *o, int i) {
   if (!json_is_object(o)) return fail_at(x, base, "expected an object, got %s", type_name(o));
   if ((st = get_str(x, o, base, "name", r->name)) != TERN_OK ||
       (st = get_str(x, o, base, "gpu", gpu)) != TERN_OK ||
-      (st = get_int(x, o, base, "gpus", 1, 1000000, &r->gpus)) != TERN_OK ||
+      (st = get_int(x, o, base, "gpus", &L_GPUS, &r->gpus)) != TERN_OK ||
       (st = read_price(x, o, base, r)) != TERN_OK ||
-      (st = get_num(x, o, base, "intra_bandwidth_gbps", 0, true, INFINITY, &gbps)) != TERN_OK)
+      (st = get_num(x, o, base, "intra_bandwidth_gbps", &L_GBPS, &gbps)) != TERN_OK)
     return st;
   r->intra_Bps = gbps * 1e9 / 8;
   r->type = -1;
@@ -221,8 +243,8 @@ static tern_status read_link(ctx *x, const json_t *o, int i) {
   if (ra == rb) return fail_at(x, base, "a link from \"%s\" to itself", a);
   if (plan_link_at(c, ra, rb)->Bps > 0)
     return fail_at(x, base, "a second link between \"%s\" and \"%s\"", a, b);
-  if ((st = get_num(x, o, base, "latency_ms", 0, false, INFINITY, &ms)) != TERN_OK ||
-      (st = get_num(x, o, base, "bandwidth_gbps", 0, true, INFINITY, &gbps)) != TERN_OK)
+  if ((st = get_num(x, o, base, "latency_ms", &L_LATENCY, &ms)) != TERN_OK ||
+      (st = get_num(x, o, base, "bandwidth_gbps", &L_GBPS, &gbps)) != TERN_OK)
     return st;
   plan_link l = {ms / 1e3, gbps * 1e9 / 8};
   c->links[(size_t)ra * (size_t)c->nregions + (size_t)rb] = l;
@@ -238,15 +260,15 @@ static tern_status read_job(ctx *x, const json_t *o, int i) {
   snprintf(base, sizeof base, "jobs[%d]", i);
   if (!json_is_object(o)) return fail_at(x, base, "expected an object, got %s", type_name(o));
   if ((st = get_str(x, o, base, "name", j->name)) != TERN_OK ||
-      (st = get_num(x, o, base, "params_b", 0, true, 1e6, &params_b)) != TERN_OK ||
-      (st = get_int(x, o, base, "layers", 1, PLAN_MAX_STAGES, &j->layers)) != TERN_OK ||
-      (st = get_int(x, o, base, "hidden", 1, 1 << 20, &j->hidden)) != TERN_OK ||
-      (st = get_int(x, o, base, "seq_len", 1, 1 << 24, &j->seq_len)) != TERN_OK ||
-      (st = get_int(x, o, base, "microbatch_sequences", 1, 1 << 16, &j->mb_seqs)) != TERN_OK ||
-      (st = get_int(x, o, base, "microbatches", 1, 1 << 20, &j->microbatches)) != TERN_OK ||
-      (st = get_num(x, o, base, "tokens", 0, true, 1e18, &j->tokens)) != TERN_OK ||
-      (st = get_num(x, o, base, "arrival_s", 0, false, 1e12, &j->arrival_s)) != TERN_OK ||
-      (st = get_int(x, o, base, "dtype_bytes", 1, 8, &j->dtype_bytes)) != TERN_OK)
+      (st = get_num(x, o, base, "params_b", &L_PARAMS, &params_b)) != TERN_OK ||
+      (st = get_int(x, o, base, "layers", &L_LAYERS, &j->layers)) != TERN_OK ||
+      (st = get_int(x, o, base, "hidden", &L_HIDDEN, &j->hidden)) != TERN_OK ||
+      (st = get_int(x, o, base, "seq_len", &L_SEQ, &j->seq_len)) != TERN_OK ||
+      (st = get_int(x, o, base, "microbatch_sequences", &L_MB_SEQS, &j->mb_seqs)) != TERN_OK ||
+      (st = get_int(x, o, base, "microbatches", &L_MBS, &j->microbatches)) != TERN_OK ||
+      (st = get_num(x, o, base, "tokens", &L_TOKENS, &j->tokens)) != TERN_OK ||
+      (st = get_num(x, o, base, "arrival_s", &L_ARRIVAL, &j->arrival_s)) != TERN_OK ||
+      (st = get_int(x, o, base, "dtype_bytes", &L_DTYPE, &j->dtype_bytes)) != TERN_OK)
     return st;
   j->params = params_b * 1e9;
   for (int k = 0; k < i; k++)
@@ -264,11 +286,12 @@ static tern_status read_assumptions(ctx *x, const json_t *root) {
   if (a == NULL) return TERN_OK;
   if (!json_is_object(a)) return fail_at(x, "assumptions", "expected an object");
   tern_status st = TERN_OK;
-  if (json_object_get(a, "mfu")) st = get_num(x, a, "assumptions", "mfu", 0, true, 1, &c->mfu);
+  if (json_object_get(a, "mfu")) st = get_num(x, a, "assumptions", "mfu", &L_MFU, &c->mfu);
   if (st == TERN_OK && json_object_get(a, "pue"))
-    st = get_num(x, a, "assumptions", "pue", 1, false, 10, &c->pue);
+    st = get_num(x, a, "assumptions", "pue", &L_PUE, &c->pue);
   if (st == TERN_OK && json_object_get(a, "memory_usable_fraction"))
-    st = get_num(x, a, "assumptions", "memory_usable_fraction", 0, true, 1, &c->mem_fraction);
+    st = get_num(x, a, "assumptions", "memory_usable_fraction", &L_MEMFRAC,
+                 &c->mem_fraction);
   return st;
 }
 
@@ -341,22 +364,43 @@ tern_status plan_scenario_parse(const char *name, const char *text, size_t len, 
   return st;
 }
 
-/* The whole file into a buffer the caller frees. */
+/* The whole file into a buffer the caller frees. Only a regular file of at most
+ * PLAN_MAX_FILE_BYTES: the open does not block (a FIFO with no writer would), and a directory or
+ * a device is refused by name before anything is read. */
+#define PLAN_MAX_FILE_BYTES (256L << 20)
 static tern_status read_file(const char *path, char **text, size_t *len, core_err *err) {
+  *text = NULL;
+  *len = 0;
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return core_err_errno(err, errno, "%s: cannot open", path);
+  struct stat sb;
   tern_status st = TERN_OK;
-  long size = -1;
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return core_err_errno(err, errno, "%s: cannot open", path);
-  if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0 ||
-      (*text = malloc((size_t)size + 1)) == NULL ||
-      fread(*text, 1, (size_t)size, f) != (size_t)size) {
-    st = size >= 0 && *text == NULL ? core_err_set(err, TERN_ERR_NOMEM, "%s: %ld bytes", path, size)
-                                    : core_err_errno(err, errno, "%s: cannot read", path);
+  if (fstat(fd, &sb) != 0) {
+    st = core_err_errno(err, errno, "%s: cannot stat", path);
+  } else if (!S_ISREG(sb.st_mode)) {
+    st = core_err_set(err, TERN_ERR_INVALID_ARG, "%s: not a regular file (%s)", path,
+                      S_ISDIR(sb.st_mode)    ? "a directory"
+                      : S_ISFIFO(sb.st_mode) ? "a FIFO"
+                      : S_ISSOCK(sb.st_mode) ? "a socket"
+                                             : "a device");
+  } else if (sb.st_size > PLAN_MAX_FILE_BYTES) {
+    st = core_err_set(err, TERN_ERR_INVALID_ARG, "%s: %lld bytes: at most %ld are read", path,
+                      (long long)sb.st_size, PLAN_MAX_FILE_BYTES);
+  } else if ((*text = malloc((size_t)sb.st_size + 1)) == NULL) {
+    st = core_err_set(err, TERN_ERR_NOMEM, "%s: %lld bytes", path, (long long)sb.st_size);
+  }
+  while (st == TERN_OK && *len < (size_t)sb.st_size) { /* each pass reads >= 1 byte or ends */
+    ssize_t n = read(fd, *text + *len, (size_t)sb.st_size - *len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) st = core_err_errno(err, n < 0 ? errno : EIO, "%s: cannot read", path);
+    if (n > 0) *len += (size_t)n;
+  }
+  close(fd);
+  if (st != TERN_OK) {
     free(*text);
     *text = NULL;
+    *len = 0;
   }
-  *len = size > 0 ? (size_t)size : 0;
-  fclose(f);
   return st;
 }
 
@@ -429,12 +473,9 @@ tern_status plan_scenario_check(const plan_scenario *s, int *bad, core_err *err)
   if (plan_cluster_total_gpus(&s->c) > PLAN_MAX_GPUS)
     return core_err_set(err, TERN_ERR_INVALID_ARG, "%d GPUs in all: at most %d are supported",
                         plan_cluster_total_gpus(&s->c), PLAN_MAX_GPUS);
-  for (int i = 0; i < s->njobs; i++) {
-    plan_demand d;
-    if (!plan_job_demand(&s->c, &s->jobs[i], &d, err)) {
-      if (bad) *bad = i;
-      return TERN_ERR_INVALID_ARG;
-    }
-  }
-  return TERN_OK;
+  plan_demand *d = calloc((size_t)(s->njobs > 0 ? s->njobs : 1), sizeof *d);
+  if (d == NULL) return core_err_set(err, TERN_ERR_NOMEM, "demands of %d jobs", s->njobs);
+  bool ok = plan_jobs_demand(&s->c, s->jobs, s->njobs, d, bad, err);
+  free(d);
+  return ok ? TERN_OK : TERN_ERR_INVALID_ARG;
 }

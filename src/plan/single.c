@@ -1,7 +1,7 @@
 /* single.c: the single-region baselines, LCF and LDF: the whole job in one region.
  *
  * LCF (lowest cost first) puts the job in the cheapest region (price of the hour now) that has
- * all of its K* GPUs free; LDF (least delay first) in the region with the most free GPUs. Both
+ * all of its K* GPUs (K* on the region's GPU type) free; LDF (least delay first) in the region with the most free GPUs. Both
  * take up to K* GPUs, and when no region has K* free they still start the job on fewer, down to
  * its memory floor, in the region their rule picks among those that can hold it: every policy
  * here is work-conserving alike, so a baseline never idles GPUs the job could use. Jobs are
@@ -16,16 +16,17 @@ static int floor_of(const plan_state *s, const plan_queued *q, int r) {
 }
 
 static bool place_in(const plan_state *s, const plan_queued *q, int r, plan_placement *out) {
-  int k = CORE_MIN(q->d->kstar, s->free[r]);
+  int k = CORE_MIN(plan_kstar_at(s->c, q->d, r), s->free[r]);
   return plan_build(s->c, q->job, &r, &k, 1, out);
 }
 
-/* The cheapest region with `need` GPUs free (need 0: its memory floor), -1 if none. */
-static int cheapest(const plan_state *s, const plan_queued *q, int need) {
+/* The cheapest region with its K* GPUs free (all_kstar) or its memory floor, -1 if none. */
+static int cheapest(const plan_state *s, const plan_queued *q, bool all_kstar) {
   int best = -1;
   double best_price = INFINITY;
   for (int r = 0; r < s->c->nregions; r++) {
-    int want = need > 0 ? need : floor_of(s, q, r);
+    int want = all_kstar ? plan_kstar_at(s->c, q->d, r) : floor_of(s, q, r);
+    if (want < 1) continue; /* a type that cannot hold the job */
     double price = plan_price_at(&s->c->regions[r], s->now);
     if (s->free[r] >= want && price < best_price) {
       best = r;
@@ -38,8 +39,8 @@ static int cheapest(const plan_state *s, const plan_queued *q, int need) {
 static bool lcf_place(const plan_policy *pol, const plan_state *s, const plan_queued *q,
                       plan_placement *out) {
   (void)pol;
-  int r = cheapest(s, q, q->d->kstar);
-  if (r < 0) r = cheapest(s, q, 0);
+  int r = cheapest(s, q, true);
+  if (r < 0) r = cheapest(s, q, false);
   return r >= 0 && place_in(s, q, r, out);
 }
 

@@ -27,7 +27,7 @@ typedef struct run {
   plan_placement *decided;
   unsigned char *placed;
   int *running, nrun;
-  double *left, *iter_now;
+  double *left, *iter_now, *due; /* iterations left, current iteration time, predicted end */
   int *owner, *slot_base; /* owner[slot_base[r] + g]: the job holding GPU g of region r */
   int *span_first, spans_cap;
   plan_release *releases;
@@ -56,22 +56,23 @@ static tern_status run_init(run *r) {
   r->running = calloc(n, sizeof *r->running);
   r->left = calloc(n, sizeof *r->left);
   r->iter_now = calloc(n, sizeof *r->iter_now);
+  r->due = calloc(n, sizeof *r->due);
   r->span_first = calloc(n, sizeof *r->span_first);
   r->owner = malloc(gpus * sizeof *r->owner);
   r->slot_base = calloc((size_t)sc->c.nregions, sizeof *r->slot_base);
   r->releases = calloc(n, sizeof *r->releases);
   if (!r->releases || !r->out->jobs || !r->d || !r->by_arrival || !r->queue || !r->decided ||
-      !r->placed || !r->running || !r->left || !r->iter_now || !r->span_first || !r->owner ||
+      !r->placed || !r->running || !r->left || !r->iter_now || !r->due || !r->span_first || !r->owner ||
       !r->slot_base)
     return core_err_set(r->err, TERN_ERR_NOMEM, "simulator state for %zu jobs", n);
   for (size_t g = 0; g < gpus; g++)
     r->owner[g] = -1;
   for (int k = 1; k < sc->c.nregions; k++)
     r->slot_base[k] = r->slot_base[k - 1] + sc->c.regions[k - 1].gpus;
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < n; i++)
     r->by_arrival[i] = (int)i;
-    if (!plan_job_demand(&sc->c, &sc->jobs[i], &r->d[i], r->err)) return TERN_ERR_INVALID_ARG;
-  }
+  if (!plan_jobs_demand(&sc->c, sc->jobs, sc->njobs, r->d, NULL, r->err))
+    return TERN_ERR_INVALID_ARG;
   qsort_r(r->by_arrival, n, sizeof *r->by_arrival, cmp_arrival, sc->jobs);
   return TERN_OK;
 }
@@ -86,6 +87,7 @@ static void run_free(run *r) {
   free(r->running);
   free(r->left);
   free(r->iter_now);
+  free(r->due);
   free(r->span_first);
   free(r->owner);
   free(r->slot_base);
@@ -213,7 +215,10 @@ static tern_status stuck(run *r) {
                       plan_cluster_total_gpus(c));
 }
 
-/* Advances to the next event; the running jobs due by then finish. */
+/* Advances to the next event; the running jobs due by then finish. A job ends when its
+ * predicted end is reached, not when its iterations left round to zero: t_next is the least due
+ * time, so every completion event retires at least one job even where t is so large that
+ * t + a short remainder rounds back to t (the loop's progress cannot vanish). */
 static void advance(run *r, double t_next) {
   double dt = t_next - r->t;
   r->t = t_next;
@@ -221,7 +226,7 @@ static void advance(run *r, double t_next) {
   for (int i = 0; i < r->nrun; i++) {
     int job = r->running[i];
     r->left[job] -= dt / r->iter_now[job];
-    if (r->left[job] <= 1e-9 * plan_job_iterations(&r->sc->jobs[job]))
+    if (r->due[job] <= t_next)
       finish_job(r, job);
     else
       r->running[kept++] = job;
@@ -236,7 +241,8 @@ static double next_event(run *r) {
     int job = r->running[i];
     r->iter_now[job] =
         plan_iter_time(&r->sc->c, &r->sc->jobs[job], &r->out->jobs[job].pl, r->st.share, 0);
-    t = CORE_MIN(t, r->t + r->left[job] * r->iter_now[job]);
+    r->due[job] = r->t + CORE_MAX(r->left[job], 0.0) * r->iter_now[job];
+    t = CORE_MIN(t, r->due[job]);
   }
   return t;
 }
@@ -296,49 +302,4 @@ void sim_jobs_result_free(sim_jobs_result *r) {
   r->jobs = NULL;
   r->spans = NULL;
   r->njobs = r->nspans = 0;
-}
-
-double sim_jobs_ideal_jct(const plan_scenario *sc) {
-  double sum = 0;
-  for (int i = 0; i < sc->njobs; i++) {
-    plan_demand d;
-    if (!plan_job_demand(&sc->c, &sc->jobs[i], &d, NULL)) return 0;
-    sum += d.iter_kstar * plan_job_iterations(&sc->jobs[i]);
-  }
-  return sc->njobs ? sum / sc->njobs : 0;
-}
-
-static bool type_seen_before(const plan_cluster *c, int r) {
-  for (int k = 0; k < r; k++)
-    if (c->regions[k].type == c->regions[r].type) return true;
-  return false;
-}
-
-/* The least kWh of one job alone: K x T(K) x power x PUE over the GPU types and K from the
- * type's memory floor to K*. */
-static double least_kwh(const plan_cluster *c, const plan_job *j, const plan_demand *d) {
-  static _Thread_local plan_placement p;
-  double best = INFINITY, iters = plan_job_iterations(j);
-  for (int r = 0; r < c->nregions; r++) {
-    int lo = d->smin[c->regions[r].type];
-    if (type_seen_before(c, r) || lo > j->layers) continue;
-    for (int k = lo; k <= CORE_MAX(d->kstar, lo); k++)
-      if (plan_build(c, j, &r, &k, 1, &p))
-        best = CORE_MIN(best, plan_energy_kwh(c, r, k, iters * plan_iter_time(c, j, &p, NULL, 0)));
-  }
-  return best;
-}
-
-double sim_jobs_ideal_cost(const plan_scenario *sc) {
-  const plan_cluster *c = &sc->c;
-  double price = INFINITY, kwh = 0;
-  for (int r = 0; r < c->nregions; r++)
-    for (int h = 0; h < 24; h++)
-      price = CORE_MIN(price, c->regions[r].price[h]);
-  for (int i = 0; i < sc->njobs; i++) {
-    plan_demand d;
-    if (!plan_job_demand(c, &sc->jobs[i], &d, NULL)) return 0;
-    kwh += least_kwh(c, &sc->jobs[i], &d);
-  }
-  return kwh * price;
 }

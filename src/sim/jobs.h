@@ -46,12 +46,13 @@ typedef struct sim_jobs_result {
 tern_status sim_jobs_run(const plan_scenario *sc, const plan_policy *pol, sim_jobs_result *out,
                          core_err *err);
 void sim_jobs_result_free(sim_jobs_result *r);
-/* The average JCT of every job alone from its arrival at K* GPUs of the reference region: on a
- * cluster of one GPU type no policy can beat it (a bound, not a schedule). */
+/* Lower bounds that no policy can beat (jobs_bounds.c, docs/PLANNING.md "Bounds"): one job's
+ * JCT (alone, from its arrival, on the fastest GPU type with no hop at all) and its electricity
+ * cost (its least possible GPU energy at the cheapest price of any region and hour). */
+double sim_job_jct_bound(const plan_cluster *c, const plan_job *j, const plan_demand *d);
+double sim_job_cost_bound(const plan_cluster *c, const plan_job *j, const plan_demand *d);
+/* Their mean and their sum over the scenario's jobs. */
 double sim_jobs_ideal_jct(const plan_scenario *sc);
-/* The electricity cost no policy can beat: every job on the GPU count and type (within its
- * memory floor and K*) that needs the least energy, paid at the lowest price of any region
- * and hour (a bound, not a schedule). */
 double sim_jobs_ideal_cost(const plan_scenario *sc);
 
 /* The Gantt chart of a run as SVG: one band per region, one row per GPU, a box per job. */

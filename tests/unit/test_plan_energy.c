@@ -8,6 +8,7 @@
 #include "plan_testing.h"
 
 #include <math.h>
+#include <time.h>
 
 static plan_scenario sc;
 
@@ -58,6 +59,19 @@ static void by_hour(void **state) {
   assert_true(plan_price_at(&sc.c.regions[1], 25 * 3600 + 1) == 0.01);
 }
 
+/* Far from day 0 a second no longer moves t by an hour's step in floating point; the cost is
+ * still computed, at once (a loop stepping hour by hour from t would never end). */
+static void far_times_end(void **state) {
+  (void)state;
+  clock_t t0 = clock();
+  double usd = plan_cost_usd(&sc.c, 1, 4, 1e20, 1e20 + 1e12);
+  assert_true(isfinite(usd) && usd > 0);
+  /* 1e12 s is 11,574,074 whole days of 2.76 USD per kW at 1.2 kW, give or take the ends */
+  assert_true(fabs(usd - 1.2 * 2.76 * 1e12 / 86400) < 1.2 * 2.76 * 2);
+  assert_true(isfinite(plan_cost_usd(&sc.c, 0, 10, 3e17, 3e17 + 1)));
+  assert_true((double)(clock() - t0) / CLOCKS_PER_SEC < 1.0);
+}
+
 static void placement(void **state) {
   (void)state;
   plan_placement p = {.nseg = 2, .seg = {{0, 3}, {1, 2}}, .stages = 5};
@@ -70,6 +84,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(flat),
       cmocka_unit_test(by_hour),
+      cmocka_unit_test(far_times_end),
       cmocka_unit_test(placement),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

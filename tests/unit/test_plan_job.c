@@ -104,12 +104,55 @@ static void reference_holds_the_job(void **state) {
   plan_scenario_free(&mixed);
 }
 
+/* The least iteration time over every stage count on region r, searched here from scratch. */
+static int kstar_by_hand(const plan_scenario *m, int r) {
+  static plan_placement p;
+  int best = 0;
+  double t_best = INFINITY;
+  for (int k = 1; k <= m->jobs[0].layers; k++) {
+    if (!plan_build(&m->c, &m->jobs[0], &r, &k, 1, &p)) continue;
+    double t = plan_iter_time(&m->c, &m->jobs[0], &p, NULL, 0);
+    if (t < t_best) t_best = t, best = k;
+  }
+  return best;
+}
+
+/* On a mixed cluster each GPU type has its own K*, and jobs of one shape share one search. */
+static void kstar_per_type(void **state) {
+  (void)state;
+  plan_scenario m;
+  char text[4096];
+  /* slow GPUs over a slow fabric (1 Gbit/s): hops cost more than the bubble saves; fast ones
+   * over 400 Gbit/s: one layer a stage */
+  snprintf(text, sizeof text,
+           "{" PT_TYPES ", \"regions\": [{\"name\": \"S\", \"gpu\": \"slow\", \"gpus\": 100, "
+           "\"price_usd_per_kwh\": 0.2, \"intra_bandwidth_gbps\": 1}, {\"name\": \"F\", "
+           "\"gpu\": \"fast\", \"gpus\": 20, \"price_usd_per_kwh\": 0.2, "
+           "\"intra_bandwidth_gbps\": 400}], \"jobs\": [" PT_JOB "," PT_JOB "], " PT_ASSUME "}",
+           "a", 1e9, 0.0, "b", 2e9, 5.0);
+  pt_load(text, &m);
+  plan_demand d[2], alone;
+  assert_true(plan_jobs_demand(&m.c, m.jobs, 2, d, NULL, NULL));
+  int ks = kstar_by_hand(&m, 0), kf = kstar_by_hand(&m, 1);
+  assert_true(ks != kf); /* the types disagree, so one K* for both would be wrong for one */
+  assert_int_equal(d[0].kstar_type[0], ks);
+  assert_int_equal(d[0].kstar_type[1], kf);
+  assert_int_equal(plan_kstar_at(&m.c, &d[0], 1), kf);
+  assert_int_equal(d[0].kstar, ks); /* the reference: the largest pool, S */
+  assert_true(plan_job_demand(&m.c, &m.jobs[1], &alone, NULL));
+  assert_memory_equal(&alone, &d[1], sizeof alone); /* the shared search is the same search */
+  assert_true(fabs(d[1].work_flops / plan_job_iterations(&m.jobs[1]) -
+                   d[0].work_flops / plan_job_iterations(&m.jobs[0])) < 1e-6 * d[0].work_flops);
+  plan_scenario_free(&m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(flops_bytes_memory),
       cmocka_unit_test(demand),
       cmocka_unit_test(fits_nowhere),
       cmocka_unit_test(reference_holds_the_job),
+      cmocka_unit_test(kstar_per_type),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

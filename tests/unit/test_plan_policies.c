@@ -205,11 +205,14 @@ static void bace_choice(void **state) {
   assert_true(pol("bace-nocost")->place(pol("bace-nocost"), &st, &q[0], &p));
   assert_int_equal(p.nseg, 1);
   /* only cheap (8) and mid (6) free, linked at 1 Gbit/s: no pipeline of 12 keeps up, so BACE
-   * starts on the fastest single region: both make stages of 2 layers, and mid's 6 have fewer
-   * hops to fill. The pathfinder's ablation chains the two anyway */
+   * starts on one region short of K*: both make stages of 2 layers, mid's 6 have fewer hops to
+   * fill and so are a little faster, but cheap's 8 are within 10% of that and half the price:
+   * the fallback takes cheap. The pathfinder's ablation chains the two anyway */
   set_free(8, 0, 6, 0);
   assert_true(pol("bace")->place(pol("bace"), &st, &q[0], &p));
-  expect(&p, 1, (int[]){MID}, (int[]){6});
+  expect(&p, 1, (int[]){CHEAP}, (int[]){8});
+  assert_true(pol("bace-nocost")->place(pol("bace-nocost"), &st, &q[0], &p));
+  expect(&p, 1, (int[]){MID}, (int[]){6}); /* blind to price: the fastest */
   assert_true(pol("bace-nopath")->place(pol("bace-nopath"), &st, &q[0], &p));
   assert_int_equal(p.nseg, 2);
   assert_int_equal(p.stages, 12);
@@ -233,11 +236,21 @@ static void priority(void **state) {
   /* load every link at its capacity: a = 1 and P = 1 - D, equal here (same shape): arrival
    * order, then id, decides */
   for (int a = 0; a < 4; a++)
-    for (int b = 0; b < 4; b++)
+    for (int b = 0; b < 4; b++) {
       st.load_Bps[a * 4 + b] = 1e12;
+      st.share[a * 4 + b] = 1;
+    }
   assert_true(plan_congestion(&st) == 1);
   plan_priorities(&st, qq, 2, prio);
   assert_true(prio[0] == 0 && prio[1] == 0);
+  /* no job on a link, and no region has the 12 GPUs either job wants: both must cross regions,
+   * so a is their share, 1, not the idle network's 0 */
+  set_free(8, 10, 6, 4);
+  assert_true(plan_congestion(&st) == 0 && plan_alpha(&st, qq, 2) == 1);
+  plan_priorities(&st, qq, 2, prio);
+  assert_true(prio[0] == 0 && prio[1] == 0);
+  set_free(8, 20, 6, 4); /* big holds either: nothing needs to cross, a = 0 */
+  assert_true(plan_alpha(&st, qq, 2) == 0);
   /* half the links at half their bandwidth: a = 0.25 */
   set_free(8, 20, 12, 4);
   double bps = plan_link_at(&sc.c, CHEAP, BIG)->Bps;

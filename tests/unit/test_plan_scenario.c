@@ -11,6 +11,9 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 /* A valid scenario, one field per line, so that tests can break one line and know its number. */
 static const char *good[] = {
@@ -85,7 +88,7 @@ static void syntax(void **state) {
 static void bad_values(void **state) {
   (void)state;
   refused(11, "   \"latency_ms\": 20, \"bandwidth_gbps\": -1}", 11,
-          "links[0].bandwidth_gbps: -1 is out of range: it must be > 0");
+          "links[0].bandwidth_gbps: -1 is out of range: valid is 0.001 to 100000 Gbit/s");
   refused(11, "   \"latency_ms\": -3, \"bandwidth_gbps\": 1}", 11, "links[0].latency_ms: -3");
   refused(10, "  {\"a\": \"A\", \"b\": \"Tokio\",", 10, "links[0].b: unknown region \"Tokio\"");
   refused(10, "  {\"a\": \"A\", \"b\": \"A\",", 10, "to itself");
@@ -104,6 +107,39 @@ static void bad_values(void **state) {
           "1000015 GPUs in all: at most 1000000 are supported");
   refused(2, " \"gpu\": {},", 1, "test.json:1: missing \"gpu_types\"");
   refused(4, "  \"A\", {\"name\": \"A\", \"gpu\": \"g\", \"gpus\": 32,", 3, "a links-only file");
+}
+
+/* Every number is held to a physical range, named with its field and its range, and nothing
+ * it could drive (a time, a cost, a loop) is reached: each refusal is immediate. */
+static void physical_limits(void **state) {
+  (void)state;
+  clock_t t0 = clock();
+  refused(11, "   \"latency_ms\": 1e300, \"bandwidth_gbps\": 1}", 11,
+          "links[0].latency_ms: 1e+300 is out of range: valid is 0 to 10000 ms");
+  refused(11, "   \"latency_ms\": 20, \"bandwidth_gbps\": 1e-12}", 11,
+          "links[0].bandwidth_gbps: 1e-12 is out of range: valid is 0.001 to 100000 Gbit/s");
+  refused(5, "   \"price_usd_per_kwh\": 0.2, \"intra_bandwidth_gbps\": 1e-12},", 5,
+          "regions[0].intra_bandwidth_gbps: 1e-12 is out of range");
+  refused(5, "   \"price_usd_per_kwh\": 1e9, \"intra_bandwidth_gbps\": 25},", 5,
+          "regions[0].price_usd_per_kwh: 1e+09 is out of range: valid is 0 to 100 USD/kWh");
+  refused(2,
+          " \"gpu_types\": {\"g\": {\"peak_tflops_bf16\": 1e-300, \"power_w\": 300, "
+          "\"memory_gb\": 48}},",
+          2, "gpu_types.g.peak_tflops_bf16: 1e-300 is out of range: valid is 0.01 to 100000 TFLOP/s");
+  refused(2,
+          " \"gpu_types\": {\"g\": {\"peak_tflops\": 100, \"power_w\": 1e30, \"memory_gb\": 48}},",
+          2, "gpu_types.g.power_w: 1e+30 is out of range");
+  refused(16, "   \"tokens\": 1e300, \"arrival_s\": 0, \"dtype_bytes\": 2}", 16,
+          "jobs[0].tokens: 1e+300 is out of range: valid is 1 to 1e+15 tokens");
+  refused(16, "   \"tokens\": 1e9, \"arrival_s\": 1e200, \"dtype_bytes\": 2}", 16,
+          "jobs[0].arrival_s: 1e+200 is out of range");
+  refused(18, ", \"assumptions\": {\"mfu\": 1e-300}}", 18,
+          "assumptions.mfu: 1e-300 is out of range: valid is 0.001 to 1");
+  /* Each number in range, together a run of centuries: refused by its time, not simulated. */
+  refused(16, "   \"tokens\": 1e15, \"arrival_s\": 0, \"dtype_bytes\": 2}", 14,
+          "years even alone");
+  double cpu = (double)(clock() - t0) / CLOCKS_PER_SEC;
+  assert_true(cpu < 1.0);
 }
 
 static void impossible(void **state) {
@@ -132,6 +168,29 @@ static void missing_file(void **state) {
   core_err err = {0};
   assert_int_equal(plan_scenario_load("/nonexistent/x.json", &s, &err), TERN_ERR_SYSTEM);
   assert_non_null(strstr(err.msg, "/nonexistent/x.json: cannot open"));
+}
+
+/* A directory and a FIFO are refused by what they are; opening the FIFO does not wait for a
+ * writer. */
+static void not_a_file(void **state) {
+  (void)state;
+  char dir[] = "/tmp/tern_plan_XXXXXX", fifo[64];
+  assert_non_null(mkdtemp(dir));
+  snprintf(fifo, sizeof fifo, "%s/fifo.json", dir);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  plan_scenario s;
+  core_err err = {0};
+  assert_int_equal(plan_scenario_load(dir, &s, &err), TERN_ERR_INVALID_ARG);
+  assert_non_null(strstr(err.msg, "not a regular file (a directory)"));
+  core_err_clear(&err);
+  assert_int_equal(plan_scenario_load(fifo, &s, &err), TERN_ERR_INVALID_ARG);
+  assert_non_null(strstr(err.msg, "not a regular file (a FIFO)"));
+  plan_cluster c = {0};
+  core_err_clear(&err);
+  assert_int_equal(plan_links_load(fifo, &c, &err), TERN_ERR_INVALID_ARG);
+  assert_non_null(strstr(err.msg, "(a FIFO)"));
+  unlink(fifo);
+  rmdir(dir);
 }
 
 static void round_trip(void **state) {
@@ -178,6 +237,7 @@ static void json_lines(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(good_file),  cmocka_unit_test(syntax),       cmocka_unit_test(bad_values),
+      cmocka_unit_test(physical_limits), cmocka_unit_test(not_a_file),
       cmocka_unit_test(impossible), cmocka_unit_test(missing_file), cmocka_unit_test(round_trip),
       cmocka_unit_test(json_lines),
   };

@@ -14,6 +14,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define REGION(n, t, g, p)                                                                         \
   "{\"name\": \"" n "\", \"gpu\": \"" t "\", \"gpus\": " #g ", \"price_usd_per_kwh\": " #p         \
@@ -103,6 +104,33 @@ static void unplaceable(void **state) {
   assert_int_equal(sim_jobs_run(&sc, plan_policy_find("cr-lcf"), &r, &err), TERN_OK);
   assert_int_equal(r.jobs[0].pl.nseg, 2);
   sim_jobs_result_free(&r);
+  plan_scenario_free(&sc);
+}
+
+/* Ten years in, jobs of years a micro-second apart: every event still retires a job or admits
+ * one, for every policy, and the whole run is over at once. */
+static void far_times_end(void **state) {
+  (void)state;
+  char text[8192];
+  plan_scenario sc;
+  snprintf(text, sizeof text,
+           "{" PT_TYPES ", \"regions\": [" REGION("A", "fast", 12, 0.25) "," REGION(
+               "B", "slow", 24, 0.1) "], \"links\": [{\"a\": \"A\", \"b\": \"B\", "
+                                    "\"latency_ms\": 10000, \"bandwidth_gbps\": 0.001}], "
+                                    "\"jobs\": [" PT_JOB "," PT_JOB "," PT_JOB "], " PT_ASSUME "}",
+           "a", 1e13, 3e8, "b", 1e13, 3e8 + 1e-6, "c", 1.0, 3e8 + 2e-6);
+  pt_load(text, &sc);
+  clock_t t0 = clock();
+  for (const plan_policy *const *p = plan_policies(); *p; p++) {
+    sim_jobs_result r;
+    core_err err = {0};
+    assert_int_equal(sim_jobs_run(&sc, *p, &r, &err), TERN_OK);
+    for (int i = 0; i < 3; i++)
+      assert_true(isfinite(r.jobs[i].finish) && r.jobs[i].finish >= sc.jobs[i].arrival_s &&
+                  isfinite(r.jobs[i].usd));
+    sim_jobs_result_free(&r);
+  }
+  assert_true((double)(clock() - t0) / CLOCKS_PER_SEC < 1.0);
   plan_scenario_free(&sc);
 }
 
@@ -246,7 +274,8 @@ static void writers(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(alone_then_queued), cmocka_unit_test(shared_link),
-      cmocka_unit_test(unplaceable),       cmocka_unit_test(properties),
+      cmocka_unit_test(unplaceable),       cmocka_unit_test(far_times_end),
+      cmocka_unit_test(properties),
       cmocka_unit_test(writers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

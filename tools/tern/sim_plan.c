@@ -148,21 +148,27 @@ static void print_table(const opts *o, const plan_scenario *sc, const sim_jobs_r
     if (strcmp(all[i].policy->name, "ours") == 0) versus(&all[i], all, n);
 }
 
+/* Every policy on sc. A policy that cannot run the scenario (a job it can place nowhere, even
+ * on the idle cluster) is reported under the table with its reason, and the others go on. */
 static int compare(const opts *o, const plan_scenario *sc) {
   const plan_policy *const *pols = plan_policies();
   sim_jobs_result all[32];
-  int n = 0, rc = 0, ref = 0;
-  for (; pols[n] && n < 32; n++) {
+  char failed[32][CORE_ERR_LEN + 16];
+  int n = 0, nfailed = 0, rc = 0, ref = -1;
+  for (int p = 0; pols[p] && p < 32; p++) {
     core_err err = {0};
-    if (sim_jobs_run(sc, pols[n], &all[n], &err) != TERN_OK) {
-      fprintf(stderr, "tern sim plan: %s: %s\n", o->scenario, err.msg);
-      for (int k = 0; k < n; k++)
-        sim_jobs_result_free(&all[k]);
-      return 1;
+    if (sim_jobs_run(sc, pols[p], &all[n], &err) != TERN_OK) {
+      snprintf(failed[nfailed++], sizeof failed[0], "%s: %s", pols[p]->name, err.msg);
+      continue;
     }
-    if (strcmp(pols[n]->name, "bace") == 0) ref = n;
+    if (strcmp(pols[p]->name, "bace") == 0 || ref < 0) ref = n;
+    n++;
   }
-  print_table(o, sc, all, n, ref);
+  if (n > 0) print_table(o, sc, all, n, ref);
+  for (int i = 0; i < nfailed; i++)
+    fprintf(o->csv ? stderr : stdout, "%snot run: %s\n", i == 0 && !o->csv ? "\n" : "",
+            failed[i]);
+  if (n == 0) return 1;
   if (o->gantt_dir) rc |= gantt_each(o, sc, all, n);
   if (o->json) rc |= write_file(o->json, sc, &all[ref], sim_jobs_write_json);
   for (int i = 0; i < n; i++)
