@@ -37,7 +37,8 @@ _REDUCE_DTYPES = {torch.float32, torch.float64, torch.float16, torch.bfloat16, t
 def _op_of(opts, what):
     op = getattr(opts, "reduceOp", dist.ReduceOp.SUM)
     if op not in _REDUCE_OPS:
-        raise ValueError(f"tern: {what}: reduce op {op} is not one tern has "
+        name = str(getattr(op, "op", op)).split(".")[-1]
+        raise ValueError(f"tern: {what}: reduce op {name} is not one tern has "
                          "(SUM, PRODUCT, MIN, MAX, AVG)")
     return _REDUCE_OPS[op]
 
@@ -86,6 +87,9 @@ def _one(tensors, what):
     return tensors[0]
 
 
+_unfinished = set()
+
+
 class Work(dist.Work):
     """The tern requests of one call. wait() waits for them all, runs the call's finishing step
     (copying out of a staging buffer) and raises TernError if one failed."""
@@ -95,6 +99,10 @@ class Work(dist.Work):
         self._reqs, self._result, self._finish, self._source = reqs, result, finish, source
         self._error = None
         self._done = not reqs and finish is None
+        if not self._done:
+            # A Work that C++ holds (DDP's) loses its Python half when Python drops it, and
+            # C++ then waits on the base class's flag, which nothing sets: kept until done.
+            _unfinished.add(self)
 
     def _complete(self):
         try:
@@ -105,6 +113,7 @@ class Work(dist.Work):
         except TernError as e:
             self._error = e
         self._reqs, self._finish, self._done = [], None, True
+        _unfinished.discard(self)
 
     def wait(self, timeout=None):
         if not self._done:
