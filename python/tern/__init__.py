@@ -8,6 +8,9 @@
     ...                                # compute while it moves
     req.wait()
 
+With torch installed, `import tern` also registers the torch.distributed backend "tern"
+(tern.backend): `dist.init_process_group("tern")`.
+
 Buffers are numpy arrays or CPU torch tensors, C-contiguous, of float32, float64, float16,
 bfloat16 (torch only), int8, uint8, int32 or int64. Calls follow NCCL's semantics: counts come
 from the arrays, `out` defaults to in place (allreduce, broadcast) or to a new array
@@ -249,6 +252,67 @@ class Comm:
     def ibroadcast(self, x, root=0, out=None):
         return self._broadcast(x, root, out, False)
 
+    def _reduce(self, x, op, root, out, blocking):
+        s = _Buf(x, "reduce")
+        r = s if out is None or out is x else _Buf(out, "reduce out")
+        if r.count != s.count or r.dtype != s.dtype:
+            raise ValueError(f"reduce: out must hold {s.count} elements of x's dtype")
+        fn = _lib.lib.tern_reduce if blocking else _lib.lib.tern_ireduce
+        return self._call("reduce", fn, (s.ptr, r.ptr, s.count, s.dtype, _op(op), root), r.obj,
+                          (s, r), blocking)
+
+    def reduce(self, x, op=SUM, root=0, out=None):
+        """root's out (x itself when out is None) = op over ranks of x; out is left alone
+        elsewhere. Returns out."""
+        return self._reduce(x, op, root, out, True)
+
+    def ireduce(self, x, op=SUM, root=0, out=None):
+        return self._reduce(x, op, root, out, False)
+
+    def _alltoall(self, x, out, blocking):
+        s = _Buf(x, "alltoall")
+        if s.count % self.size:
+            raise ValueError(f"alltoall: x has {s.count} elements, not a multiple of "
+                             f"{self.size} ranks")
+        r = _Buf(_empty_like(s, s.count) if out is None else out, "alltoall out")
+        if r.count != s.count or r.dtype != s.dtype:
+            raise ValueError(f"alltoall: out must hold {s.count} elements of x's dtype")
+        fn = _lib.lib.tern_alltoall if blocking else _lib.lib.tern_ialltoall
+        return self._call("alltoall", fn, (s.ptr, r.ptr, s.count // self.size, s.dtype), r.obj,
+                          (s, r), blocking)
+
+    def alltoall(self, x, out=None):
+        """Block j of this rank's x (x.size / size elements) lands in block `rank` of rank j's
+        out (a new array when out is None; never x itself). Returns out."""
+        return self._alltoall(x, out, True)
+
+    def ialltoall(self, x, out=None):
+        return self._alltoall(x, out, False)
+
+    def _p2p(self, what, x, peer, blocking):
+        b = _Buf(x, what)
+        if what == "send":
+            fn = _lib.lib.tern_send if blocking else _lib.lib.tern_isend
+        else:
+            fn = _lib.lib.tern_recv if blocking else _lib.lib.tern_irecv
+        return self._call(f"{what} (peer {peer})", fn, (b.ptr, b.count, b.dtype, peer), b.obj,
+                          (b,), blocking)
+
+    def send(self, x, peer):
+        """Sends x to rank peer, whose matching recv (same count and dtype) takes it; the sends
+        to one peer arrive in order."""
+        return self._p2p("send", x, peer, True)
+
+    def isend(self, x, peer):
+        return self._p2p("send", x, peer, False)
+
+    def recv(self, x, peer):
+        """Fills x with the next send of rank peer to this rank. Returns x."""
+        return self._p2p("recv", x, peer, True)
+
+    def irecv(self, x, peer):
+        return self._p2p("recv", x, peer, False)
+
     def barrier(self):
         """Returns once every rank has entered it."""
         return self._call("barrier", _lib.lib.tern_barrier, (), None, (), True)
@@ -292,3 +356,16 @@ def init():
     """Joins the group the environment describes (TERN_RANK, TERN_WORLD_SIZE, TERN_STORE as
     `tern run` sets them, or torchrun's, Open MPI's, MPICH's or Slurm's variables)."""
     return Comm()
+
+
+def _register_torch_backend():
+    """`import tern` makes "tern" a torch.distributed backend when torch is installed
+    (tern/backend.py); numpy-only users do not pay for importing torch."""
+    import importlib.util
+    if importlib.util.find_spec("torch") is None:
+        return
+    from . import backend
+    backend.register()
+
+
+_register_torch_backend()

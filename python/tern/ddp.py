@@ -57,7 +57,12 @@ def _fail(state, err):
     state.in_flight.clear()
     if state.error is None:
         state.error = err
-        torch.autograd.Variable._execution_engine.queue_callback(lambda: _raise_error(state))
+        # The raise waits for a second round of callbacks: DDP queues its own finalize (which
+        # marks the reduction finished) only once the last bucket's hook has run, after this
+        # one. Raised before it, the reduction stays unfinished and the next forward dies in
+        # the reducer's internal assert instead of reaching tern's error again.
+        engine = torch.autograd.Variable._execution_engine
+        engine.queue_callback(lambda: engine.queue_callback(lambda: _raise_error(state)))
 
 
 def _complete(state, count):

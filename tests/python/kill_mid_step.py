@@ -1,7 +1,8 @@
 """kill_mid_step.py VICTIM STEP: DDP training over tern (tern.ddp's process group and hook);
 rank VICTIM SIGKILLs itself in the middle of step STEP's backward pass (from a gradient hook,
 while other buckets are in flight). Every other rank must get a tern.TernError naming the loss,
-not hang and not another exception: each prints "PASS rank R ..." and exits 0, or "FAIL ...".
+not hang and not another exception, and so must the step a program that caught it tries next
+(not torch's internal assert of a reduction left unfinished): each prints "PASS rank R ..." and exits 0, or "FAIL ...".
 Run it under `tern run -n N`; tests/python/CMakeLists.txt checks the lines and the time.
 """
 import os
@@ -40,13 +41,26 @@ def main():
             torch.nn.functional.cross_entropy(model(x), y).backward()
             opt.step()
     except tern.TernError as e:
-        say(f"PASS rank {comm.rank}: TernError {e.status_name} at step {step[0]} after "
-            f"{time.monotonic() - start:.2f} s: {e}")
-        return 0
+        first = f"TernError {e.status_name} at step {step[0]} after " \
+                f"{time.monotonic() - start:.2f} s: {e}"
     except Exception as e:  # noqa: BLE001 - the point is to see what else came out
         say(f"FAIL rank {comm.rank}: {type(e).__name__} instead of TernError: {e}")
         return 1
-    say(f"FAIL rank {comm.rank}: training went on although rank {victim} was killed")
+    else:
+        say(f"FAIL rank {comm.rank}: training went on although rank {victim} was killed")
+        return 1
+    # A program that caught the error and steps again must get the same clear error, not
+    # torch's internal assert about a reduction left unfinished.
+    try:
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+    except tern.TernError as e:
+        say(f"PASS rank {comm.rank}: {first}; the next step: TernError {e.status_name}")
+        return 0
+    except Exception as e:  # noqa: BLE001 - the point is to see what else came out
+        say(f"FAIL rank {comm.rank}: the next step gave {type(e).__name__}, not TernError: {e}")
+        return 1
+    say(f"FAIL rank {comm.rank}: the next step went on although rank {victim} was killed")
     return 1
 
 

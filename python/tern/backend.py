@@ -1,0 +1,381 @@
+"""tern.backend: tern as a torch.distributed backend, registered as "tern" by `import tern`.
+
+    import torch.distributed as dist, tern
+    dist.init_process_group("tern")        # env:// (torchrun, tern run), tcp://, file://
+
+Rendezvous goes through the c10d Store torch hands a backend, as Gloo's does: rank 0 of the group
+picks a free port, publishes "host:port" under the store key "tern/store", and serves tern's own
+store there (it also watches the ranks' liveness: docs/PYTORCH.md); every rank reads the key and
+joins. `dist.new_group(ranks)` calls the creator again with a prefixed store and the group's
+ranks, so a subgroup is a communicator of its own. The host rank 0 publishes: TERN_BACKEND_HOST,
+else MASTER_ADDR, else this host's name as the resolver gives it.
+
+Each call starts tern's nonblocking operation(s) and returns a Work whose wait() waits for them
+on the calling thread (a communicator is used by one thread at a time). Reductions take tern's
+dtypes and SUM, PRODUCT, MIN, MAX, AVG; calls that only move data (broadcast, the gathers,
+scatter, all-to-all, send/recv) take any dtype, moved as bytes. Tensors must be contiguous CPU
+tensors; anything else raises ValueError or TypeError before anything is sent.
+"""
+
+import datetime
+import os
+import socket
+
+import torch
+import torch.distributed as dist
+
+from . import AVG, MAX, MIN, PROD, SUM, Comm, TernError
+
+_STORE_KEY = "tern/store"
+
+_REDUCE_OPS = {dist.ReduceOp.SUM: SUM, dist.ReduceOp.PRODUCT: PROD, dist.ReduceOp.MIN: MIN,
+               dist.ReduceOp.MAX: MAX, dist.ReduceOp.AVG: AVG}
+_REDUCE_DTYPES = {torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8,
+                  torch.uint8, torch.int32, torch.int64}
+
+
+def _op_of(opts, what):
+    op = getattr(opts, "reduceOp", dist.ReduceOp.SUM)
+    if op not in _REDUCE_OPS:
+        name = str(getattr(op, "op", op)).split(".")[-1]
+        raise ValueError(f"tern: {what}: reduce op {name} is not one tern has "
+                         "(SUM, PRODUCT, MIN, MAX, AVG)")
+    return _REDUCE_OPS[op]
+
+
+def _root(opts):
+    return getattr(opts, "rootRank", 0)
+
+
+def _check(t, what):
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"tern: {what}: want a torch tensor, not {type(t).__name__}")
+    if t.device.type != "cpu":
+        raise ValueError(f"tern: {what}: tern moves CPU tensors; this one is on {t.device}")
+    if not t.is_contiguous():
+        raise ValueError(f"tern: {what}: the tensor must be contiguous (call .contiguous())")
+    return t
+
+
+def _reducible(t, what):
+    _check(t, what)
+    if t.dtype not in _REDUCE_DTYPES:
+        raise TypeError(f"tern: {what}: dtype {t.dtype} is not one tern reduces "
+                        "(float32, float64, float16, bfloat16, int8, uint8, int32, int64)")
+    return t
+
+
+def _bytes(t, what):
+    """A contiguous tensor seen as its bytes, for calls that only move data."""
+    _check(t, what)
+    if t.dtype == torch.uint8:
+        return t.reshape(-1)
+    return t.reshape(-1).view(torch.uint8) if t.numel() else torch.empty(0, dtype=torch.uint8)
+
+
+def _same_layout(tensors, what):
+    first = tensors[0]
+    for t in tensors[1:]:
+        if t.dtype != first.dtype or t.numel() != first.numel():
+            raise ValueError(f"tern: {what}: every tensor of the list must have the size and "
+                             f"dtype of the first ({first.numel()} of {first.dtype})")
+
+
+def _one(tensors, what):
+    if len(tensors) != 1:
+        raise ValueError(f"tern: {what}: one tensor per rank (CPU), not {len(tensors)}")
+    return tensors[0]
+
+
+_unfinished = set()
+
+
+class Work(dist.Work):
+    """The tern requests of one call. wait() waits for them all, runs the call's finishing step
+    (copying out of a staging buffer) and raises TernError if one failed."""
+
+    def __init__(self, reqs, result, finish=None, source=-1):
+        super().__init__()
+        self._reqs, self._result, self._finish, self._source = reqs, result, finish, source
+        self._error = None
+        self._done = not reqs and finish is None
+        if not self._done:
+            # A Work that C++ holds (DDP's) loses its Python half when Python drops it, and
+            # C++ then waits on the base class's flag, which nothing sets: kept until done.
+            _unfinished.add(self)
+
+    def _complete(self):
+        try:
+            for req in self._reqs:
+                req.wait()
+            if self._finish is not None:
+                self._finish()
+        except TernError as e:
+            self._error = e
+        self._reqs, self._finish, self._done = [], None, True
+        _unfinished.discard(self)
+
+    def wait(self, timeout=None):
+        if not self._done:
+            self._complete()
+        if self._error is not None:
+            raise self._error
+        return True
+
+    def is_completed(self):
+        if not self._done and all(req.test() for req in self._reqs):
+            self._complete()
+        return self._done
+
+    def is_success(self):
+        return self.is_completed() and self._error is None
+
+    def exception(self):
+        return self._error
+
+    def result(self):
+        return self._result
+
+    def source_rank(self):
+        return self._source
+
+    _source_rank = source_rank
+
+    def synchronize(self):
+        self.wait()
+
+    def get_future(self):
+        """A completed Future: DDP's reducer waits on it from C++, where nothing could finish
+        the tern requests on this thread later."""
+        fut = torch.futures.Future()
+        try:
+            self.wait()
+        except TernError as e:
+            fut.set_exception(e)
+            return fut
+        fut.set_result(self._result)
+        return fut
+
+
+class ProcessGroupTern(dist.ProcessGroup):
+    """A torch.distributed process group over one tern communicator."""
+
+    def __init__(self, comm):
+        super().__init__(comm.rank, comm.size)
+        self.comm = comm
+
+    def getBackendName(self):
+        return "tern"
+
+    # ---- reductions ----
+
+    def allreduce(self, tensors, opts=None):
+        op = _op_of(opts, "allreduce")
+        return Work([self.comm.iallreduce(_reducible(t, "allreduce"), op=op) for t in tensors],
+                    tensors)
+
+    def allreduce_coalesced(self, tensors, opts=None):
+        return self.allreduce(tensors, opts)
+
+    def reduce(self, tensors, opts=None):
+        op = _op_of(opts, "reduce")
+        t = _reducible(_one(tensors, "reduce"), "reduce")
+        return Work([self.comm.ireduce(t, op=op, root=_root(opts))], tensors)
+
+    def _reduce_scatter_base(self, output, input, opts=None):
+        op = _op_of(opts, "reduce_scatter_tensor")
+        _reducible(input, "reduce_scatter_tensor input")
+        _reducible(output, "reduce_scatter_tensor output")
+        if input.numel() != output.numel() * self.comm.size or input.dtype != output.dtype:
+            raise ValueError(f"tern: reduce_scatter_tensor: the input must hold {self.comm.size}"
+                             f" x the output's {output.numel()} elements, of its dtype")
+        return Work([self.comm.ireduce_scatter(input.reshape(-1), op=op,
+                                               out=output.reshape(-1))], [output])
+
+    def reduce_scatter(self, output_tensors, input_tensors, opts=None):
+        output = _one(output_tensors, "reduce_scatter")
+        inputs = _one(input_tensors, "reduce_scatter")
+        if len(inputs) != self.comm.size:
+            raise ValueError(f"tern: reduce_scatter: want {self.comm.size} input tensors")
+        _same_layout([output] + list(inputs), "reduce_scatter")
+        flat = torch.cat([_check(t, "reduce_scatter").reshape(-1) for t in inputs])
+        return self._reduce_scatter_base(output, flat, opts)
+
+    # ---- data movement ----
+
+    def broadcast(self, tensors, opts=None):
+        return Work([self.comm.ibroadcast(_bytes(t, "broadcast"), root=_root(opts))
+                     for t in tensors], tensors)
+
+    def _allgather_base(self, output, input, opts=None):
+        if output.numel() != input.numel() * self.comm.size or output.dtype != input.dtype:
+            raise ValueError(f"tern: all_gather_into_tensor: the output must hold "
+                             f"{self.comm.size} x the input's {input.numel()} elements, "
+                             "of its dtype")
+        return Work([self.comm.iallgather(_bytes(input, "all_gather input"),
+                                          out=_bytes(output, "all_gather output"))], [output])
+
+    def allgather(self, output_tensors, input_tensors, opts=None):
+        reqs, copies = [], []
+        for outs, x in zip(output_tensors, input_tensors):
+            if len(outs) != self.comm.size:
+                raise ValueError(f"tern: all_gather: want {self.comm.size} output tensors")
+            _same_layout([x] + list(outs), "all_gather")
+            flat = torch.empty(x.numel() * self.comm.size, dtype=x.dtype)
+            reqs.append(self.comm.iallgather(_bytes(x, "all_gather input"), out=_bytes(flat, "")))
+            copies.append((flat, outs))
+
+        def finish():
+            for flat, outs in copies:
+                for out, block in zip(outs, flat.chunk(self.comm.size)):
+                    out.copy_(block.view_as(out))
+        return Work(reqs, output_tensors, finish)
+
+    def allgather_coalesced(self, output_lists, input_list, opts=None):
+        return self.allgather(output_lists, input_list, opts)
+
+    def gather(self, output_tensors, input_tensors, opts=None):
+        """Every rank sends to the root, which receives from each: tern's point to point."""
+        x = _one(input_tensors, "gather")
+        root, me = _root(opts), self.comm.rank
+        if me != root:
+            if output_tensors and any(output_tensors):
+                raise ValueError("tern: gather: only the root passes output tensors")
+            return Work([self.comm.isend(_bytes(x, "gather input"), root)], [])
+        outs = _one(output_tensors, "gather")
+        if len(outs) != self.comm.size:
+            raise ValueError(f"tern: gather: want {self.comm.size} output tensors on the root")
+        _same_layout([x] + list(outs), "gather")
+        reqs = [self.comm.irecv(_bytes(out, "gather output"), r)
+                for r, out in enumerate(outs) if r != me]
+        outs[me].copy_(x)
+        return Work(reqs, output_tensors)
+
+    def scatter(self, output_tensors, input_tensors, opts=None):
+        """The root sends block r to rank r: tern's point to point."""
+        out = _one(output_tensors, "scatter")
+        root, me = _root(opts), self.comm.rank
+        if me != root:
+            if input_tensors and any(input_tensors):
+                raise ValueError("tern: scatter: only the root passes input tensors")
+            return Work([self.comm.irecv(_bytes(out, "scatter output"), root)], output_tensors)
+        ins = _one(input_tensors, "scatter")
+        if len(ins) != self.comm.size:
+            raise ValueError(f"tern: scatter: want {self.comm.size} input tensors on the root")
+        _same_layout([out] + list(ins), "scatter")
+        reqs = [self.comm.isend(_bytes(t, "scatter input"), r)
+                for r, t in enumerate(ins) if r != me]
+        out.copy_(ins[me])
+        return Work(reqs, output_tensors)
+
+    def _exchange(self, sends, recvs, what):
+        """Point-to-point all-to-all: sends[r] goes to rank r, recvs[r] comes from it (byte
+        tensors). Posted back to back, they run together (docs/API.md's point to point)."""
+        me, reqs = self.comm.rank, []
+        for r in range(self.comm.size):
+            if r == me:
+                if sends[r].numel() != recvs[r].numel():
+                    raise ValueError(f"tern: {what}: this rank sends itself {sends[r].numel()} "
+                                     f"bytes but expects {recvs[r].numel()}")
+                recvs[r].copy_(sends[r])
+                continue
+            if sends[r].numel():
+                reqs.append(self.comm.isend(sends[r], r))
+            if recvs[r].numel():
+                reqs.append(self.comm.irecv(recvs[r], r))
+        return reqs
+
+    def alltoall_base(self, output, input, output_split_sizes, input_split_sizes,
+                      opts=None):
+        n = self.comm.size
+        if output.dtype != input.dtype:
+            raise ValueError("tern: all_to_all_single: input and output dtypes differ")
+        if not output_split_sizes and not input_split_sizes:
+            if input.numel() != output.numel() or input.numel() % n:
+                raise ValueError(f"tern: all_to_all_single: input and output must hold the same "
+                                 f"number of elements, a multiple of {n}")
+            src = input if input.data_ptr() != output.data_ptr() else input.clone()
+            return Work([self.comm.ialltoall(_bytes(src, "all_to_all input"),
+                                             out=_bytes(output, "all_to_all output"))], [output])
+        row_in = input.numel() // max(input.shape[0], 1) if input.dim() else 1
+        row_out = output.numel() // max(output.shape[0], 1) if output.dim() else 1
+        ins = _split(input, input_split_sizes, row_in, n, "input")
+        outs = _split(output, output_split_sizes, row_out, n, "output")
+        return Work(self._exchange([_bytes(t, "") for t in ins], [_bytes(t, "") for t in outs],
+                                   "all_to_all_single"), [output])
+
+    def alltoall(self, output_tensors, input_tensors, opts=None):
+        n = self.comm.size
+        if len(output_tensors) != n or len(input_tensors) != n:
+            raise ValueError(f"tern: all_to_all: want {n} input and {n} output tensors")
+        sends = [_bytes(t, "all_to_all input") for t in input_tensors]
+        recvs = [_bytes(t, "all_to_all output") for t in output_tensors]
+        return Work(self._exchange(sends, recvs, "all_to_all"), output_tensors)
+
+    # ---- point to point ----
+
+    def send(self, tensors, dst, tag=0):
+        return Work([self.comm.isend(_bytes(t, "send"), dst) for t in tensors], tensors)
+
+    def recv(self, tensors, src, tag=0):
+        return Work([self.comm.irecv(_bytes(t, "recv"), src) for t in tensors], tensors,
+                    source=src)
+
+    def recv_anysource(self, tensors, tag=0):
+        raise NotImplementedError("tern: recv without a source: tern matches every receive to "
+                                  "one peer (docs/PYTORCH.md); pass src=")
+
+    def barrier(self, opts=None):
+        return Work([self.comm.ibarrier()], [])
+
+    def shutdown(self):
+        self.comm.close()
+
+
+def _split(t, sizes, row, n, what):
+    """t cut into n pieces of sizes[r] rows (equal pieces when sizes is empty), contiguous."""
+    flat = _check(t, f"all_to_all_single {what}").reshape(-1)
+    if not sizes:
+        if flat.numel() % n:
+            raise ValueError(f"tern: all_to_all_single: the {what} does not cut into {n} equal parts")
+        return list(flat.chunk(n)) if flat.numel() else [flat] * n
+    if len(sizes) != n or sum(sizes) * row != flat.numel() or min(sizes) < 0:
+        raise ValueError(f"tern: all_to_all_single: {what} split sizes {list(sizes)} do not cut "
+                         f"its {flat.numel() // max(row, 1)} rows into {n} parts")
+    return list(flat.split([s * row for s in sizes]))
+
+
+def _advertised_host():
+    for var in ("TERN_BACKEND_HOST", "MASTER_ADDR"):
+        if os.environ.get(var):
+            return os.environ[var]
+    try:
+        return socket.gethostbyname(socket.gethostname())
+    except OSError:
+        return "127.0.0.1"
+
+
+def _free_port(host):
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("", 0))
+        return s.getsockname()[1]
+
+
+def create(store, rank, size, timeout):
+    """The creator torch calls (Backend.register_backend): meets the group's ranks through
+    store and returns their process group."""
+    if rank == 0:
+        host = _advertised_host()
+        addr = f"{host}:{_free_port(host)}"
+        store.set(_STORE_KEY, addr)
+    else:
+        store.wait([_STORE_KEY], timeout if isinstance(timeout, datetime.timedelta)
+                   else datetime.timedelta(seconds=300))
+        addr = store.get(_STORE_KEY).decode()
+    return ProcessGroupTern(Comm(rank, size, addr))
+
+
+def register():
+    """Makes "tern" a backend name of torch.distributed; `import tern` calls it."""
+    if "TERN" not in dist.Backend._plugins:
+        dist.Backend.register_backend("tern", create)
