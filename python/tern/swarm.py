@@ -188,3 +188,7 @@ class Swarm:
     def __repr__(self):
         return f"<tern.swarm.Swarm {self.id:016x} on {self.address}>" if self._h else \
             "<tern.swarm.Swarm left>"
+
+
+# The training layer over Swarm (docs/SWARM_TRAINING.md); imported last, as it builds on Swarm.
+from .swarm_averager import CODEC_ERROR, Averager, AveragingError  # noqa: E402,F401
