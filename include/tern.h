@@ -248,6 +248,10 @@ const char *tern_swarm_address(const tern_swarm *sw);
  * where the swarm is. TERN_ERR_PEER_LOST when no bootstrap peer has a state to give. */
 tern_status tern_swarm_download_state(tern_swarm *sw, float *values, size_t count,
                                       double timeout_s);
+/* Sets the state this peer gives joiners (tern_swarm_download_state) to a copy of values, with
+ * this peer's round, until its next average replaces it: a training loop that averages
+ * gradients serves its parameters and optimizer state instead. */
+tern_status tern_swarm_serve_state(tern_swarm *sw, const float *values, size_t count);
 /* One round: finds a group, averages values (count floats, in place) with it, weighted by
  * *weight, and sets *weight to this peer's share of the group's total weight. opt may be NULL.
  * report (may be NULL) says what happened. A failed group is not an error: the call averages

@@ -135,6 +135,12 @@ class Swarm:
         self._check("downloading the swarm's state", _lib.lib.tern_swarm_download_state(
             h, b.ptr, b.count, _positive(timeout, "timeout")))
 
+    def serve_state(self, x):
+        """Sets the state this peer gives joiners (download_state) to a copy of x, until its next
+        average replaces it with the averaged vector."""
+        h, b = self._handle(), _vector(x, "serve_state")
+        self._check("serving a state", _lib.lib.tern_swarm_serve_state(h, b.ptr, b.count))
+
     def average(self, x, weight, compress="none", min_group=None, target_group=None,
                 match_timeout=None, average_timeout=None, random_groups=None, rounds=None):
         """One round: finds this round's group and averages x with it in place, weighted by
@@ -188,3 +194,8 @@ class Swarm:
     def __repr__(self):
         return f"<tern.swarm.Swarm {self.id:016x} on {self.address}>" if self._h else \
             "<tern.swarm.Swarm left>"
+
+
+# The training layer over Swarm (docs/SWARM_TRAINING.md); imported last, as it builds on Swarm.
+from .swarm_averager import CODEC_ERROR, Averager, AveragingError  # noqa: E402,F401
+from .swarm_optimizer import Optimizer  # noqa: E402,F401

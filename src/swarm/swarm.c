@@ -187,7 +187,7 @@ tern_status tern_swarm_download_state(tern_swarm *sw, float *values, size_t coun
                         : core_err_set(&sw->err, TERN_ERR_INVALID_ARG, "no bootstrap address");
 }
 
-static void keep_state(tern_swarm *sw, const float *values, size_t count) {
+static bool keep_state(tern_swarm *sw, const float *values, size_t count) {
   pthread_mutex_lock(&sw->mu);
   if (sw->state_count != count) {
     float *s = realloc(sw->state, count * sizeof *s);
@@ -201,7 +201,19 @@ static void keep_state(tern_swarm *sw, const float *values, size_t count) {
     sw->state_round = sw->round;
     sw->has_state = true;
   }
+  bool kept = sw->state_count == count;
   pthread_mutex_unlock(&sw->mu);
+  return kept;
+}
+
+tern_status tern_swarm_serve_state(tern_swarm *sw, const float *values, size_t count) {
+  if (!sw) return TERN_ERR_INVALID_ARG;
+  core_err_clear(&sw->err);
+  if (!values || !count)
+    return core_err_set(&sw->err, TERN_ERR_INVALID_ARG, "tern_swarm_serve_state: no values");
+  if (!keep_state(sw, values, count))
+    return core_err_set(&sw->err, TERN_ERR_NOMEM, "a state of %zu values", count);
+  return TERN_OK;
 }
 
 tern_status tern_swarm_average(tern_swarm *sw, float *values, size_t count, double *weight,

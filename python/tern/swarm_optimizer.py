@@ -1,0 +1,238 @@
+"""tern.swarm.Optimizer: a torch optimizer whose steps a swarm takes together
+(docs/SWARM_TRAINING.md).
+
+    sw = tern.swarm.Swarm(listen, "run", bootstrap=[...])
+    opt = tern.swarm.Optimizer(sw, model.parameters(), torch.optim.SGD(model.parameters(), 0.1),
+                               mode="collaborative", target_batch_size=4096, expected_peers=8)
+    opt.load_state_from_peers()          # a peer joining a running swarm starts where it is
+    for x, y in batches:
+        loss_fn(model(x), y).backward()
+        opt.step(batch_size=len(x))      # takes the swarm's step when the swarm is there
+
+Two modes:
+
+collaborative (hivemind.Optimizer's semantics): step(batch_size) adds this batch's gradient,
+times its size, to an accumulator and zeroes the parameters' gradients. Once the swarm as a
+whole has processed target_batch_size samples, every peer averages its mean gradient weighted by
+its samples (one tern_swarm_average round: the sample-weighted mean over the group is exactly the
+mean gradient of the union of their batches) and takes one step of the wrapped optimizer: the
+swarm behaves as one optimizer with a batch of the swarm's samples. Progress travels with the
+rounds themselves, not through the DHT: the round's report gives the group's total weight
+(weight_after x group_size, the samples of all members), and each peer's share of it sets how
+many samples this peer contributes to the next epoch (share x target_batch_size), the way
+hivemind extrapolates each peer's throughput; before the first round a peer assumes
+1 / expected_peers. A peer whose share is reached enters the round and waits there (up to
+match_timeout) for the others, so the epochs of the swarm stay together.
+
+diloco (Douillard et al., 2023, "DiLoCo"; Moshpit SGD's local updates): step() runs the wrapped
+(inner) optimizer; after local_steps inner steps the peers average the pseudo-gradient
+theta_outer - theta (weighted by samples) and take an outer step with SGD, Nesterov momentum
+(outer_lr, outer_momentum), from theta_outer; the inner optimizer's state stays local.
+
+A joiner: after each epoch every peer serves (Swarm.serve_state) its parameters, the optimizer's
+state and the epoch as one float32 vector; load_state_from_peers() fills its own from a
+bootstrap peer's, bit for bit (float16/bfloat16 parameters go up to float32 exactly and back).
+A round that fails (AveragingError: a member lost, ...) leaves the parameters and the
+accumulated gradients as they were; step() tries again in the next round, up to retries times,
+then raises.
+"""
+
+import logging
+import time
+
+import torch
+
+from .swarm_averager import Averager, AveragingError
+
+__all__ = ["Optimizer"]
+_log = logging.getLogger("tern.swarm")
+
+
+class Optimizer:
+    def __init__(self, swarm, params, optimizer, mode="collaborative", target_batch_size=None,
+                 expected_peers=1, local_steps=None, outer_lr=0.7, outer_momentum=0.9,
+                 compression="none", retries=3, **average_options):
+        if mode not in ("collaborative", "diloco"):
+            raise ValueError(f"mode '{mode}': want 'collaborative' or 'diloco'")
+        if mode == "collaborative" and not (isinstance(target_batch_size, int)
+                                            and target_batch_size > 0):
+            raise ValueError("collaborative: target_batch_size must be an integer > 0")
+        if mode == "diloco" and not (isinstance(local_steps, int) and local_steps > 0):
+            raise ValueError("diloco: local_steps must be an integer > 0")
+        self.swarm, self.opt, self.mode = swarm, optimizer, mode
+        self.params = [p for p in params if p.requires_grad]
+        self.target, self.local_steps, self.retries = target_batch_size, local_steps, retries
+        self.epoch, self.samples, self.inner = 0, 0, 0
+        self.share = 1.0 / max(1, int(expected_peers))
+        self.last_report = None
+        self._ensure_state(self.opt)
+        self._buf = [torch.zeros(p.shape, dtype=torch.float32) for p in self.params]
+        codec = "int8" if compression == "int8" else compression
+        self.averager = Averager(swarm, self._buf, compression=codec, **average_options)
+        if mode == "diloco":
+            self._outer_params = [p.detach().clone() for p in self.params]
+            self.outer = torch.optim.SGD(self.params, lr=outer_lr, momentum=outer_momentum,
+                                         nesterov=True)
+            self._ensure_state(self.outer)
+        self.serve()
+
+    # ---- state: parameters, optimizer state, epoch as one float32 vector ----------------------
+
+    def _ensure_state(self, opt):
+        """Creates opt's per-parameter state as a first step would, then puts back the parameters
+        and zeroes the state, so that every peer's state has the same layout from the start (a
+        joiner's included). Zero moments and step 0 are what torch's SGD (dampening 0) and Adam
+        start from, so later steps are the same as from an empty state."""
+        saved = [p.detach().clone() for p in self.params]
+        grads = [p.grad for p in self.params]
+        for p in self.params:
+            p.grad = torch.zeros_like(p)
+        opt.step()
+        with torch.no_grad():
+            for p, s, g in zip(self.params, saved, grads):
+                p.copy_(s)
+                p.grad = g
+        for st in opt.state.values():
+            for k, v in st.items():
+                if torch.is_tensor(v):
+                    v.zero_()
+                elif isinstance(v, (int, float)):
+                    st[k] = type(v)(0)
+
+    def _optimizers(self):
+        return [self.opt] + ([self.outer] if self.mode == "diloco" else [])
+
+    def _state_parts(self):
+        """(tensor, or (state dict, key) for a Python number) in a fixed order."""
+        parts = list(self.params) + (self._outer_params if self.mode == "diloco" else [])
+        for opt in self._optimizers():
+            for group in opt.param_groups:
+                for p in group["params"]:
+                    st = opt.state[p]
+                    for k in sorted(st):
+                        if torch.is_tensor(st[k]):
+                            parts.append(st[k])
+                        elif isinstance(st[k], (int, float)):
+                            parts.append((st, k))
+        return parts
+
+    def state_vector(self):
+        vals = []
+        for part in self._state_parts():
+            if isinstance(part, tuple):
+                vals.append(torch.tensor([float(part[0][part[1]])]))
+            else:
+                vals.append(part.detach().reshape(-1).to(torch.float32))
+        vals.append(torch.tensor([float(self.epoch), float(self.inner)]))
+        return torch.cat(vals)
+
+    def load_state_vector(self, v):
+        o = 0
+        with torch.no_grad():
+            for part in self._state_parts():
+                if isinstance(part, tuple):
+                    st, k = part
+                    st[k] = type(st[k])(v[o].item())
+                    o += 1
+                else:
+                    part.copy_(v[o:o + part.numel()].view(part.shape))
+                    o += part.numel()
+        self.epoch, self.inner = int(v[o].item()), int(v[o + 1].item())
+        if o + 2 != v.numel():
+            raise ValueError(f"state of {v.numel()} values, this optimizer's has {o + 2}")
+
+    def serve(self):
+        self.swarm.serve_state(self.state_vector())
+
+    def load_state_from_peers(self, timeout=30.0):
+        """For a peer joining a running swarm: takes a bootstrap peer's parameters, optimizer
+        state and epoch (bit for bit) and starts there."""
+        v = self.state_vector()
+        self.swarm.download_state(v, timeout=timeout)
+        self.load_state_vector(v)
+        for b in self._buf:
+            b.zero_()
+        self.samples = 0
+        self.serve()
+
+    # ---- steps ------------------------------------------------------------------------------
+
+    def step(self, batch_size):
+        """After backward() of a batch of batch_size samples. Returns True when this call took
+        a swarm step (the epoch advanced)."""
+        if self.mode == "collaborative":
+            return self._collaborative(batch_size)
+        return self._diloco(batch_size)
+
+    def _average(self, weight):
+        """One averaging round of self._buf, tried again on failure; the last report."""
+        for attempt in range(self.retries + 1):
+            try:
+                reps = self.averager.step(weight)
+                return reps[-1]
+            except AveragingError as e:
+                if attempt == self.retries:
+                    raise
+                _log.warning("tern.swarm.Optimizer epoch %d: %s; trying again", self.epoch, e)
+        raise AssertionError("unreachable")
+
+    def _collaborative(self, batch_size):
+        with torch.no_grad():
+            for b, p in zip(self._buf, self.params):
+                if p.grad is not None:
+                    b.add_(p.grad.float(), alpha=batch_size)
+                    p.grad.zero_()
+        self.samples += batch_size
+        if self.samples < self.share * self.target:
+            return False
+        with torch.no_grad():
+            for b in self._buf:
+                b.div_(self.samples)
+        try:
+            rep = self._average(float(self.samples))
+        except AveragingError:
+            with torch.no_grad():
+                for b in self._buf:
+                    b.mul_(self.samples)
+            raise
+        total = rep["weight_after"] * rep["group_size"]
+        self.share = min(1.0, self.samples / total)
+        with torch.no_grad():
+            for b, p in zip(self._buf, self.params):
+                p.grad = b.to(p.dtype).clone()
+        self.opt.step()
+        for p in self.params:
+            p.grad = None
+        for b in self._buf:
+            b.zero_()
+        self.last_report = dict(rep, swarm_samples=total, time=time.time())
+        self.samples = 0
+        self.epoch += 1
+        self.serve()
+        return True
+
+    def _diloco(self, batch_size):
+        self.opt.step()
+        self.samples += batch_size
+        self.inner += 1
+        if self.inner < self.local_steps:
+            return False
+        with torch.no_grad():
+            for b, p, o in zip(self._buf, self.params, self._outer_params):
+                b.copy_(o.float() - p.float())
+        rep = self._average(float(self.samples))
+        with torch.no_grad():
+            for b, p, o in zip(self._buf, self.params, self._outer_params):
+                p.copy_(o)
+                p.grad = b.to(p.dtype).clone()
+        self.outer.step()
+        with torch.no_grad():
+            for p, o in zip(self.params, self._outer_params):
+                p.grad = None
+                o.copy_(p)
+        self.last_report = dict(rep, swarm_samples=rep["weight_after"] * rep["group_size"],
+                                time=time.time())
+        self.samples, self.inner = 0, 0
+        self.epoch += 1
+        self.serve()
+        return True

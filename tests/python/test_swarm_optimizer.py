@@ -1,0 +1,202 @@
+"""test_swarm_optimizer.py CASE [N]: tern.swarm.Optimizer over peers on 127.0.0.1 (threads of
+this process, a Swarm each), on a small MLP with one initialisation.
+
+    collab N   N peers, collaborative, SGD with momentum, target_batch_size 24, micro-batches of
+               2 + i samples on peer i: each feeds batches until step() says the swarm stepped;
+               after 3 epochs every peer's parameters equal (1e-5) those of one optimizer that
+               took, each epoch, one step on the union of the batches the peers fed
+    join       2 peers train 3 collaborative epochs with Adam; a joiner with another
+               initialisation loads the state from peer 0: parameters, Adam's state and the
+               epoch equal peer 0's bit for bit
+    diloco     2 peers, DiLoCo: 3 inner SGD steps, then the outer Nesterov step on the
+               sample-weighted mean pseudo-gradient; after 2 outer steps both peers' parameters
+               equal (1e-5) the same computation done by hand in one process
+"""
+import sys
+import threading
+import time
+
+import torch
+
+import tern.swarm
+
+torch.set_num_threads(1)
+OPTS = dict(match_timeout=30, average_timeout=30)
+
+
+def net(seed=0):
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 3))
+
+
+def batches(peer):
+    """Peer's endless micro-batches of 2 + peer samples."""
+    g = torch.Generator().manual_seed(100 + peer)
+    while True:
+        x = torch.randn(2 + peer, 8, generator=g)
+        yield x, torch.sin(x[:, :3] * (peer + 1))
+
+
+def loss_of(model, x, y):
+    return torch.nn.functional.mse_loss(model(x), y)
+
+
+def swarms(run, n):
+    first = tern.swarm.Swarm("127.0.0.1:0", run)
+    return [first] + [tern.swarm.Swarm("127.0.0.1:0", run, bootstrap=[first.address])
+                      for _ in range(n - 1)]
+
+
+def run_peers(fns):
+    errors = []
+
+    def wrap(f):
+        try:
+            f()
+        except BaseException as e:  # noqa: BLE001 - the test reports it
+            errors.append(e)
+            raise
+    ts = [threading.Thread(target=wrap, args=(f,)) for f in fns]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(240)
+        assert not t.is_alive(), "a peer is still running after 240 s"
+    if errors:
+        raise errors[0]
+
+
+def max_diff(a, b):
+    return max((p - q).abs().max().item() for p, q in zip(a.parameters(), b.parameters()))
+
+
+def collab_peers(n, epochs, make_opt, run):
+    """n peers training epochs collaborative epochs; their models, optimizers and the batches
+    each fed per epoch."""
+    sws = swarms(run, n)
+    models = [net() for _ in range(n)]
+    opts = [tern.swarm.Optimizer(sw, m.parameters(), make_opt(m), target_batch_size=24,
+                                 expected_peers=n, min_group=n, target_group=n, **OPTS)
+            for sw, m in zip(sws, models)]
+    fed = [[[] for _ in range(epochs)] for _ in range(n)]
+
+    def peer(i):
+        data = batches(i)
+        for e in range(epochs):
+            while True:
+                x, y = next(data)
+                fed[i][e].append((x, y))
+                loss_of(models[i], x, y).backward()
+                if opts[i].step(len(x)):
+                    break
+    run_peers([lambda i=i: peer(i) for i in range(n)])
+    return sws, models, opts, fed
+
+
+def collab(n):
+    epochs = 3
+    make = lambda m: torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)  # noqa: E731
+    sws, models, opts, fed = collab_peers(n, epochs, make, f"opt-collab-{time.time_ns()}")
+    ref = net()
+    ref_opt = make(ref)
+    for e in range(epochs):
+        x = torch.cat([b[0] for i in range(n) for b in fed[i][e]])
+        y = torch.cat([b[1] for i in range(n) for b in fed[i][e]])
+        ref_opt.zero_grad()
+        loss_of(ref, x, y).backward()
+        ref_opt.step()
+    sizes = [sum(len(b[0]) for i in range(n) for b in fed[i][e]) for e in range(epochs)]
+    for i, m in enumerate(models):
+        d = max_diff(m, ref)
+        assert d <= 1e-5, f"peer {i}: {d:.3g} from the large-batch optimizer"
+        assert opts[i].epoch == epochs, f"peer {i} in epoch {opts[i].epoch}"
+    assert max_diff(ref, net()) > 1e-3, "the steps moved nothing: the test proves nothing"
+    for sw in sws:
+        sw.leave()
+    print(f"{n} peers, {epochs} collaborative epochs of {sizes} samples: every peer within "
+          f"{max(max_diff(m, ref) for m in models):.2g} of one large-batch SGD")
+
+
+def join():
+    make = lambda m: torch.optim.Adam(m.parameters(), lr=0.01)  # noqa: E731
+    run = f"opt-join-{time.time_ns()}"
+    sws, models, opts, _ = collab_peers(2, 3, make, run)
+    joiner_model = net(seed=7)
+    joiner_sw = tern.swarm.Swarm("127.0.0.1:0", run, bootstrap=[sws[0].address])
+    j = tern.swarm.Optimizer(joiner_sw, joiner_model.parameters(), make(joiner_model),
+                             target_batch_size=24, **OPTS)
+    assert max_diff(joiner_model, models[0]) > 1e-3
+    j.load_state_from_peers()
+    donor = opts[0]
+    assert j.epoch == donor.epoch == 3, f"joiner epoch {j.epoch}, donor {donor.epoch}"
+    for p, q in zip(joiner_model.parameters(), models[0].parameters()):
+        assert torch.equal(p, q), "a parameter differs from the donor's"
+    js, ds = j.opt.state_dict()["state"], donor.opt.state_dict()["state"]
+    assert js.keys() == ds.keys() and len(ds) == 4
+    for k in ds:
+        for name in ds[k]:
+            assert torch.equal(torch.as_tensor(js[k][name]), torch.as_tensor(ds[k][name])), \
+                f"Adam's {name} of parameter {k} differs"
+    assert float(ds[0]["step"]) == 3, ds[0]["step"]
+    for s in sws + [joiner_sw]:
+        s.leave()
+    print(f"a joiner took epoch {j.epoch}, {len(ds)} parameters and Adam's state (step "
+          f"{float(ds[0]['step']):g}) from the donor, bit for bit")
+
+
+def diloco():
+    n, outer_steps, h = 2, 2, 3
+    sws = swarms(f"opt-diloco-{time.time_ns()}", n)
+    models = [net() for _ in range(n)]
+    opts = [tern.swarm.Optimizer(sw, m.parameters(), torch.optim.SGD(m.parameters(), lr=0.1),
+                                 mode="diloco", local_steps=h, outer_lr=0.7, outer_momentum=0.9,
+                                 min_group=n, target_group=n, **OPTS)
+            for sw, m in zip(sws, models)]
+
+    def peer(i):
+        data = batches(i)
+        for _ in range(outer_steps * h):
+            x, y = next(data)
+            opts[i].opt.zero_grad()
+            loss_of(models[i], x, y).backward()
+            opts[i].step(len(x))
+    run_peers([lambda i=i: peer(i) for i in range(n)])
+    # the same by hand
+    ref = net()
+    outer = torch.optim.SGD(ref.parameters(), lr=0.7, momentum=0.9, nesterov=True)
+    data = [batches(i) for i in range(n)]
+    for _ in range(outer_steps):
+        start = [p.detach().clone() for p in ref.parameters()]
+        deltas, weights = [], []
+        for i in range(n):
+            local = net()
+            local.load_state_dict(ref.state_dict())
+            inner = torch.optim.SGD(local.parameters(), lr=0.1)
+            for _ in range(h):
+                x, y = next(data[i])
+                inner.zero_grad()
+                loss_of(local, x, y).backward()
+                inner.step()
+            deltas.append([s - p.detach() for s, p in zip(start, local.parameters())])
+            weights.append(h * (2 + i))
+        for k, p in enumerate(ref.parameters()):
+            p.grad = sum(w * d[k] for w, d in zip(weights, deltas)) / sum(weights)
+        outer.step()
+    for i, m in enumerate(models):
+        d = max_diff(m, ref)
+        assert d <= 1e-5, f"peer {i}: {d:.3g} from DiLoCo by hand"
+    assert max_diff(ref, net()) > 1e-3, "the steps moved nothing: the test proves nothing"
+    for sw in sws:
+        sw.leave()
+    print(f"DiLoCo, {n} peers, {outer_steps} outer steps of {h} inner: within "
+          f"{max(max_diff(m, ref) for m in models):.2g} of the same by hand")
+
+
+if __name__ == "__main__":
+    t0 = time.monotonic()
+    case = sys.argv[1]
+    if case == "collab":
+        collab(int(sys.argv[2]))
+    else:
+        {"join": join, "diloco": diloco}[case]()
+    print(f"1 passed, 0 failed ({time.monotonic() - t0:.1f} s)")
