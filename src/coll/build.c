@@ -75,9 +75,7 @@ tern_status coll_build(coll_sched *s, const coll_args *a, coll_algo algo) {
   if (a->size == 1) {
     build_alone(s, a);
   } else if (a->count > 0 || a->kind == COLL_BARRIER) {
-    /* hier needs at least two hosts of at least two ranks, all hosts alike */
-    if (algo == COLL_ALGO_HIER && !(a->ppn > 1 && a->ppn < a->size && a->size % a->ppn == 0))
-      return TERN_ERR_UNSUPPORTED;
+    if (algo == COLL_ALGO_HIER && !coll_hier_fits(a)) return TERN_ERR_UNSUPPORTED;
     builders[a->kind][algo](s, a);
   }
   coll_sched_end_phase(s);

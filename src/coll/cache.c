@@ -19,7 +19,7 @@
 
 /* A field added to coll_args must be added to same_key too (and to the key test in
  * test_sched.c): this catches the addition on the LP64 targets tern builds for. */
-_Static_assert(sizeof(size_t) != 8 || sizeof(coll_args) == 48,
+_Static_assert(sizeof(size_t) != 8 || sizeof(coll_args) == 56,
                "coll_args changed: update same_key in cache.c");
 
 void coll_sched_cache_init(coll_sched_cache *k) {
@@ -39,7 +39,8 @@ static bool same_key(const coll_sched_cache_entry *e, const coll_args *a, coll_a
   return e->used != 0 && e->algo == algo && b->kind == a->kind && b->count == a->count &&
          b->rank == a->rank && b->size == a->size && b->root == a->root &&
          b->inplace == a->inplace && b->dealt == a->dealt && b->seg_count == a->seg_count &&
-         b->ppn == a->ppn && b->inner == a->inner && b->shared_memory == a->shared_memory;
+         b->ppn == a->ppn && b->inner == a->inner && b->shared_memory == a->shared_memory &&
+         b->hosts == a->hosts;
 }
 
 tern_status coll_sched_cache_get(coll_sched_cache *k, const coll_args *a, coll_algo algo,

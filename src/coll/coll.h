@@ -72,14 +72,17 @@ coll_choice *coll_engine_choice(tern_comm *c, coll_kind kind);
  * thread running operations (under the engine's run lock). */
 coll_sched_cache *coll_engine_scheds(tern_comm *c);
 
+/* Which host each rank is on (NULL on one host, or with one rank a host): coll_args.hosts. */
+const coll_hosts *coll_engine_hosts(const tern_comm *c);
+
 /* An algorithm forced for the calls that follow (`tern tune` measures each one this way);
  * AUTO gives the choice back to TERN_ALGO and the selector. */
 void coll_engine_force(tern_comm *c, coll_algo algo);
 coll_algo coll_engine_forced(tern_comm *c);
 
-/* Fills the fields of a that this communicator's layout decides (ppn, dealt, shared_memory),
- * as the executor does before it builds a schedule (exec.c); `tern tune` compares algorithms'
- * schedules with them. */
+/* Fills the fields of a that this communicator's layout decides (ppn, hosts, dealt,
+ * shared_memory), as the executor does before it builds a schedule (exec.c); `tern tune`
+ * compares algorithms' schedules with them. */
 void coll_args_place(const tern_comm *c, coll_args *a);
 
 /* The tuning in use (NULL: none; the built-in model chooses). */

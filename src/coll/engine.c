@@ -50,7 +50,12 @@ struct coll_engine {
   bool tuned;
   coll_algo forced;
   coll_counters counters;
+  coll_hosts *hosts; /* NULL on one host, or one rank a host */
 };
+
+const coll_hosts *coll_engine_hosts(const tern_comm *c) {
+  return c->engine->hosts;
+}
 
 coll_counters *coll_engine_counters(tern_comm *c) {
   return &c->engine->counters;
@@ -270,6 +275,12 @@ tern_status tern_test(tern_request *req, int *done) {
 tern_status coll_engine_start(tern_comm *c) {
   coll_engine *e = calloc(1, sizeof *e);
   if (e == NULL) return core_err_set(&c->err, TERN_ERR_NOMEM, "no memory for the engine");
+  /* the host-ordered view hier runs on (hier_hosts.c), when ranks span hosts */
+  if (c->nhosts > 1 && c->nhosts < c->size &&
+      coll_hosts_make(c->size, c->host_id, &e->hosts) != TERN_OK) {
+    free(e);
+    return core_err_set(&c->err, TERN_ERR_NOMEM, "no memory for the hosts of %d ranks", c->size);
+  }
   pthread_mutex_init(&e->lock, NULL);
   pthread_mutex_init(&e->run_lock, NULL);
   pthread_cond_init(&e->done_cond, NULL);
@@ -327,6 +338,7 @@ void coll_engine_stop(tern_comm *c) {
   coll_sched_cache_free(&e->scheds);
   free(e->tmp);
   coll_tuning_free(&e->tuning);
+  coll_hosts_free(e->hosts);
   if (e->wake_fd >= 0) close(e->wake_fd);
   pthread_mutex_destroy(&e->lock);
   pthread_mutex_destroy(&e->run_lock);

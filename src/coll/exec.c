@@ -24,9 +24,10 @@ static coll_net_model model_of(const tern_comm *c) {
   return coll_model_for(c->any_tcp, one_host, c->oversubscribed && one_host, c->host_cpus);
 }
 
-/* Several hosts (some peers over TCP, hosts holding equal blocks of ranks): hier competes. */
+/* Several hosts (some peers over TCP, some host with two ranks or more, in any placement):
+ * hier competes. */
 static bool across_hosts(const tern_comm *c) {
-  return c->any_tcp && c->ppn > 1 && c->ppn < c->size;
+  return c->any_tcp && coll_engine_hosts(c) != NULL;
 }
 
 static const char *transport_of(const tern_comm *c) {
@@ -40,8 +41,8 @@ static coll_algo select_algo(tern_comm *c, tern_request *r, size_t esize) {
     coll_algo inner = COLL_ALGO_RING, algo = COLL_ALGO_AUTO;
     const coll_tuning *tuned = coll_engine_tuning(c);
     if (across_hosts(c))
-      algo = coll_select_hosts(r->args.kind, c->size, c->ppn, r->args.count, esize,
-                               &coll_model_shm, &coll_model_tcp, &r->sched, &inner);
+      algo = coll_select_hosts(&r->args, esize, &coll_model_shm, &coll_model_tcp, &r->sched,
+                               &inner);
     else if (tuned)
       algo = coll_tuning_select(tuned, c->any_tcp ? COLL_TR_TCP : COLL_TR_SHM, r->args.kind,
                                 c->size, r->args.count, esize);
@@ -63,18 +64,51 @@ static tern_status build_algo(tern_comm *c, tern_request *r, coll_algo algo,
 
 void coll_args_place(const tern_comm *c, coll_args *a) {
   a->ppn = c->ppn;
+  a->hosts = coll_engine_hosts(c);
   a->dealt = c->dealt;
   a->shared_memory = !c->any_tcp;
 }
 
+/* TERN_ALGO: an algorithm, or hier with the algorithm of its inter-host level, "hier:rhd"
+ * (docs/ENVIRONMENT.md). */
+static bool parse_forced(const char *text, coll_algo *algo, coll_algo *inner) {
+  char name[sizeof core_config_get()->algo];
+  snprintf(name, sizeof name, "%s", text);
+  char *colon = strchr(name, ':');
+  *inner = COLL_ALGO_RING;
+  if (colon == NULL) return coll_algo_parse(name, algo);
+  *colon = '\0';
+  return coll_algo_parse(name, algo) && *algo == COLL_ALGO_HIER &&
+         coll_algo_parse(colon + 1, inner) && (*inner == COLL_ALGO_RING || *inner == COLL_ALGO_RHD);
+}
+
+/* What the log says of the algorithm: hier names its two levels and its grid. */
+static void describe(const tern_comm *c, const coll_args *a, coll_algo algo, char *out,
+                     size_t len) {
+  const coll_hosts *h = a->hosts;
+  if (algo != COLL_ALGO_HIER) {
+    snprintf(out, len, "%s", coll_algo_name(algo));
+    return;
+  }
+  int hosts = h ? h->nhosts : c->size / c->ppn, lanes = h ? h->lanes : c->ppn;
+  char extras[40] = "";
+  if (c->size > hosts * lanes)
+    snprintf(extras, sizeof extras, ", %d ranks folded in", c->size - hosts * lanes);
+  snprintf(out, len, "hier (within hosts ring, across hosts %s; %d hosts x %d lanes%s)",
+           coll_algo_name(a->inner), hosts, lanes, extras);
+}
+
 static tern_status build(tern_comm *c, tern_request *r, size_t esize, const coll_sched **out) {
-  coll_algo algo = coll_engine_forced(c);
+  coll_algo algo = coll_engine_forced(c), inner = COLL_ALGO_RING;
   const char *forced = core_config_get()->algo;
-  if (algo == COLL_ALGO_AUTO && forced[0] && !coll_algo_parse(forced, &algo))
-    return core_err_set(&c->err, TERN_ERR_INVALID_ARG, "TERN_ALGO='%s' names no algorithm", forced);
+  if (algo == COLL_ALGO_AUTO && forced[0] && !parse_forced(forced, &algo, &inner))
+    return core_err_set(&c->err, TERN_ERR_INVALID_ARG,
+                        "TERN_ALGO='%s' names no algorithm (hier:ring or hier:rhd for hier's "
+                        "inter-host level)",
+                        forced);
   tern_status rc = TERN_ERR_UNSUPPORTED;
   coll_args_place(c, &r->args);
-  r->args.inner = COLL_ALGO_RING;
+  r->args.inner = inner;
   if (algo != COLL_ALGO_AUTO) {
     rc = build_algo(c, r, algo, out);
     if (rc == TERN_ERR_UNSUPPORTED)
@@ -94,9 +128,13 @@ static tern_status build(tern_comm *c, tern_request *r, size_t esize, const coll
     return core_err_set(&c->err, rc, "building the %s schedule (%s, %d ranks, count %zu) failed",
                         coll_kind_name(r->args.kind), coll_algo_name(algo), c->size, r->args.count);
   coll_engine_counters(c)->last_algo[r->args.kind] = algo;
-  CORE_INFO("%s #%u: %zu elements of %s (%s), %s over %s, %d phases", coll_kind_name(r->args.kind),
-            r->seq, r->args.count, tern_dtype_name(r->dt), tern_op_name(r->op),
-            coll_algo_name(algo), transport_of(c), (*out)->nphases);
+  if (core_log_on(CORE_LOG_INFO)) {
+    char what[128];
+    describe(c, &r->args, algo, what, sizeof what);
+    CORE_INFO("%s #%u: %zu elements of %s (%s), %s over %s, %d phases",
+              coll_kind_name(r->args.kind), r->seq, r->args.count, tern_dtype_name(r->dt),
+              tern_op_name(r->op), what, transport_of(c), (*out)->nphases);
+  }
   return TERN_OK;
 }
 

@@ -22,7 +22,7 @@ static coll_cost_terms terms_of(const coll_sched *s, size_t elem_size, const col
   coll_cost_terms t = {0, 0, 0, 0};
   double es = (double)elem_size;
   coll_phase_tally p;
-  for (size_t i = 0; coll_phase_next(s, &i, 0, 0, &p);) {
+  for (size_t i = 0; coll_phase_next(s, &i, NULL, 0, &p);) {
     if (p.msgs > 0) t.a += 1, t.b += p.msgs - 1;
     t.c += coll_phase_bytes(ref, p.sent, p.received, p.reduce_received) * es;
     t.d += p.reduced * es;

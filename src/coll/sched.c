@@ -57,7 +57,9 @@ static void map_buf(const coll_sched *s, coll_buf *buf, size_t *off) {
 }
 
 static int map_peer(const coll_sched *s, int peer) {
-  return s->view.on ? s->view.first + peer * s->view.stride : peer;
+  if (!s->view.on) return peer;
+  int v = s->view.first + peer * s->view.stride;
+  return s->view.ranks ? s->view.ranks[v] : v;
 }
 
 static tern_status append(coll_sched *s, const coll_step *st) {

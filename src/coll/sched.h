@@ -88,6 +88,8 @@ typedef struct coll_step {
 typedef struct coll_view {
   bool on;
   int first, stride;
+  const int *ranks; /* NULL, or the table virtual ranks index: real rank ranks[first + v stride]
+                       (hier's host-ordered grid, coll_hosts) */
   uint8_t buf[COLL_NUM_BUFS];
   size_t off[COLL_NUM_BUFS];
 } coll_view;
@@ -124,7 +126,34 @@ typedef struct coll_args {
   int ppn;          /* ranks per host when hosts hold equal, contiguous blocks of ranks (rank r
                        on host r / ppn); 0 when not (hier needs 1 < ppn < size) */
   coll_algo inner;  /* hier: the algorithm of the inter-host phase (ring or rhd; AUTO: ring) */
+  const struct coll_hosts *hosts; /* which host each rank is on, for any placement (hier uses it
+                                     before ppn); NULL when not known */
 } coll_args;
+
+/* ---- hosts (algo/hier_hosts.c) ----------------------------------------------------------- *
+ * Ranks placed on hosts in any order and any numbers: round-robin as `mpirun --map-by node`
+ * deals them, uneven blocks, anything. The host-ordered view hier builds on: host h's ranks, in
+ * rank order, are order[start[h] .. start[h+1]); the first `lanes` of each (lanes: the ranks of
+ * the smallest host) form the grid, grid[h lanes + k] being host h's k-th rank. A rank whose
+ * local index l is lanes or more (an extra, on a host larger than the smallest) hands its data
+ * to the grid rank of lane l mod lanes on its host and takes the result back (hier.c). */
+typedef struct coll_hosts {
+  int n, nhosts, lanes;
+  int *host;  /* n: the host of rank r (0 .. nhosts-1, numbered in order of first rank) */
+  int *local; /* n: rank r's index among its host's ranks */
+  int *start; /* nhosts + 1 */
+  int *order; /* n */
+  int *grid;  /* nhosts * lanes */
+} coll_hosts;
+
+/* *out = the hosts of n ranks, rank r on host host_of[r] (any ids >= 0, alike for ranks of one
+ * host). TERN_ERR_NOMEM or TERN_ERR_INVALID_ARG (a negative id). */
+tern_status coll_hosts_make(int n, const int *host_of, coll_hosts **out);
+void coll_hosts_free(coll_hosts *h);
+/* The host of rank r under a's placement: a->hosts, else ppn's contiguous blocks, else 0. */
+int coll_host_of(const coll_args *a, int r);
+/* Whether a's placement gives hier two levels: two hosts or more, one of them with two ranks. */
+bool coll_hier_fits(const coll_args *a);
 
 /* ---- building (sched.c) ------------------------------------------------------------------ */
 
@@ -271,7 +300,8 @@ typedef struct coll_phase_tally {
 } coll_phase_tally;
 /* Tallies the phase of s that starts at step *i and moves *i past it; false when the steps left
  * make no whole phase. crosses is asked only with ppn > 0 (ppn ranks a host, rank this one). */
-bool coll_phase_next(const coll_sched *s, size_t *i, int ppn, int rank, coll_phase_tally *p);
+bool coll_phase_next(const coll_sched *s, size_t *i, const coll_args *place, int rank,
+                     coll_phase_tally *p);
 /* A phase's modelled time: alpha if it moves anything (a message, even of zero elements), plus
  * o for each message beyond the first in the busier direction, plus beta times coll_phase_bytes,
  * plus gamma times the bytes it reduces. Local copies are not charged. */
@@ -308,16 +338,17 @@ double coll_host_time(const coll_work *w, const coll_net_model *m);
 coll_algo coll_select(coll_kind kind, int n, size_t count, size_t elem_size,
                       const coll_net_model *m);
 
-/* Ranks on several hosts (ppn ranks on each, contiguous): coll_sched_cost with each phase
- * priced on intra's constants when its messages stay on rank's host, on inter's otherwise. */
-double coll_sched_cost_hosts(const coll_sched *s, size_t elem_size, int ppn, int rank,
-                             const coll_net_model *intra, const coll_net_model *inter);
-/* The choice across hosts: coll_select's flat answer priced on inter, or hier (with *inner its
- * inter-host algorithm) when its schedule is cheaper. scratch is any schedule storage (it is
- * overwritten). The same answer on every rank. */
-coll_algo coll_select_hosts(coll_kind kind, int n, int ppn, size_t count, size_t elem_size,
-                            const coll_net_model *intra, const coll_net_model *inter,
-                            coll_sched *scratch, coll_algo *inner);
+/* Ranks on several hosts (place's hosts, or its ppn contiguous blocks): coll_sched_cost with
+ * each phase priced on intra's constants when its messages stay on rank's host, on inter's
+ * otherwise. */
+double coll_sched_cost_hosts(const coll_sched *s, size_t elem_size, const coll_args *place,
+                             int rank, const coll_net_model *intra, const coll_net_model *inter);
+/* The choice across hosts for place's kind, size, count and placement (ppn, hosts):
+ * coll_select's flat answer priced on inter, or hier (with *inner its inter-host algorithm) when
+ * its schedule is cheaper. scratch is any schedule storage (it is overwritten). The same answer
+ * on every rank. */
+coll_algo coll_select_hosts(const coll_args *place, size_t elem_size, const coll_net_model *intra,
+                            const coll_net_model *inter, coll_sched *scratch, coll_algo *inner);
 
 /* This machine's fitted constants for shared memory and for TCP (see select.c for the
  * measurements they come from); the _crowded ones are the same transport on an oversubscribed

@@ -69,14 +69,16 @@ static double exchange(const coll_net_model *m, double msgs, double bytes, doubl
   return phase_of(m, msgs, bytes, bytes, red);
 }
 
-bool coll_phase_next(const coll_sched *s, size_t *i, int ppn, int rank, coll_phase_tally *p) {
+bool coll_phase_next(const coll_sched *s, size_t *i, const coll_args *place, int rank,
+                     coll_phase_tally *p) {
   double ns = 0, nr = 0;
   *p = (coll_phase_tally){0};
   for (; *i < s->len; (*i)++) {
     const coll_step *st = &s->steps[*i];
     double cnt = (double)st->count;
     bool msg = st->kind <= COLL_STEP_RECV_REDUCE;
-    if (msg && ppn > 0 && st->peer / ppn != rank / ppn) p->crosses = true;
+    if (msg && place && coll_host_of(place, st->peer) != coll_host_of(place, rank))
+      p->crosses = true;
     switch (st->kind) {
     case COLL_STEP_SEND:
       ns++, p->sent += cnt;
@@ -111,7 +113,7 @@ double coll_phase_cost(const coll_net_model *m, const coll_phase_tally *p, size_
 double coll_sched_cost(const coll_sched *s, size_t elem_size, const coll_net_model *m) {
   double t = 0;
   coll_phase_tally p;
-  for (size_t i = 0; coll_phase_next(s, &i, 0, 0, &p);)
+  for (size_t i = 0; coll_phase_next(s, &i, NULL, 0, &p);)
     t += coll_phase_cost(m, &p, elem_size);
   return t;
 }

@@ -10,8 +10,9 @@ void coll_learned_terms(const coll_sched *s, size_t elem_size, int ppn, int rank
                         double f[COLL_LEARNED_TERMS]) {
   static const coll_net_model unit[4] = {{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}};
   static const coll_net_model zero = {0, 0, 0, 0};
+  coll_args place = {.ppn = ppn};
   for (int i = 0; i < COLL_LEARNED_TERMS; i++)
-    f[i] = coll_sched_cost_hosts(s, elem_size, ppn, rank, i < 4 ? &unit[i] : &zero,
+    f[i] = coll_sched_cost_hosts(s, elem_size, &place, rank, i < 4 ? &unit[i] : &zero,
                                  i < 4 ? &zero : &unit[i - 4]);
 }
 

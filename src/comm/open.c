@@ -144,6 +144,15 @@ static tern_status choose_links(tern_comm *c) {
     }
   }
   c->ppn = hosts_layout(c);
+  if ((c->host_id = calloc((unsigned)c->size, sizeof(int))) == NULL)
+    return core_err_set(&c->err, TERN_ERR_NOMEM, "no memory for the hosts of %d ranks", c->size);
+  c->nhosts = 0;
+  for (int r = 0; r < c->size; r++) {
+    c->host_id[r] = r;
+    for (int q = 0; q < r && c->host_id[r] == r; q++)
+      if (same_host(c, q, r)) c->host_id[r] = q;
+    c->nhosts += c->host_id[r] == r;
+  }
   c->host_cpus = online_cpus();
   c->oversubscribed = cpu_local > c->host_cpus;
   /* tern run deals such ranks round over the CPUs, rank r on CPU r mod host_cpus */
@@ -300,6 +309,8 @@ void comm_close(tern_comm *c) {
   if (c->abort_fd >= 0) close(c->abort_fd);
   free(c->peers);
   free(c->active);
+  free(c->host_id);
+  c->host_id = NULL;
   c->peers = NULL;
   c->active = NULL;
   c->store = NULL;

@@ -116,6 +116,91 @@ static void hier_schedules_are_correct(void **state) {
   printf("checked %ld hier configurations\n", runs);
 }
 
+/* Proves hier's three collectives on ranks placed by host_of, every count, in place or not,
+ * either algorithm across hosts; counts the configurations in *runs. */
+static void check_placement(int n, const int *host_of, long *runs) {
+  char why[1024];
+  coll_hosts *h = NULL;
+  assert_int_equal(coll_hosts_make(n, host_of, &h), TERN_OK);
+  const coll_kind kinds[] = {COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_ALLGATHER};
+  size_t un = (size_t)n;
+  const size_t counts[] = {1, 2, un, 3 * un + 5, 10007};
+  for (size_t k = 0; k < CORE_ARRAY_LEN(kinds); k++)
+    for (size_t ci = 0; ci < CORE_ARRAY_LEN(counts); ci++)
+      for (int ip = 0; ip <= 1; ip++)
+        for (int inner = 0; inner <= 1; inner++) {
+          coll_args a = {.kind = kinds[k], .size = n, .count = counts[ci], .inplace = ip,
+                         .hosts = h, .inner = inner ? COLL_ALGO_RHD : COLL_ALGO_RING};
+          (*runs)++;
+          if (coll_check(&a, COLL_ALGO_HIER, why, sizeof why) == TERN_OK) continue;
+          char hosts[200] = "";
+          for (int r = 0, at = 0; r < n && at < (int)sizeof hosts - 4; r++)
+            at += snprintf(hosts + at, sizeof hosts - (size_t)at, "%d ", host_of[r]);
+          fail_msg("hier %s n=%d hosts [%s] count=%zu inplace=%d inner=%s: %s",
+                   coll_kind_name(kinds[k]), n, hosts, a.count, ip, coll_algo_name(a.inner), why);
+        }
+  coll_hosts_free(h);
+}
+
+/* hier on any placement: ranks dealt round-robin over H hosts (`mpirun --map-by node`), even
+ * or not, uneven contiguous blocks (3 + 1, ...), and hosts drawn at random. */
+static void hier_any_placement_is_correct(void **state) {
+  (void)state;
+  long runs = 0;
+  int host_of[64];
+  for (int n = 3; n <= 24; n++)
+    for (int H = 2; H < n; H++) {
+      for (int r = 0; r < n; r++) host_of[r] = r % H; /* round-robin */
+      check_placement(n, host_of, &runs);
+      for (int r = 0; r < n; r++) host_of[r] = r < n - H + 1 ? 0 : r - (n - H); /* one big host */
+      check_placement(n, host_of, &runs);
+    }
+  const int three_one[] = {0, 0, 0, 1}, one_three[] = {0, 1, 1, 1}, mixed[] = {5, 2, 5, 5, 2, 9, 9};
+  check_placement(4, three_one, &runs);
+  check_placement(4, one_three, &runs);
+  check_placement(7, mixed, &runs);
+  uint64_t x = 88172645463325252ull;
+  for (int t = 0; t < 40; t++) {
+    int n = 3 + t % 30, H = 2 + t % 5;
+    for (int r = 0; r < n; r++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      host_of[r] = (int)(x % (uint64_t)H);
+    }
+    coll_hosts *h = NULL;
+    assert_int_equal(coll_hosts_make(n, host_of, &h), TERN_OK);
+    coll_args a = {.size = n, .hosts = h};
+    bool fits = coll_hier_fits(&a);
+    coll_hosts_free(h);
+    if (fits) check_placement(n, host_of, &runs);
+  }
+  printf("checked %ld hier placements x configurations\n", runs);
+}
+
+/* The host-ordered view: hosts numbered by first rank, each host's ranks in rank order, the
+ * grid of the first lanes of each. */
+static void hosts_view_orders_ranks_by_host(void **state) {
+  (void)state;
+  const int host_of[] = {7, 3, 7, 3, 7, 3, 7}; /* round-robin, 4 + 3 */
+  coll_hosts *h = NULL;
+  assert_int_equal(coll_hosts_make(7, host_of, &h), TERN_OK);
+  assert_int_equal(h->nhosts, 2);
+  assert_int_equal(h->lanes, 3);
+  const int order[] = {0, 2, 4, 6, 1, 3, 5}, grid[] = {0, 2, 4, 1, 3, 5};
+  for (int i = 0; i < 7; i++) assert_int_equal(h->order[i], order[i]);
+  for (int i = 0; i < 6; i++) assert_int_equal(h->grid[i], grid[i]);
+  assert_int_equal(h->local[6], 3);
+  assert_int_equal(h->host[1], 1);
+  coll_args one_each = {.size = 7, .hosts = h};
+  assert_true(coll_hier_fits(&one_each));
+  coll_hosts_free(h);
+  const int alone[] = {0, 1, 2}, negative[] = {0, -1};
+  assert_int_equal(coll_hosts_make(3, alone, &h), TERN_OK);
+  coll_args three = {.size = 3, .hosts = h};
+  assert_false(coll_hier_fits(&three)); /* one rank a host: no level within hosts */
+  coll_hosts_free(h);
+  assert_int_equal(coll_hosts_make(2, negative, &h), TERN_ERR_INVALID_ARG);
+}
+
 /* Trees laid on the order of a crowded host's CPUs (coll_args.dealt, tree.c's tree_place) are
  * right too: every collective with a tree x n = 1..64 x ranks dealt over 2, 3 or 7 CPUs x counts
  * x in place and out of place x roots. */
@@ -577,6 +662,8 @@ int main(void) {
       cmocka_unit_test(pipelines_take_any_segment),
       cmocka_unit_test(pair_allreduce_in_pieces_is_correct),
       cmocka_unit_test(hier_schedules_are_correct),
+      cmocka_unit_test(hier_any_placement_is_correct),
+      cmocka_unit_test(hosts_view_orders_ranks_by_host),
       cmocka_unit_test(dealt_trees_are_correct),
       cmocka_unit_test(catches_wrong_block_inside_one_run),
       cmocka_unit_test_setup_teardown(hand_built_good_one_passes, setup, teardown),

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# hosts.sh: tern across real hosts, ranks placed on them in any order. Each host is a network
+# namespace joined to the others by a bridge (in a hub namespace), and each rank runs in a UTS
+# namespace of its own with its host's hostname, so tern (which knows a host by hostname and
+# boot id, docs/ENVIRONMENT.md) sees separate hosts: shared memory within one, TCP across.
+# Ranks start with torchrun's variables (rank 0 serves the store at MASTER_ADDR:MASTER_PORT).
+#
+#   hosts.sh BIN_DIR   (the directory holding coll_matrix)
+#
+# Layouts, each run through coll_matrix (every collective, dtype, op, in place or not, counts
+# past the transports' thresholds, every element compared bit for bit):
+#   round-robin: 6 ranks dealt over 3 hosts as `mpirun --map-by node` deals them, TERN_ALGO=hier
+#   uneven:      3 + 1 ranks on 2 hosts, TERN_ALGO=hier:rhd
+#   mixed:       7 ranks on 3 hosts as 0 1 0 0 1 2 2, the selector choosing
+# and in each forced run rank 0's log (TERN_DEBUG=INFO) must name hier and both of its levels.
+# Namespaces are named hosts-<pid>-*; everything is taken down on exit. Needs root (exit 77
+# without it: CTest counts the test skipped).
+set -euo pipefail
+
+bin=${1:?usage: hosts.sh BIN_DIR}
+[ "$(id -u)" -eq 0 ] || { echo "hosts.sh: needs root to make namespaces: skipped"; exit 77; }
+for tool in ip unshare timeout; do
+  command -v "$tool" >/dev/null || { echo "hosts.sh: no $tool: skipped"; exit 77; }
+done
+
+prefix="hosts-$$"
+state=$(mktemp -d "/tmp/$prefix.XXXXXX")
+nhosts=3
+pids=()
+
+cleanup() {
+  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+  for i in $(seq 0 $((nhosts - 1))); do ip netns del "$prefix-h$i" 2>/dev/null || true; done
+  ip netns del "$prefix-hub" 2>/dev/null || true
+  rm -rf "$state"
+}
+trap cleanup EXIT INT TERM
+
+ip netns add "$prefix-hub"
+ip -n "$prefix-hub" link add br0 type bridge
+ip -n "$prefix-hub" link set br0 up
+for i in $(seq 0 $((nhosts - 1))); do
+  ns="$prefix-h$i"
+  ip netns add "$ns"
+  ip link add "hs$$h$i" type veth peer name eth0 netns "$ns"
+  ip link set "hs$$h$i" netns "$prefix-hub"
+  ip -n "$prefix-hub" link set "hs$$h$i" master br0 up
+  ip -n "$ns" addr add "10.79.0.$((i + 1))/24" dev eth0
+  ip -n "$ns" link set eth0 up
+  ip -n "$ns" link set lo up
+done
+
+# run NAME ALGO HOST_OF_RANK_0 HOST_OF_RANK_1 ...: one job, every rank in its host's namespace.
+run() {
+  local name=$1 algo=$2
+  shift 2
+  local n=$# r=0 host
+  pids=()
+  for host in "$@"; do
+    local env=(RANK=$r WORLD_SIZE=$n MASTER_ADDR=10.79.0.1 MASTER_PORT=29500 TERN_TIMEOUT=60)
+    [ -n "$algo" ] && env+=(TERN_ALGO="$algo")
+    [ "$r" -eq 0 ] && env+=(TERN_DEBUG=INFO)
+    ip netns exec "$prefix-h$host" unshare --uts -- sh -c 'hostname "$0" && exec "$@"' \
+      "hosts-h$host" env "${env[@]}" timeout 150 "$bin/coll_matrix" \
+      >"$state/$name-out-$r" 2>"$state/$name-err-$r" &
+    pids+=($!)
+    r=$((r + 1))
+  done
+  local ok=1
+  for r in $(seq 0 $((n - 1))); do
+    wait "${pids[$r]}" || { ok=0; echo "FAIL: $name: rank $r exited non-zero"; tail -5 "$state/$name-err-$r"; }
+  done
+  pids=()
+  [ "$ok" -eq 1 ] || exit 1
+  grep -h "checks" "$state/$name-out-0" | tail -1 | sed "s/^/$name: /"
+}
+
+# expect NAME PATTERN: rank 0's log of job NAME has a line with PATTERN.
+expect() {
+  grep -q -- "$2" "$state/$1-err-0" || { echo "FAIL: $1: no log line with '$2'"; grep -m3 'allreduce #' "$state/$1-err-0"; exit 1; }
+  echo "$1: $(grep -m1 -o -- "$2.*" "$state/$1-err-0")"
+}
+
+run round-robin hier 0 1 2 0 1 2
+expect round-robin "hier (within hosts ring, across hosts ring; 3 hosts x 2 lanes) over shm+tcp"
+run uneven hier:rhd 0 0 0 1
+expect uneven "hier (within hosts ring, across hosts rhd; 2 hosts x 1 lanes, 2 ranks folded in) over shm+tcp"
+run mixed "" 0 1 0 0 1 2 2
+echo "mixed: the selector's choices on rank 0:" $(grep -o ", [a-z]* over\|, hier (within[^)]*)" \
+  "$state/mixed-err-0" | sort | uniq -c | tr -s ' ' | tr '\n' ';')
+echo "PASS: round-robin, uneven and mixed placements exact across 3 namespace hosts"
