@@ -204,6 +204,9 @@ typedef struct tern_swarm_options {
   int grid[TERN_SWARM_MAX_DIMS]; /* the grid's size per axis, or zeros (unknown). Known, a line
                                     of round r holds at most grid[r mod d] peers: its group
                                     closes once that many are in, without waiting to settle */
+  int insecure;          /* without a key, a listen or bootstrap address that is not loopback is
+                            refused (TERN_ERR_AUTH) unless this is 1: then anyone who reaches the
+                            peer can join; the log says so (docs/SWARM.md, "Security") */
 } tern_swarm_options;
 
 typedef struct tern_swarm_average_options {
@@ -220,6 +223,10 @@ typedef struct tern_swarm_average_options {
   int rounds;            /* the run's rounds, 0..rounds-1: a late peer that jumps to the others'
                             round (they closed its group without it) jumps no further than the
                             last; 0: no last round */
+  double clip;           /* > 0: robust aggregation, CenteredClip with radius clip (the L2 norm of
+                            a member's part minus the centre, per part): each member counts once,
+                            whatever its weight, and moves a part by at most clip / (members - 1)
+                            past the honest members' centre. 0: the exact weighted mean */
 } tern_swarm_average_options;
 
 #define TERN_SWARM_MAX_FAILED 16

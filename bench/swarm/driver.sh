@@ -65,7 +65,7 @@ peer_cmd() {
   [ "$grid" != 2,4 ] || place=(--grid 2,4 --coord "$((k % 2)),$((k / 2))")
   [ "$grid" != gossip ] || place=(--coord "$k" --random-groups $((n / 2)) --target-group 2)
   PEER=("$tern" swarm --listen "$("$WAN" addr "$k"):$port" "${join[@]}" --run-id "bench-$tag"
-        "${place[@]}" --dim "$count" --init-peer "$k" --peers "$n" --rounds "$rounds" --show 2
+        --key "bench-$tag" "${place[@]}" --dim "$count" --init-peer "$k" --peers "$n" --rounds "$rounds" --show 2
         --sketch --bandwidth "$(declared_bw "$k")" "$@")
 }
 

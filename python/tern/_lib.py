@@ -53,13 +53,13 @@ SWARM_MAX_DIMS, SWARM_MAX_BOOTSTRAP, SWARM_MAX_FAILED = 8, 16, 16
 class SwarmOptions(ctypes.Structure):
     _fields_ = [("listen", _s), ("bootstrap", _s * SWARM_MAX_BOOTSTRAP), ("run_id", _s),
                 ("key", _s), ("ndims", _i), ("coords", _i * SWARM_MAX_DIMS), ("bandwidth", _d),
-                ("grid", _i * SWARM_MAX_DIMS)]
+                ("grid", _i * SWARM_MAX_DIMS), ("insecure", _i)]
 
 
 class SwarmAverageOptions(ctypes.Structure):
     _fields_ = [("compress", _i), ("min_group", _i), ("target_group", _i),
                 ("match_timeout", _d), ("average_timeout", _d), ("random_groups", _i),
-                ("rounds", _i)]
+                ("rounds", _i), ("clip", _d)]
 
 
 class SwarmReport(ctypes.Structure):

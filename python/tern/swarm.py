@@ -83,10 +83,12 @@ class Swarm:
     None: one axis, coordinate 0); grid, if given, its size per axis, checked against coords (a
     line's group then closes as soon as it is full).
     bandwidth: declared bytes/s (None: 1e9), which sizes the part of the vector this peer reduces.
+    insecure: without a key, listen and bootstrap must be loopback addresses (else TernError)
+    unless this is True; then anyone who reaches the peer can join, and the log says so.
     """
 
     def __init__(self, listen, run_id, bootstrap=(), key=None, grid=None, coords=None,
-                 bandwidth=None):
+                 bandwidth=None, insecure=False):
         self._h = None
         if isinstance(bootstrap, (str, bytes)):
             raise TypeError('bootstrap: want a list of "host:port" strings, not one string')
@@ -106,7 +108,8 @@ class Swarm:
                 raise ValueError(f"coords {coords} are not a place on the grid {grid}")
         o = _lib.SwarmOptions(listen=_encoded(listen, "listen"), run_id=run,
                               key=None if key is None else _encoded(key, "key"),
-                              ndims=len(coords), bandwidth=_option(bandwidth, "bandwidth"))
+                              ndims=len(coords), bandwidth=_option(bandwidth, "bandwidth"),
+                              insecure=1 if insecure else 0)
         o.bootstrap[:len(boot)] = boot
         o.coords[:len(coords)] = coords
         if grid is not None:
@@ -142,7 +145,8 @@ class Swarm:
         self._check("serving a state", _lib.lib.tern_swarm_serve_state(h, b.ptr, b.count))
 
     def average(self, x, weight, compress="none", min_group=None, target_group=None,
-                match_timeout=None, average_timeout=None, random_groups=None, rounds=None):
+                match_timeout=None, average_timeout=None, random_groups=None, rounds=None,
+                clip=None):
         """One round: finds this round's group and averages x with it in place, weighted by
         weight (> 0). Returns (new_weight, report): new_weight is this peer's share of the
         group's weight, to pass to the next round; report is a dict of tern_swarm_report's
@@ -153,10 +157,12 @@ class Swarm:
         groups instead of the grid line: each round the cells 0..K*target_group-1 (a peer's
         cell is coords[0]) are dealt into K groups of target_group by a permutation of the run
         and round; K = N/2 with target_group 2 is pairwise gossip. rounds R: the run's rounds are
-        0..R-1, and a late peer that jumps to the others' round stops at R-1. None leaves an
+        0..R-1, and a late peer that jumps to the others' round stops at R-1. clip TAU > 0:
+        CenteredClip of radius TAU instead of the weighted mean (members count once each; one
+        member moves a part by about TAU / (members - 1) at most). None leaves an
         option at tern's default: min_group 2 (fewer found: the round's pool, then alone),
         target_group 64, match_timeout 5 s, average_timeout 10 s, random_groups 0 (the grid),
-        rounds 0 (no last round)."""
+        rounds 0 (no last round), clip off."""
         h, b = self._handle(), _vector(x, "average")
         if compress not in COMPRESS:
             raise ValueError(f"compress '{compress}': want one of {', '.join(COMPRESS)}")
@@ -168,7 +174,8 @@ class Swarm:
             match_timeout=_option(match_timeout, "match_timeout"),
             average_timeout=_option(average_timeout, "average_timeout"),
             random_groups=_option(random_groups, "random_groups", numbers.Integral),
-            rounds=_option(rounds, "rounds", numbers.Integral))
+            rounds=_option(rounds, "rounds", numbers.Integral),
+            clip=_option(clip, "clip"))
         r = _lib.SwarmReport()
         self._check("swarm average", _lib.lib.tern_swarm_average(
             h, b.ptr, b.count, ctypes.byref(w), ctypes.byref(opt), ctypes.byref(r)))

@@ -106,6 +106,9 @@ static tern_status job_run(job *j, char *what, int *fd) {
                         (unsigned long long)j->mask);
   }
   if (rc == TERN_OK) rc = compress_decode(j->codec, buf + 16, clen, j->len, j->out, &j->err);
+  if (rc == TERN_OK && !swarm_values_finite(j->out, j->len))
+    rc = core_err_set(&j->err, TERN_ERR_PROTOCOL, "%s sent a result with non-finite values: "
+                      "refused", what);
   if (rc == TERN_OK)
     CORE_DEBUG("swarm: round %u: part %d's result from %s", j->sw->round, j->part, what);
   free(buf);
@@ -310,7 +313,15 @@ static tern_status reduce_own(tern_swarm *sw, const swarm_member *g, int n, int 
   double *acc = calloc(CORE_MAX(len, 1), sizeof *acc);
   float *tmp = malloc(CORE_MAX(len, 1) * sizeof *tmp);
   uint8_t *out = malloc(16 + clen);
-  tern_status rc = acc && tmp && out ? TERN_OK : TERN_ERR_NOMEM;
+  /* CenteredClip (clip.c) needs every contribution at once: row i is member i's */
+  float *rows = sw->clip > 0 ? malloc((size_t)n * CORE_MAX(len, 1) * sizeof *rows) : NULL;
+  const float *clipped[SWARM_MAX_GROUP];
+  int nclipped = 0;
+  tern_status rc = acc && tmp && out && (rows || !(sw->clip > 0)) ? TERN_OK : TERN_ERR_NOMEM;
+  if (rows) {
+    memcpy(rows + (size_t)me * len, part, len * sizeof *part);
+    clipped[nclipped++] = rows + (size_t)me * len;
+  }
   double W = w;
   uint64_t mask = 1ull << me;
   for (size_t k = 0; rc == TERN_OK && k < len; k++) acc[k] = w * (double)part[k];
@@ -325,6 +336,16 @@ static tern_status reduce_own(tern_swarm *sw, const swarm_member *g, int n, int 
       have[i].complete = false;
       continue;
     }
+    if (!swarm_values_finite(tmp, len)) {
+      CORE_WARN("swarm: round %u: peer %016llx (%s:%d) sent non-finite values: refused",
+                sw->round, (unsigned long long)g[i].id, g[i].host, g[i].port);
+      have[i].complete = false;
+      continue;
+    }
+    if (rows) {
+      memcpy(rows + (size_t)i * len, tmp, len * sizeof *tmp);
+      clipped[nclipped++] = rows + (size_t)i * len;
+    }
     for (size_t k = 0; k < len; k++) acc[k] += wi * (double)tmp[k];
     W += wi;
     mask |= 1ull << i;
@@ -332,6 +353,9 @@ static tern_status reduce_own(tern_swarm *sw, const swarm_member *g, int n, int 
   for (int i = 0; i < n; i++) got_from[i] = have[i].complete;
   if (rc == TERN_OK && W > 0) {
     for (size_t k = 0; k < len; k++) tmp[k] = (float)(acc[k] / W);
+    if (rows) rc = swarm_centered_clip(clipped, nclipped, len, sw->clip, tmp);
+  }
+  if (rc == TERN_OK && W > 0) {
     core_put_f64(out, W);
     core_put64(out + 8, mask);
     compress_encode(codec, tmp, len, out + 16);
@@ -349,6 +373,7 @@ static tern_status reduce_own(tern_swarm *sw, const swarm_member *g, int n, int 
   free(acc);
   free(tmp);
   free(out);
+  free(rows);
   *W_out = W;
   *mask_out = mask;
   return rc;

@@ -2,8 +2,9 @@
  *
  * The node runs in OpenDHT's own threads. It is seeded only from the bootstrap addresses the
  * user gives, with peer discovery (multicast) and publishing off, and a network id derived from
- * the run id, so that it never talks to a public bootstrap node and nodes of other runs ignore
- * it. Gets are made synchronous with a deadline: the callbacks fill a context that the waiter
+ * the run id (from the key, when there is one: secure.c), so that it never talks to a public
+ * bootstrap node and nodes of other runs, or without the key, ignore it. With a key, values are
+ * stored at a location derived from the key too (swarm_dht_location). Gets are made synchronous with a deadline: the callbacks fill a context that the waiter
  * and OpenDHT share by reference count, so a late callback after a timeout touches only memory
  * that is still alive.
  */
@@ -21,9 +22,7 @@
 tern_status swarm_dht_start(tern_swarm *sw, int port, core_err *err) {
   dht_runner_config cfg;
   dht_runner_config_default(&cfg);
-  cfg.dht_config.node_config.network =
-      (uint32_t)sw->run_hash[0] | (uint32_t)sw->run_hash[1] << 8 |
-      (uint32_t)sw->run_hash[2] << 16 | (uint32_t)(sw->run_hash[3] & 0x7f) << 24;
+  cfg.dht_config.node_config.network = swarm_dht_network(sw);
   cfg.dht_config.node_config.maintain_storage = false;
   cfg.threaded = true;
   cfg.peer_discovery = false;
@@ -69,8 +68,10 @@ void swarm_dht_ping(tern_swarm *sw, const char *host, int port) {
 }
 
 void swarm_dht_put(tern_swarm *sw, const uint8_t gkey[32], const uint8_t *data, size_t len) {
+  uint8_t at[32];
+  swarm_dht_location(sw, gkey, at);
   dht_infohash h;
-  dht_infohash_get(&h, gkey, 32);
+  dht_infohash_get(&h, at, 32);
   dht_value *v = dht_value_new(data, len);
   if (!v) return;
   dht_runner_put(sw->dht, &h, v, NULL, NULL, false);
@@ -149,8 +150,10 @@ void swarm_dht_get(tern_swarm *sw, const uint8_t gkey[32], double timeout_s,
   if (c->next) c->next->prev = c;
   sw->gets = c;
   pthread_mutex_unlock(&sw->mu);
+  uint8_t at[32];
+  swarm_dht_location(sw, gkey, at);
   dht_infohash h;
-  dht_infohash_get(&h, gkey, 32);
+  dht_infohash_get(&h, at, 32);
   dht_runner_get(sw->dht, &h, on_value, on_done, c);
   uint64_t deadline = core_deadline_after(timeout_s);
   struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000ull),

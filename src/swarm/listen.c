@@ -4,7 +4,7 @@
  * once through tern's handshake and the first message header, each within its own deadline, in
  * one poll loop. Whatever is not a swarm peer of this run (a port scanner, garbage, an absurd
  * length, the wrong key) is closed with a log line and counted in sw->refused; the loop carries
- * on. State requests, requests for a held result (repair.c), leave notices and hellos are
+ * on. What one source address may open, and how many refusals are logged, is limited (limit.c). State requests, requests for a held result (repair.c), leave notices and hellos are
  * answered here; joins and parts go to the
  * queue that tern_swarm_average takes from.
  *
@@ -46,7 +46,9 @@ void swarm_conn_close(swarm_conn *c) {
 }
 
 static void refuse(tern_swarm *sw, pending *p, const char *why) {
-  CORE_WARN("swarm: refused %s: %s", p->hs.from, why);
+  uint64_t now = core_now_ns();
+  if (swarm_limit_log(&sw->limits, now)) CORE_WARN("swarm: refused %s: %s", p->hs.from, why);
+  swarm_limit_done(&sw->limits, p->hs.from, true, now);
   close(p->hs.fd);
   free(p->payload);
   memset(p, 0, sizeof *p);
@@ -161,6 +163,7 @@ void swarm_send_late(tern_swarm *sw, int fd, uint32_t round, uint32_t open) {
 /* A complete first message: answer it or queue it. */
 static void dispatch(tern_swarm *sw, pending *p) {
   int fd = p->hs.fd;
+  swarm_limit_done(&sw->limits, p->hs.from, false, core_now_ns());
   if (p->h.type == SWARM_JOIN && (redirect(sw, fd, &p->h) || turn_away_late(sw, fd, &p->h))) {
     close(fd);
   } else if (p->h.type == SWARM_ROUND_REQ) {
@@ -263,12 +266,18 @@ static void accept_new(tern_swarm *sw, pending *pend) {
     char peer[96];
     core_err err = {0};
     if (net_accept(sw->listen_fd, &fd, peer, sizeof peer, &err) != TERN_OK || fd < 0) return;
+    uint64_t now = core_now_ns();
     int slot = -1;
     for (int i = 0; i < SWARM_PENDING_MAX && slot < 0; i++)
       if (pend[i].hs.fd < 0) slot = i;
     if (slot < 0) {
-      CORE_WARN("swarm: %d connections in their handshake already, refused %s",
-                SWARM_PENDING_MAX, peer);
+      if (swarm_limit_log(&sw->limits, now))
+        CORE_WARN("swarm: %d connections in their handshake already, refused %s",
+                  SWARM_PENDING_MAX, peer);
+      close(fd);
+      continue;
+    }
+    if (!swarm_limit_admit(&sw->limits, peer, now)) { /* limit.c: counted, told once a second */
       close(fd);
       continue;
     }
@@ -317,6 +326,7 @@ static void *listener(void *arg) {
     pthread_mutex_lock(&sw->mu);
     expire_queue(sw, now);
     pthread_mutex_unlock(&sw->mu);
+    swarm_limit_tick(&sw->limits, now);
     if (poll(fds, (nfds_t)n, 200) < 0 && errno != EINTR) break;
     if (fds[0].revents) break;
     for (int k = 2; k < n; k++)

@@ -101,7 +101,7 @@ static int ask(tern_swarm *sw, const swarm_member *m, int me, int part, uint64_t
     *mask = core_get64(buf + 8);
     if (*W > 0 && *mask >> me & 1) {
       for (size_t k = 0; k < len; k++) out[k] = core_get_f32(buf + 16 + 4 * k);
-      verdict = 1;
+      verdict = swarm_values_finite(out, len) ? 1 : 0; /* clip.c: no peer's NaN is taken */
     }
   }
   if (err.msg[0]) CORE_INFO("swarm: round %u: asking for part %d: %s", sw->round, part, err.msg);

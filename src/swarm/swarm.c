@@ -75,6 +75,9 @@ static tern_status setup(tern_swarm *sw, const tern_swarm_options *o, core_err *
     memcpy(sw->key, core_config_get()->key, 32);
     sw->keyed = true;
   }
+  rc = swarm_check_exposure(host, (const char (*)[NET_HOST_LEN + 8])sw->bootstrap, sw->nbootstrap,
+                             sw->keyed, o->insecure != 0, err);
+  if (rc != TERN_OK) return rc;
   sw->ndims = o->ndims ? o->ndims : 1;
   memcpy(sw->coords, o->coords, sizeof sw->coords);
   memcpy(sw->grid, o->grid, sizeof sw->grid);
@@ -163,6 +166,9 @@ static tern_status fetch_from(tern_swarm *sw, const char *addr, float *values, s
     rc = core_err_set(err, TERN_ERR_PROTOCOL, "%s sent %llu values for %zu", addr,
                       (unsigned long long)n, count);
   if (rc == TERN_OK) rc = net_read_all(fd, values, 4 * count, deadline, addr, err);
+  if (rc == TERN_OK && !swarm_values_finite(values, count))
+    rc = core_err_set(err, TERN_ERR_PROTOCOL, "%s sent a state with non-finite values: refused",
+                      addr);
   if (rc == TERN_OK) sw->round = h.round;
   if (fd >= 0) close(fd);
   return rc;
@@ -223,7 +229,8 @@ tern_status tern_swarm_average(tern_swarm *sw, float *values, size_t count, doub
   tern_swarm_average_options o = opt ? *opt : (tern_swarm_average_options){0};
   if (!values || !count || !weight || !isfinite(*weight) || *weight <= 0 ||
       !compress_valid(o.compress) || o.min_group < 0 || o.target_group < 0 ||
-      o.match_timeout < 0 || o.average_timeout < 0 || o.random_groups < 0 || o.rounds < 0)
+      o.match_timeout < 0 || o.average_timeout < 0 || o.random_groups < 0 || o.rounds < 0 ||
+      !(o.clip >= 0) || !isfinite(o.clip))
     return core_err_set(&sw->err, TERN_ERR_INVALID_ARG,
                         "tern_swarm_average: values, count > 0, a weight > 0 and valid options");
   if (o.random_groups > 0 &&
@@ -239,6 +246,7 @@ tern_status tern_swarm_average(tern_swarm *sw, float *values, size_t count, doub
                          .random_groups = o.random_groups};
   mo.target_group = CORE_MIN(mo.target_group, SWARM_MAX_GROUP);
   sw->last_round = o.rounds > 0 ? (uint32_t)o.rounds - 1 : UINT32_MAX;
+  sw->clip = o.clip;
   tern_swarm_report r = {.round = sw->round, .weight_before = *weight};
   uint64_t t0 = core_now_ns();
   swarm_member *group = sw->last_group;

@@ -102,6 +102,36 @@ typedef struct swarm_conn {
   uint64_t expires_ns;
 } swarm_conn;
 
+/* limit.c: the listener's limits per source address (the listener thread's alone). */
+#define SWARM_LIMIT_SOURCES 64
+#define SWARM_LIMIT_HOST 48
+#define SWARM_CONN_RATE 500          /* connections a second from one address, and the burst */
+#define SWARM_REFUSALS_MAX 20        /* refusals in a second before an address is blocked */
+#define SWARM_PENDING_PER_SOURCE 16  /* handshakes in progress from one address */
+#define SWARM_LOG_LINES 10           /* refusal lines a second; the rest are counted */
+typedef struct swarm_source {
+  bool used;
+  char host[SWARM_LIMIT_HOST];
+  double tokens;
+  int pending;
+  unsigned refusals;
+  uint64_t seen_ns, window_ns, blocked_until_ns;
+} swarm_source;
+typedef struct swarm_limits {
+  swarm_source src[SWARM_LIMIT_SOURCES];
+  uint64_t log_window_ns;
+  unsigned lines;
+  unsigned long long unlogged, dropped;
+} swarm_limits;
+/* A new connection from `from` ("host:port"): false, close it unread (counted, not logged). */
+bool swarm_limit_admit(swarm_limits *l, const char *from, uint64_t now);
+/* An admitted connection's handshake is over: refused, or its first message taken. */
+void swarm_limit_done(swarm_limits *l, const char *from, bool refused, uint64_t now);
+/* May a refusal be logged now? (SWARM_LOG_LINES a second; the rest are counted.) */
+bool swarm_limit_log(swarm_limits *l, uint64_t now);
+/* Once a second: one line for what was refused or dropped and not logged. */
+void swarm_limit_tick(swarm_limits *l, uint64_t now);
+
 struct dht_runner;
 struct get_ctx;
 
@@ -151,6 +181,7 @@ struct tern_swarm {
   uint32_t state_round;
   bool has_state;
   unsigned long long refused; /* connections refused by the listener, for tests and logs */
+  swarm_limits limits;        /* the listener thread's (limit.c) */
   swarm_member hellos[16]; /* DHT addresses of peers that said hello, a ring (reconnect) */
   unsigned nhellos;
   /* While this peer follows a leader in round follow_round, joins of that round are redirected
@@ -170,6 +201,7 @@ struct tern_swarm {
   swarm_held held;
 
   uint32_t round; /* used by the averaging thread only */
+  double clip;    /* this round's CenteredClip radius, 0: off (clip.c) */
   swarm_member last_group[SWARM_MAX_GROUP];
   int last_group_n;
   /* The others of the last round's group, when its all-reduce updated every part here: this
@@ -188,6 +220,18 @@ bool swarm_queue_take(tern_swarm *sw, bool (*want)(const swarm_conn *, void *), 
                       uint64_t deadline_ns, swarm_conn *out);
 bool swarm_departed(tern_swarm *sw, uint64_t id);
 void swarm_conn_close(swarm_conn *c);
+
+/* secure.c: true for 127.0.0.0/8, ::1, ::ffff:127.x and "localhost". */
+bool swarm_host_loopback(const char *host);
+/* Without a key, any address but loopback (listen or bootstrap) is refused (TERN_ERR_AUTH)
+ * unless insecure, which logs a warning instead. */
+tern_status swarm_check_exposure(const char *listen_host, const char (*bootstrap)[NET_HOST_LEN + 8],
+                                 int nbootstrap, bool keyed, bool insecure, core_err *err);
+/* The DHT's network id: from the key's subkey when keyed, else from the run id. */
+uint32_t swarm_dht_network(const tern_swarm *sw);
+/* Where the records of group key gkey are stored: keyed, a keyed hash of it (no one without the
+ * key can find or fill that place); else gkey itself. */
+void swarm_dht_location(const tern_swarm *sw, const uint8_t gkey[32], uint8_t out[32]);
 
 /* dht.c: OpenDHT, bootstrapped only from the given addresses, peer discovery off. */
 tern_status swarm_dht_start(tern_swarm *sw, int port, core_err *err);
@@ -227,6 +271,12 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
 void swarm_send_late(tern_swarm *sw, int fd, uint32_t round, uint32_t open);
 /* Answers the queued joins of rounds before `round` (and of `round` once assembled). */
 void swarm_reject_stale(tern_swarm *sw, uint32_t round, bool include_current);
+
+/* clip.c: true when every value is finite (a peer's values are checked before use). */
+bool swarm_values_finite(const float *x, size_t n);
+/* CenteredClip of the m contributions x[i] (len floats each) with radius tau > 0 into out;
+ * members count equally. */
+tern_status swarm_centered_clip(const float *const *x, int m, size_t len, double tau, float *out);
 
 /* butterfly.c: the group all-reduce. */
 typedef struct swarm_avg_result {

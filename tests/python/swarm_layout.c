@@ -20,6 +20,7 @@ int main(void) {
   FIELD(tern_swarm_options, coords);
   FIELD(tern_swarm_options, bandwidth);
   FIELD(tern_swarm_options, grid);
+  FIELD(tern_swarm_options, insecure);
   SIZE(tern_swarm_average_options);
   FIELD(tern_swarm_average_options, compress);
   FIELD(tern_swarm_average_options, min_group);
@@ -28,6 +29,7 @@ int main(void) {
   FIELD(tern_swarm_average_options, average_timeout);
   FIELD(tern_swarm_average_options, random_groups);
   FIELD(tern_swarm_average_options, rounds);
+  FIELD(tern_swarm_average_options, clip);
   SIZE(tern_swarm_report);
   FIELD(tern_swarm_report, round);
   FIELD(tern_swarm_report, group_size);

@@ -79,6 +79,11 @@ def join_arguments_refused():
     expect_raises(ValueError, lambda: S("127.0.0.1:0", "r", bandwidth=-5), "bandwidth")
     e = expect_raises(tern.TernError, lambda: S("nonsense", "r"), "no port")
     assert e.status_name == "TERN_ERR_INVALID_ARG", e  # tern's refusal, with tern's message
+    # no key: a non-loopback address is refused before anything binds or is sent
+    e = expect_raises(tern.TernError, lambda: S("127.0.0.1:0", "r", bootstrap=["192.0.2.1:9"]),
+                      "--insecure")
+    assert e.status_name == "TERN_ERR_AUTH", e
+    expect_raises(tern.TernError, lambda: S("0.0.0.0:0", "r"), "not a loopback address")
 
 
 def start_peer(i, run_id, bootstrap):
@@ -170,6 +175,7 @@ def bad_arguments_raise_before_sending(sw):
     expect_raises(TypeError, lambda: sw.average(x, "1"), "weight")
     expect_raises(TypeError, lambda: sw.average(x, 1.0, min_group=1.5), "min_group")
     expect_raises(ValueError, lambda: sw.average(x, 1.0, match_timeout=0), "match_timeout")
+    expect_raises(ValueError, lambda: sw.average(x, 1.0, clip=-1), "clip")
     assert np.array_equal(x, values(0)), "a refused call changed the vector"
     e = expect_raises(tern.TernError, lambda: sw.download_state(x), "no bootstrap address")
     assert e.status_name == "TERN_ERR_INVALID_ARG"  # tern_swarm_last_error's message

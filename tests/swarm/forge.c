@@ -1,7 +1,10 @@
 /* forge.c: a hostile neighbour for the swarm tests. It joins the DHT of a run (bootstrapped from
  * the given peer) and writes, under the group keys of the first rounds, records that must all be
  * refused: garbage, an oversized value, a record without a MAC, one with a MAC under another key,
- * and one with a good MAC replayed into another round. Then it opens TCP connections to the peer
+ * and one with a good MAC replayed into another round. All but the other key's are written
+ * through a node holding the key (one that could be an insider's): a node with another key is in
+ * another DHT network and writes elsewhere (secure.c), so its record never reaches the peers.
+ * Then it opens TCP connections to the peer
  * and sends garbage, an HTTP request, a hello from another run, a hello without the key, and,
  * having the key, a join and a part with absurd lengths. Prints how many of each it sent.
  *
@@ -55,14 +58,14 @@ int main(int argc, char **argv) {
     swarm_group_key(forger, (uint32_t)r + 1000, other);
     swarm_member m = forger->self;
     memset(big, 0x41, sizeof big);
-    swarm_dht_put(forger, gkey, big, 7), records++;          /* garbage */
-    swarm_dht_put(forger, gkey, big, sizeof big), records++; /* oversized */
-    swarm_dht_put(forger, gkey, rec, swarm_record_encode(&m, (uint32_t)r, gkey, NULL, rec)),
+    swarm_dht_put(insider, gkey, big, 7), records++;          /* garbage */
+    swarm_dht_put(insider, gkey, big, sizeof big), records++; /* oversized */
+    swarm_dht_put(insider, gkey, rec, swarm_record_encode(&m, (uint32_t)r, gkey, NULL, rec)),
         records++; /* no MAC */
     swarm_dht_put(forger, gkey, rec, swarm_record_encode(&m, (uint32_t)r, gkey, forger->key, rec)),
         records++; /* another key's MAC */
     size_t n = swarm_record_encode(&insider->self, (uint32_t)r + 1000, other, insider->key, rec);
-    swarm_dht_put(forger, gkey, rec, n), records++; /* good MAC, wrong round: a replay */
+    swarm_dht_put(insider, gkey, rec, n), records++; /* good MAC, wrong round: a replay */
   }
   swarm_member to = {.bw = 1};
   core_err err = {0};

@@ -23,7 +23,7 @@ for k in $(seq 0 7); do
   join=()
   [ "$k" -eq 0 ] || join=(--join "$boot")
   "$WAN" exec "$k" timeout 90 "$tern" swarm --listen "$("$WAN" addr "$k"):7300" "${join[@]}" \
-    --run-id "wan-swarm-$$" --grid 2,4 --coord "$((k % 2)),$((k / 2))" --target-group 4 \
+    --run-id "wan-swarm-$$" --key "wan-swarm-$$" --grid 2,4 --coord "$((k % 2)),$((k / 2))" --target-group 4 \
     --dim 262144 --init-peer "$k" --peers 8 --rounds 6 --match-timeout 8 --timeout 16 --show 1 \
     >"$out/swarm-$k.out" 2>"$out/swarm-$k.err" &
   pids+=($!)

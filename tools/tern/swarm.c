@@ -38,7 +38,8 @@ static int usage(FILE *out) {
           "                  [--value V] [--weight W] [--compress none|fp16|bf16|int8]\n"
           "                  [--key SECRET] [--bandwidth B/s] [--min-group K] [--target-group K]\n"
           "                  [--match-timeout S] [--timeout S] [--download] [--rss] [--show K]\n"
-          "                  [--compute S] [--random-groups K] [--init-peer K --peers N [--sketch]]\n\n"
+          "                  [--compute S] [--random-groups K] [--init-peer K --peers N [--sketch]]\n"
+          "                  [--clip TAU] [--insecure]\n\n"
           "A swarm peer: joins the DHT through the --join addresses (the only ones it contacts\n"
           "first), then averages an N-float vector (element k = V + k mod 7) with its group for R\n"
           "rounds, printing one report per round. --coord places the peer on the Moshpit grid\n"
@@ -54,7 +55,12 @@ static int usage(FILE *out) {
           "from (K, k) instead; the peer computes the global average of the N such vectors, and\n"
           "each report adds the time (CLOCK_REALTIME) and the relative L2 error against it;\n"
           "--sketch adds 16 random projections of the vector (and, at the start, of the global\n"
-          "average), from which two peers' distance can be estimated offline.\n");
+          "average), from which two peers' distance can be estimated offline.\n"
+          "--key SECRET (or TERN_KEY / TERN_KEY_FILE) admits only peers holding the secret and\n"
+          "hides the run's DHT records from others. Without a key only loopback addresses are\n"
+          "accepted (--listen and --join) unless --insecure is given. --clip TAU averages each\n"
+          "part with CenteredClip of radius TAU (members count once each; one member moves a\n"
+          "part by about TAU / (members - 1) at most); see docs/SWARM.md, \"Security\".\n");
   return out == stdout ? 0 : 2;
 }
 
@@ -91,7 +97,8 @@ static int parse(int argc, char **argv, opts *o) {
       {"timeout", 1, 0, 'T'},       {"download", 0, 0, 'd'},      {"rss", 0, 0, 'S'},
       {"show", 1, 0, 's'},          {"help", 0, 0, 'h'},          {"init-peer", 1, 0, 'K'},
       {"peers", 1, 0, 'N'},         {"compute", 1, 0, 'C'},       {"random-groups", 1, 0, 'G'},
-      {"sketch", 0, 0, 'x'},        {0, 0, 0, 0}};
+      {"sketch", 0, 0, 'x'},        {"insecure", 0, 0, 'I'},      {"clip", 1, 0, 'P'},
+      {0, 0, 0, 0}};
   int ngrid = 0, ncoord = 0, c;
   long v;
   double d;
@@ -132,6 +139,7 @@ static int parse(int argc, char **argv, opts *o) {
     case 'b':
     case 'M':
     case 'C':
+    case 'P':
     case 'T': {
       char *end;
       d = strtod(optarg, &end);
@@ -142,6 +150,7 @@ static int parse(int argc, char **argv, opts *o) {
       if (c == 'M') o->avg.match_timeout = d;
       if (c == 'T') o->avg.average_timeout = d;
       if (c == 'C') o->compute = d;
+      if (c == 'P') o->avg.clip = d;
       break;
     }
     case 'z':
@@ -159,6 +168,7 @@ static int parse(int argc, char **argv, opts *o) {
     case 'd': o->download = true; break;
     case 'S': o->rss = true; break;
     case 'x': o->sketch = true; break;
+    case 'I': o->sw.insecure = 1; break;
     case 'h': return usage(stdout) - 1;
     default: return usage(stderr);
     }
