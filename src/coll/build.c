@@ -55,7 +55,6 @@ static bool args_valid(const coll_args *a) {
   if (a->rank < 0 || a->rank >= a->size) return false;
   bool rooted = a->kind == COLL_BROADCAST || a->kind == COLL_REDUCE;
   if (rooted && (a->root < 0 || a->root >= a->size)) return false;
-  if (a->kind == COLL_ALLTOALL && a->inplace) return false;
   /* The largest extent a builder uses is under 2 n count (Bruck's alltoall). */
   return a->kind == COLL_BARRIER || a->count <= SIZE_MAX / (2 * (size_t)a->size + 2);
 }
