@@ -167,8 +167,9 @@ static tern_status do_alltoall(tern_comm *c, const void *sendbuf, void *recvbuf,
   size_t all = b * (size_t)c->size;
   CHECK(need_buf(c, "alltoall", "sendbuf", sendbuf, all));
   CHECK(need_buf(c, "alltoall", "recvbuf", recvbuf, all));
-  CHECK(check_apart(c, "alltoall", sendbuf, all, recvbuf, all));
-  tern_request p = coll_proto(c, COLL_ALLTOALL, sendbuf, recvbuf, count, dt, TERN_SUM, 0, false);
+  bool inplace = sendbuf == recvbuf;
+  if (!inplace) CHECK(check_apart(c, "alltoall", sendbuf, all, recvbuf, all));
+  tern_request p = coll_proto(c, COLL_ALLTOALL, sendbuf, recvbuf, count, dt, TERN_SUM, 0, inplace);
   return issue(c, &p, req);
 }
 

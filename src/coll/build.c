@@ -55,9 +55,22 @@ static bool args_valid(const coll_args *a) {
   if (a->rank < 0 || a->rank >= a->size) return false;
   bool rooted = a->kind == COLL_BROADCAST || a->kind == COLL_REDUCE;
   if (rooted && (a->root < 0 || a->root >= a->size)) return false;
-  if (a->kind == COLL_ALLTOALL && a->inplace) return false;
   /* The largest extent a builder uses is under 2 n count (Bruck's alltoall). */
   return a->kind == COLL_BARRIER || a->count <= SIZE_MAX / (2 * (size_t)a->size + 2);
+}
+
+/* Broadcast and reduce: each rank first sends its successor an empty message, which carries the
+ * call's identity, root included, like every message (net_msg_match checks it on arrival).
+ * Without it, ranks that each take themselves for the root of a small broadcast (or for a
+ * sender of a reduce) only send, return TERN_OK with data the others never agreed to, and leave
+ * a message behind that the next call misreads; ranks that wait on each other waited for the
+ * deadline. With it, some pair of neighbours on the ring of ranks disagrees whenever any ranks
+ * do, and the later one is told in this call, at every size (docs/API.md). The steps open the
+ * first phase, beside the algorithm's own first steps, so a root's data does not wait for them. */
+static void check_root(coll_sched *s, const coll_args *a) {
+  if (a->kind != COLL_BROADCAST && a->kind != COLL_REDUCE) return;
+  coll_sched_send(s, (a->rank + 1) % a->size, COLL_BUF_RECV, 0, 0);
+  coll_sched_recv(s, (a->rank + a->size - 1) % a->size, COLL_BUF_RECV, 0, 0);
 }
 
 /* One rank: the result is its own data. */
@@ -76,6 +89,7 @@ tern_status coll_build(coll_sched *s, const coll_args *a, coll_algo algo) {
     build_alone(s, a);
   } else if (a->count > 0 || a->kind == COLL_BARRIER) {
     if (algo == COLL_ALGO_HIER && !coll_hier_fits(a)) return TERN_ERR_UNSUPPORTED;
+    check_root(s, a);
     builders[a->kind][algo](s, a);
   }
   coll_sched_end_phase(s);

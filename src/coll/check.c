@@ -102,7 +102,8 @@ static void layout(coll_checker *c, int r) {
   for (int b = 0; b < COLL_NUM_BUFS; b++)
     k->store[b] = (uint8_t)b, k->base[b] = 0;
   if (!a->inplace) return;
-  if (a->kind == COLL_ALLREDUCE || ((a->kind == COLL_BROADCAST || a->kind == COLL_REDUCE) && root))
+  if (a->kind == COLL_ALLREDUCE || a->kind == COLL_ALLTOALL ||
+      ((a->kind == COLL_BROADCAST || a->kind == COLL_REDUCE) && root))
     k->store[COLL_BUF_SEND] = COLL_BUF_RECV;
   if (a->kind == COLL_ALLGATHER)
     k->store[COLL_BUF_SEND] = COLL_BUF_RECV, k->base[COLL_BUF_SEND] = (size_t)r * cnt;

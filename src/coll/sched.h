@@ -25,7 +25,7 @@
  *   allgather       c                      n*c               SEND is RECV + rank*c
  *   broadcast       c (read on root only)  c                 on root SEND is RECV
  *   reduce          c                      c (root only)     on root SEND is RECV
- *   alltoall        n*c                    n*c               never in place
+ *   alltoall        n*c                    n*c               SEND is RECV
  *   barrier         -                      -                 zero-element messages only
  * SEND is never written. RECV is not touched where the API leaves it undefined (reduce on
  * non-roots may pass NULL). TMP is scratch the executor provides, sched->tmp_count elements.
@@ -183,7 +183,7 @@ bool coll_sched_equal(const coll_sched *x, const coll_sched *y);
 
 /* Builds rank a->rank's schedule of a->kind with algo (never AUTO) into s (reset first).
  * TERN_ERR_UNSUPPORTED when algo has no schedule for this kind; TERN_ERR_INVALID_ARG for args
- * out of range (rank, size, root, an in-place alltoall, counts whose extents overflow).
+ * out of range (rank, size, root, counts whose extents overflow).
  * count 0 gives an empty schedule (barrier excepted) and size 1 a local copy, whatever algo. */
 tern_status coll_build(coll_sched *s, const coll_args *a, coll_algo algo);
 /* Whether coll_build has a schedule of kind for algo (AUTO: false). */

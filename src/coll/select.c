@@ -225,8 +225,14 @@ static double same_cpu_share(const shape *x) {
   return same / (x->p - 1);
 }
 
-/* broadcast and reduce (red = 1). */
+/* broadcast and reduce (red = 1): the data's path, and the empty message that carries each
+ * rank's root to the next rank beside the first phase's (build.c): o more. */
+static double rooted_data(const shape *x, coll_algo algo, size_t count, size_t es, double red);
 static double rooted(const shape *x, coll_algo algo, size_t count, size_t es, double red) {
+  return rooted_data(x, algo, count, es, red) + x->m->o;
+}
+
+static double rooted_data(const shape *x, coll_algo algo, size_t count, size_t es, double red) {
   const coll_net_model *m = x->m;
   double n = x->n, B = x->B, fold = x->fold ? phase(m, 1, B, red * B) : 0;
   switch (algo) {

@@ -96,6 +96,12 @@ static coll_work rooted(const shape *x, coll_algo algo, size_t count, double red
   }
 }
 
+/* Each rank tells the next one its root in an empty message (build.c). */
+static coll_work with_root_check(const shape *x, coll_work w) {
+  w.msgs += x->n;
+  return w;
+}
+
 static coll_work alltoall(const shape *x, coll_algo algo) {
   double n = x->n, B = x->B, slots = 0;
   int ni = (int)n;
@@ -144,9 +150,9 @@ coll_work coll_algo_work(coll_kind kind, coll_algo algo, int n, size_t count, si
   case COLL_ALLGATHER:
     return scatter_gather(&x, kind, algo);
   case COLL_BROADCAST:
-    return rooted(&x, algo, count, 0);
+    return with_root_check(&x, rooted(&x, algo, count, 0));
   case COLL_REDUCE:
-    return rooted(&x, algo, count, 1);
+    return with_root_check(&x, rooted(&x, algo, count, 1));
   case COLL_ALLTOALL:
     return alltoall(&x, algo);
   case COLL_BARRIER:

@@ -253,10 +253,11 @@ fail:
   return rc;
 }
 
-/* Tells the peers that this rank is done with the communicator; safe from any thread. */
-static void shut_links(tern_comm *c) {
+/* Tells the peers that this rank is done with the communicator (state: NET_SHM_ABORTED when it
+ * gave up, NET_SHM_CLOSED when it closed cleanly); safe from any thread. */
+static void shut_links(tern_comm *c, uint32_t state) {
   if (c->seg) {
-    atomic_store(net_shm_seg_state(c->seg), NET_SHM_ABORTED);
+    atomic_store(net_shm_seg_state(c->seg), state);
     net_shm_ring_bell(net_shm_seg_bell(c->seg), net_shm_seg_sleeping(c->seg));
   }
   for (int r = 0; r < c->size; r++) {
@@ -272,13 +273,13 @@ void comm_abort(tern_comm *c) {
   uint64_t one = 1;
   ssize_t w = write(c->abort_fd, &one, sizeof one);
   (void)w; /* an eventfd write only fails when the counter would overflow */
-  shut_links(c);
+  shut_links(c, NET_SHM_ABORTED);
 }
 
 tern_status comm_break(tern_comm *c, tern_status rc) {
   if (c->broken == TERN_OK) {
     c->broken = rc;
-    shut_links(c);
+    shut_links(c, NET_SHM_ABORTED);
     for (int r = 0; c->peers && r < c->size; r++)
       if (c->peers[r].link == COMM_LINK_SHM) net_shm_chan_quiesce(&c->peers[r].shm);
   }
@@ -287,6 +288,7 @@ tern_status comm_break(tern_comm *c, tern_status rc) {
 
 void comm_close(tern_comm *c) {
   bool clean = c->broken == TERN_OK && !atomic_load(&c->aborted);
+  if (clean && c->peers) shut_links(c, NET_SHM_CLOSED); /* wakes a peer that waits for us */
   if (c->peers) {
     for (int r = 0; r < c->size; r++) {
       comm_peer *p = &c->peers[r];

@@ -17,7 +17,7 @@
  * Every slice, and every CHECK_NS while spinning, it checks what could end the wait for good:
  * tern_comm_abort (the abort eventfd, also in every poll set), a notice from the store that a
  * rank was lost, the exit of a shared-memory peer it waits for (a pidfd), a peer segment marked
- * aborted, and the deadline: TERN_TIMEOUT seconds without progress.
+ * aborted or closed, and the deadline: TERN_TIMEOUT seconds without progress.
  *
  * BASELINES.md (shared/peers) shows what happens to libraries that only spin when 4 ranks share
  * 2 cores: MPICH's 8-byte allreduce goes from 0.5 us to 4.4 ms, one scheduler tick per step.
@@ -77,10 +77,11 @@ static tern_status check_world(tern_comm *c, const net_xfer *waiting) {
   for (int i = 0; i < c->nactive; i++) {
     comm_peer *p = &c->peers[c->active[i]];
     if (p->link != COMM_LINK_SHM) continue;
-    bool gave_up = atomic_load(net_shm_seg_state(p->seg)) == NET_SHM_ABORTED;
+    uint32_t state = atomic_load(net_shm_seg_state(p->seg));
+    bool gave_up = state == NET_SHM_ABORTED, closed = state == NET_SHM_CLOSED;
     struct pollfd pf = {.fd = p->pidfd, .events = POLLIN};
-    bool exited = !gave_up && p->pidfd >= 0 && poll(&pf, 1, 0) == 1;
-    if (!gave_up && !exited) continue;
+    bool exited = !gave_up && !closed && p->pidfd >= 0 && poll(&pf, 1, 0) == 1;
+    if (!gave_up && !closed && !exited) continue;
     /* A peer that finished its part and then left, or broke in a later operation, may have
      * sent us all we wait for first: what it wrote is in our own segment. Take it before
      * calling the peer lost; a peer that died mid-way moves nothing, and the next look names
@@ -95,8 +96,8 @@ static tern_status check_world(tern_comm *c, const net_xfer *waiting) {
     }
     char what[256];
     describe(c, waiting, what, sizeof what);
-    core_err_set(&c->err, TERN_ERR_PEER_LOST, "%s (pid %d) exited while waiting for %s", p->what,
-                 p->pid, what);
+    core_err_set(&c->err, TERN_ERR_PEER_LOST, "%s (pid %d) %s while waiting for %s", p->what,
+                 p->pid, closed ? "closed the communicator" : "exited", what);
     return comm_break(c, TERN_ERR_PEER_LOST);
   }
   return TERN_OK;

@@ -85,6 +85,11 @@ tern_status net_msg_match(const net_msg_hdr *want, const net_msg_hdr *got, int p
       got->bytes == want->bytes)
     return TERN_OK; /* every message of every operation comes this way: no name looked up */
   const char *wk = net_kind_name(want->kind);
+  if (got->seq + 1 == want->seq && got->kind != NET_KIND_P2P && want->kind != NET_KIND_P2P)
+    return core_err_set(err, TERN_ERR_INVALID_ARG,
+                        "rank %d sent a message of %s #%u (root %d), which this rank finished "
+                        "without it: the ranks disagreed on that call's arguments or operation",
+                        peer, net_kind_name(got->kind), got->seq, got->root);
   if (got->kind != want->kind || got->seq != want->seq)
     return core_err_set(err, TERN_ERR_INVALID_ARG,
                         "rank %d is in %s #%u while this rank is in %s #%u: the ranks called "

@@ -196,10 +196,13 @@ void net_shm_seg_close(net_shm_seg *s);
 net_shm_ring *net_shm_seg_ring(net_shm_seg *s, int slot);
 _Atomic uint32_t *net_shm_seg_bell(net_shm_seg *s);
 _Atomic uint32_t *net_shm_seg_sleeping(net_shm_seg *s);
-/* The segment's state word: 0 while its owner is healthy; set (to NET_SHM_ABORTED) when it
- * aborts, so that peers on the host learn it without a socket. */
+/* The segment's state word: 0 while its owner is healthy; set to NET_SHM_ABORTED when it
+ * aborts, or to NET_SHM_CLOSED when it closes the communicator cleanly (tern_comm_destroy) and
+ * goes on living, so that peers on the host learn either without a socket, as a TCP peer learns
+ * it from the closed connection. */
 _Atomic uint32_t *net_shm_seg_state(net_shm_seg *s);
 #define NET_SHM_ABORTED 1u
+#define NET_SHM_CLOSED 2u
 /* The address, in this process, of a probe word peers read with process_vm_readv to learn
  * whether CMA works between us. */
 uint64_t net_shm_seg_probe_addr(net_shm_seg *s);

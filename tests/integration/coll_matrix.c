@@ -132,16 +132,17 @@ static void test_reduce(tern_dtype dt, tern_op op, size_t count, bool inplace, i
   unguard(r);
 }
 
-static void test_alltoall(tern_dtype dt, size_t count) {
+static void test_alltoall(tern_dtype dt, size_t count, bool inplace) {
   size_t es = tern_dtype_size(dt), b = count * es, all = b * (size_t)n;
   char *s = guarded(all), *r = guarded(all);
-  for (int j = 0; j < n; j++) pattern_fill(s + (size_t)j * b, dt, TERN_SUM, rank, (size_t)j * count, count);
-  expect_ok(tern_alltoall(comm, s, r, count, dt), "alltoall");
+  char *in = inplace ? r : s;
+  for (int j = 0; j < n; j++) pattern_fill(in + (size_t)j * b, dt, TERN_SUM, rank, (size_t)j * count, count);
+  expect_ok(tern_alltoall(comm, in, r, count, dt), "alltoall");
   size_t wrong = 0;
   for (int i = 0; i < n; i++)
     wrong += pattern_count_wrong_input(r + (size_t)i * b, dt, TERN_SUM, i, (size_t)rank * count, count);
   wrong += !guards_intact(s, all) + !guards_intact(r, all);
-  check_count(wrong, "alltoall", dt, TERN_SUM, count, false, -1);
+  check_count(wrong, "alltoall", dt, TERN_SUM, count, inplace, -1);
   unguard(s);
   unguard(r);
 }
@@ -182,8 +183,8 @@ static void matrix(const size_t *counts, size_t ncounts, bool all_types) {
         }
         test_allgather(dt, count, inplace);
         for (int ri = 0; ri < 3; ri++) test_broadcast(dt, count, inplace, roots[ri]);
+        test_alltoall(dt, count, inplace);
       }
-      test_alltoall(dt, count);
       test_sendrecv(dt, count);
     }
     expect_ok(tern_barrier(comm), "barrier");

@@ -43,7 +43,7 @@ static void every_schedule_is_correct(void **state) {
         const size_t counts[] = {0, 1, un - 1, un, 3 * un + 5, 1000003, (1ull << 40) + 7};
         int roots[4] = {0, 1, n / 2, n - 1}, nroots = rooted(kind) ? (n <= 8 ? n : 4) : 1;
         for (size_t ci = 0; ci < CORE_ARRAY_LEN(counts); ci++)
-          for (int ip = 0; ip <= (kind != COLL_ALLTOALL); ip++)
+          for (int ip = 0; ip <= 1; ip++)
             for (int ri = 0; ri < nroots; ri++) {
               coll_args a = {.kind = kind,
                              .size = n,
@@ -621,7 +621,7 @@ static void catches_random_breakage(void **state) {
       if (!coll_algo_supported(kind, algo)) continue;
       for (int n = 2; n <= 12; n++)
         for (int ci = 0; ci < 3; ci++)
-          for (int ip = 0; ip <= (kind != COLL_ALLTOALL); ip++)
+          for (int ip = 0; ip <= 1; ip++)
             for (int m = 0; m < NUM_MUTATIONS; m++)
               for (int trial = 0; trial < 4; trial++) {
                 coll_args a = {.kind = kind,

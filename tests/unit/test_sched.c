@@ -218,8 +218,6 @@ static void build_refuses_bad_args(void **state) {
   assert_int_equal(coll_build(&s, &a, COLL_ALGO_TREE), TERN_ERR_INVALID_ARG);
   a = ok, a.kind = COLL_NUM_KINDS;
   assert_int_equal(coll_build(&s, &a, COLL_ALGO_TREE), TERN_ERR_INVALID_ARG);
-  a = args(COLL_ALLTOALL, 4, 1, 10), a.inplace = true;
-  assert_int_equal(coll_build(&s, &a, COLL_ALGO_PAIRWISE), TERN_ERR_INVALID_ARG);
   a = args(COLL_ALLGATHER, 4, 1, SIZE_MAX / 4);
   assert_int_equal(coll_build(&s, &a, COLL_ALGO_RING), TERN_ERR_INVALID_ARG);
   a.count = SIZE_MAX / 10 - 1; /* n count and 2 n count still fit */
@@ -248,9 +246,9 @@ static void trivial_cases(void **state) {
         assert_int_equal(s.steps[0].kind, COLL_STEP_COPY);
         assert_int_equal(s.steps[0].count, 5);
       }
-      a.inplace = kind != COLL_ALLTOALL;
+      a.inplace = true;
       assert_int_equal(coll_build(&s, &a, algo), TERN_OK);
-      assert_int_equal(s.len, kind == COLL_ALLTOALL);
+      assert_int_equal(s.len, 0);
     }
   coll_sched_free(&s);
 }
@@ -390,7 +388,8 @@ static int tree_imbalance(coll_kind kind, int n, int cpus, int root, int dealt) 
     coll_sched_init(&s);
     assert_int_equal(coll_build(&s, &a, COLL_ALGO_TREE), TERN_OK);
     for (size_t i = 0; i < s.len; i++)
-      per_cpu[r % cpus] += s.steps[i].kind == want;
+      per_cpu[r % cpus] += s.steps[i].kind == want && s.steps[i].count > 0; /* not build.c's
+                                                                                root check */
     coll_sched_free(&s);
   }
   int most = 0, least = n;

@@ -1,17 +1,31 @@
 /* pairwise.c: alltoall by pairwise exchange (as MPICH's and Open MPI's "pairwise"): in phase k
  * (1 <= k < n) rank r sends its block for r+k and receives the block from r-k, so each phase
  * is a permutation and no rank is hit by two senders at once; n-1 rounds, each block sent
- * once. The same exchange in one phase is direct.c's alltoall and allgather. */
+ * once. In place, the blocks to send are staged in TMP first (stage_blocks). The same exchange in one phase is direct.c's alltoall and allgather. */
 #include "coll/algo/algo.h"
+
+/* An in-place alltoall (SEND is RECV) would receive a block over one it has still to send, so
+ * the blocks for the others go to TMP first, in a phase of their own; this rank's own block
+ * stays where it is. */
+static coll_buf stage_blocks(coll_sched *s, const coll_args *a) {
+  size_t c = a->count, r = (size_t)a->rank, n = (size_t)a->size;
+  coll_need_tmp(s, n * c);
+  coll_sched_copy(s, COLL_BUF_TMP, 0, COLL_BUF_SEND, 0, r * c);
+  coll_sched_copy(s, COLL_BUF_TMP, (r + 1) * c, COLL_BUF_SEND, (r + 1) * c, (n - r - 1) * c);
+  coll_sched_end_phase(s);
+  return COLL_BUF_TMP;
+}
 
 void coll_exchange(coll_sched *s, const coll_args *a, size_t stride, bool one_phase) {
   int n = a->size, r = a->rank;
   size_t c = a->count;
+  coll_buf from_buf = COLL_BUF_SEND;
+  if (a->inplace && stride) from_buf = stage_blocks(s, a);
   if (!a->inplace)
     coll_sched_copy(s, COLL_BUF_RECV, (size_t)r * c, COLL_BUF_SEND, (size_t)r * stride, c);
   for (int k = 1; k < n; k++) {
     int to = (r + k) % n, from = (r + n - k) % n;
-    coll_data_send(s, to, COLL_BUF_SEND, (size_t)to * stride, c);
+    coll_data_send(s, to, from_buf, (size_t)to * stride, c);
     coll_data_recv(s, from, COLL_BUF_RECV, (size_t)from * c, c);
     if (!one_phase) coll_sched_end_phase(s);
   }
