@@ -69,13 +69,28 @@ static tern_status parse_record(tern_comm *c, int r, const char *rec, size_t len
 
 static tern_status choose_links(tern_comm *c);
 
-static tern_status publish_and_gather(tern_comm *c, const char *gen, uint64_t deadline) {
-  char ip[64];
-  net_local_addr(store_fd(c->store), ip, sizeof ip);
+/* The address peers reach this rank at: that of the interface TERN_SOCKET_IFNAME selects
+ * (net/ifname.c), else that of the one that reaches the store. */
+static tern_status listen_address(tern_comm *c, char *ip, size_t len) {
+  const char *spec = core_config_get()->socket_ifname;
+  if (spec[0]) {
+    char ifname[64];
+    tern_status rc = net_ifname_addr(spec, ip, len, ifname, sizeof ifname, &c->err);
+    if (rc == TERN_OK) CORE_INFO("TCP on %s (%s: TERN_SOCKET_IFNAME='%s')", ip, ifname, spec);
+    return rc;
+  }
+  net_local_addr(store_fd(c->store), ip, len);
   char *colon = strrchr(ip, ':');
   if (colon) *colon = '\0';
+  return TERN_OK;
+}
+
+static tern_status publish_and_gather(tern_comm *c, const char *gen, uint64_t deadline) {
+  char ip[64];
+  tern_status rc = listen_address(c, ip, sizeof ip);
+  if (rc != TERN_OK) return rc;
   int port = 0;
-  tern_status rc = net_listen(ip, 0, &c->listen_fd, &port, &c->err);
+  rc = net_listen(ip, 0, &c->listen_fd, &port, &c->err);
   if (rc != TERN_OK) return rc;
 
   char me[64], key[64], rec[RECORD_LEN];

@@ -134,6 +134,10 @@ static void load(void) {
     if (core_parse_int(v, 1, 1 << 20, &hosts)) core_config_now.pretend_hosts = (int)hosts;
     else complain("%s='%s' is not a number of hosts", "TERN_HOSTS", v);
   }
+  if ((v = getenv("TERN_SOCKET_IFNAME")) && *v) {
+    if (strlen(v) < sizeof core_config_now.socket_ifname) strcpy(core_config_now.socket_ifname, v);
+    else complain("%s='%.40s...' is too long", "TERN_SOCKET_IFNAME", v);
+  }
   if ((v = getenv("TERN_KEY")) && *v) derive_key(v, strlen(v));
   else if ((v = getenv("TERN_KEY_FILE")) && *v) read_key_file(v);
   if ((v = getenv("TERN_TUNING")) && *v) {

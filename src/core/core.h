@@ -86,6 +86,8 @@ typedef struct core_config {
   char tuning[4096];        /* TERN_TUNING, "" for the default path */
   int tcp_streams;          /* TERN_TCP_STREAMS, sockets per peer, default 4 */
   int pretend_hosts;        /* TERN_HOSTS: cut the ranks into this many pretend hosts (0: off) */
+  char socket_ifname[256];  /* TERN_SOCKET_IFNAME: interfaces TCP may use (net/ifname.c), "":
+                             * the one that reaches the store */
   int host_cpus;             /* TERN_HOST_CPUS: CPUs the ranks of this host share (0: own mask) */
   int shm_cma;              /* TERN_SHM_CMA: 1 single copy, 0 rings only, -1 (unset): single copy,
                              * from 1 MiB a message on an oversubscribed host */

@@ -54,6 +54,16 @@ bool net_fix_short_path_buffers(int fd, unsigned rtt_limit_us, int bytes);
 
 /* "ip:port" of the local (or remote) end of a connected socket. */
 void net_local_addr(int fd, char *out, size_t out_len);
+
+/* ---- interfaces (ifname.c): TERN_SOCKET_IFNAME, NCCL_SOCKET_IFNAME's semantics ------------- */
+
+/* Whether spec ("eth,ib", "^docker,lo", "=eth0", "^=lo") selects the interface called name. */
+bool net_ifname_match(const char *spec, const char *name);
+/* The address (text, without a port) and name of the first interface spec selects that is up
+ * with an IPv4 address, else a global IPv6 one; TERN_ERR_INVALID_ARG naming the host's
+ * interfaces when none is. */
+tern_status net_ifname_addr(const char *spec, char *ip, size_t ip_len, char *ifname,
+                            size_t ifname_len, core_err *err);
 void net_peer_addr(int fd, char *out, size_t out_len);
 
 /* Writes or reads exactly n bytes on a nonblocking socket, polling until deadline_ns.

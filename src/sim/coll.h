@@ -45,7 +45,9 @@ typedef enum sim_topo {
 typedef struct sim_platform {
   sim_topo topo;
   int hosts, ranks_per_host, cores;               /* cores: per host */
-  double nic_bw, nic_lat;                         /* bytes/s each way, seconds */
+  double nic_bw, nic_lat;                         /* bytes/s each way, seconds: one NIC's */
+  int nics; /* NICs a host: its link into the network carries nics x nic_bw (a flow is not held
+               to one NIC's rate: docs/SCALE.md) */
   double shm_bw, shm_lat;                         /* between ranks of one host */
   double msg_cpu, byte_cpu, reduce_cpu, copy_cpu; /* seconds per message / per byte */
   double tcp_window; /* bytes: caps a flow at window / RTT (SimGrid's TCP gamma); 0: no cap */
@@ -65,6 +67,12 @@ typedef struct sim_platform {
  * Frontier, the machine of PCCL's study. Assumed, to vary with the options: 2 us one way between
  * hosts and 1 us of CPU per message (LogP's o), the order of an HPC NIC's and MPI's. */
 void sim_platform_cluster(sim_platform *p, int hosts, int rph);
+/* Frontier's nodes (OLCF's Frontier user guide), as PCCL ran on them: 8 ranks a node (the 8
+ * GCDs of 4 MI250X), four 25 GB/s Slingshot NICs, 50 GB/s between GCDs (Infinity Fabric between
+ * packages, the slowest of a node's GCD links); reductions at 500 GB/s and copies at 800 GB/s,
+ * a kernel on one GCD's 1.6 TB/s HBM2e reading two vectors and writing one (copies: one and
+ * one); 2 us a message within the node, 2 us between nodes, 1 us of CPU a message. */
+void sim_platform_frontier(sim_platform *p, int hosts);
 /* Gives a fat tree or dragonfly without topo_params SimGrid's parameters for one of its hosts:
  * a two-level fat tree of full bisection, or dragonfly groups of 32 hosts. */
 void sim_platform_fill_topo(sim_platform *p);

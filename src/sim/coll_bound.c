@@ -61,7 +61,7 @@ double sim_bounds_get(const sim_bounds *b) {
   double most = 0;
   for (int h = 0; h < b->p->hosts; h++)
     most = CORE_MAX(most, CORE_MAX(b->out[h], b->in[h]));
-  return CORE_MAX(b->cpu, most / b->p->nic_bw);
+  return CORE_MAX(b->cpu, most / (b->p->nic_bw * b->p->nics));
 }
 
 tern_status sim_coll_bound(const sim_platform *p, sim_coll_job *jobs, size_t njobs, core_err *err) {

@@ -34,11 +34,21 @@ void sim_platform_cluster(sim_platform *p, int hosts, int rph) {
   p->ranks_per_host = rph;
   p->cores = rph;
   p->nic_bw = 25e9;
+  p->nics = 1;
   p->nic_lat = 2e-6;
   p->shm_bw = 1 / coll_model_shm.beta;
   p->shm_lat = coll_model_shm.alpha;
   p->msg_cpu = 1e-6; /* coll.h says which of these are measured and which assumed */
   p->reduce_cpu = coll_model_shm.gamma;
+}
+
+void sim_platform_frontier(sim_platform *p, int hosts) {
+  sim_platform_cluster(p, hosts, 8);
+  p->nics = 4;
+  p->shm_bw = 50e9;
+  p->shm_lat = 2e-6;
+  p->reduce_cpu = 1 / 500e9;
+  p->copy_cpu = 1 / 800e9;
 }
 
 int sim_platform_ranks(const sim_platform *p) {
@@ -103,6 +113,14 @@ static tern_status check_dragonfly(const sim_platform *p, int *links, core_err *
                         "routers,links;nodes'",
                         p->topo_params);
   long hosts = (long)v[0][0] * v[1][0] * v[2][0] * v[3][0];
+  /* SimGrid's DragonflyZone joins group g to the others through router g of a chassis
+   * (generate_links, get_local_route): more groups than routers a chassis route through
+   * routers that do not exist, and SimGrid crashes */
+  if (v[0][0] > v[2][0])
+    return core_err_set(err, TERN_ERR_INVALID_ARG,
+                        "dragonfly '%s' has %d groups but %d routers a chassis: SimGrid links "
+                        "group g through router g, so groups may not outnumber routers",
+                        p->topo_params, v[0][0], v[2][0]);
   if (hosts != p->hosts)
     return core_err_set(err, TERN_ERR_INVALID_ARG, "dragonfly '%s' has %ld hosts, the platform %d",
                         p->topo_params, hosts, p->hosts);
@@ -117,9 +135,26 @@ static bool nonneg(double x) {
   return isfinite(x) && x >= 0;
 }
 
+/* The most groups of routers (g chassis c routers r, g c r = routers) SimGrid's dragonfly can
+ * route (g <= r, check_dragonfly), with 4 chassis a group where the routers allow, else 2,
+ * else 1. */
+static void dragonfly_shape(int routers, int *g, int *c, int *r) {
+  for (int groups = routers; groups >= 1; groups--) {
+    if (routers % groups) continue;
+    for (int chassis = 4; chassis >= 1; chassis /= 2) {
+      int per = routers / groups;
+      if (per % chassis || per / chassis < groups) continue;
+      *g = groups, *c = chassis, *r = per / chassis;
+      return;
+    }
+  }
+}
+
 /* SimGrid's parameters for a topology given none: a two-level fat tree of full bisection (leaf
  * switches of up to 16 hosts, each with as many links up as hosts down), or a dragonfly of
- * groups of 4 chassis x 4 routers x 2 hosts. */
+ * 2 hosts a router (1 when the hosts are odd) in as many groups as SimGrid can route
+ * (dragonfly_shape): 512 ranks of 8 a host make 4 groups of 2 chassis x 4 routers x 2 hosts,
+ * 2048 ranks 8 groups of 2 x 8 x 2. */
 static void default_params(const sim_platform *p, char *out, size_t len) {
   if (p->topo == SIM_TOPO_FAT_TREE) {
     int leaf = 16;
@@ -127,7 +162,9 @@ static void default_params(const sim_platform *p, char *out, size_t len) {
       leaf--;
     snprintf(out, len, "2;%d,%d;1,%d;1,1", leaf, p->hosts / leaf, leaf);
   } else if (p->topo == SIM_TOPO_DRAGONFLY) {
-    snprintf(out, len, "%d,2;4,2;4,1;2", p->hosts / 32);
+    int nodes = p->hosts % 2 ? 1 : 2, routers = p->hosts / nodes, groups = 1, chassis = 1;
+    dragonfly_shape(p->hosts / nodes, &groups, &chassis, &routers);
+    snprintf(out, len, "%d,2;%d,2;%d,1;%d", groups, chassis, routers, nodes);
   }
 }
 
@@ -180,6 +217,8 @@ tern_status sim_platform_check(const sim_platform *p, core_err *err) {
     return core_err_set(err, TERN_ERR_INVALID_ARG,
                         "%d hosts x %d ranks: need at least 1 of each and at most %d ranks",
                         p->hosts, p->ranks_per_host, MAX_RANKS);
+  if (p->nics < 1 || p->nics > 64)
+    return core_err_set(err, TERN_ERR_INVALID_ARG, "%d NICs a host (1 to 64)", p->nics);
   if (p->cores < 1 || p->cores > 4096)
     return core_err_set(err, TERN_ERR_INVALID_ARG, "%d cores per host (1 to 4096)", p->cores);
   if (!positive(p->nic_bw) || !positive(p->shm_bw) || !nonneg(p->nic_lat) || !nonneg(p->shm_lat))
@@ -205,7 +244,7 @@ static void write_cluster(const sim_platform *p, FILE *out, const char *id, int 
           "  <cluster id=\"%s\" prefix=\"h\" radical=\"%d-%d\" suffix=\"\" speed=\"1Gf\" "
           "core=\"%d\" bw=\"%.17gBps\" lat=\"%.17gs\" sharing_policy=\"SPLITDUPLEX\" "
           "loopback_bw=\"%.17gBps\" loopback_lat=\"%.17gs\"%s/>\n",
-          id, first, last, p->cores, p->nic_bw, link_lat, p->shm_bw, p->shm_lat, extra);
+          id, first, last, p->cores, p->nic_bw * p->nics, link_lat, p->shm_bw, p->shm_lat, extra);
 }
 
 static tern_status write_geo(const sim_platform *p, FILE *out, core_err *err) {

@@ -240,6 +240,8 @@ static void test_bad_platforms_refused(void **state) {
   p.topo = SIM_TOPO_DRAGONFLY;
   snprintf(p.topo_params, sizeof p.topo_params, "2,1;2,1;2,1;2");
   expect_refused(&p, "16 hosts");
+  snprintf(p.topo_params, sizeof p.topo_params, "8,2;2,2;2,1;2"); /* SimGrid crashed on these */
+  expect_refused(&p, "8 groups but 2 routers a chassis");
   sim_platform_cluster(&p, 4, 2);
   p.nic_bw = -1;
   expect_refused(&p, "bandwidths");
@@ -302,6 +304,36 @@ static void test_topologies_run(void **state) {
     double ring = run1(&p, COLL_ALLGATHER, COLL_ALGO_RING, 4);
     assert_true(ring > 0 && ring <= flat * 1.0001);
     assert_true(run1(&p, COLL_ALLREDUCE, COLL_ALGO_RHD, 1 << 16) > 0);
+  }
+}
+
+/* SimGrid's dragonfly routes group g through router g of a chassis: the default shape keeps
+ * the groups within the routers at 2048 to 8192 ranks (5 to 16 groups, where SimGrid crashed
+ * with 4 routers a chassis), and a dissemination barrier, whose partners reach every distance,
+ * crosses all of them. */
+static void test_dragonfly_of_many_groups(void **state) {
+  (void)state;
+#ifdef TERN_SANITIZED
+  const int hosts[] = {256}; /* threads for actors under sanitizers: keep it small */
+#else
+  const int hosts[] = {256, 512, 1024};
+#endif
+  for (size_t i = 0; i < CORE_ARRAY_LEN(hosts); i++) {
+    sim_platform p;
+    sim_platform_cluster(&p, hosts[i], 8);
+    p.topo = SIM_TOPO_DRAGONFLY;
+    sim_platform_fill_topo(&p);
+    int groups = atoi(p.topo_params);
+    assert_true(groups >= 5);
+    sim_coll_job job = {.kind = COLL_BARRIER, .algo = COLL_ALGO_BRUCK, .elem_size = 4};
+    core_err err = {0};
+    uint64_t t0 = core_now_ns();
+    tern_status rc = sim_coll_run(&p, &job, 1, 120, &err);
+    if (rc != TERN_OK) fail_msg("%d ranks, dragonfly %s: %s", hosts[i] * 8, p.topo_params, err.msg);
+    assert_int_equal(job.status, TERN_OK);
+    assert_true(job.time > 0);
+    fprintf(stderr, "%d ranks, dragonfly %s: barrier %.1f us, %.2f s of wall time\n",
+            hosts[i] * 8, p.topo_params, job.time * 1e6, (double)(core_now_ns() - t0) * 1e-9);
   }
 }
 
@@ -379,6 +411,7 @@ int main(void) {
       cmocka_unit_test(test_bad_platforms_refused),
       cmocka_unit_test(test_bad_fixtures_refused),
       cmocka_unit_test(test_topologies_run),
+      cmocka_unit_test(test_dragonfly_of_many_groups),
       cmocka_unit_test(test_deadline_kills_the_simulation),
       cmocka_unit_test(test_simulator_death_reported),
       cmocka_unit_test(test_4096_ranks_in_seconds),

@@ -36,18 +36,23 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
+# Two networks: eth0 (10.79.0.0/24, where the store is) and eth1 (10.80.0.0/24), each a bridge.
 ip netns add "$prefix-hub"
-ip -n "$prefix-hub" link add br0 type bridge
-ip -n "$prefix-hub" link set br0 up
+for net in 0 1; do
+  ip -n "$prefix-hub" link add "br$net" type bridge
+  ip -n "$prefix-hub" link set "br$net" up
+done
 for i in $(seq 0 $((nhosts - 1))); do
   ns="$prefix-h$i"
   ip netns add "$ns"
-  ip link add "hs$$h$i" type veth peer name eth0 netns "$ns"
-  ip link set "hs$$h$i" netns "$prefix-hub"
-  ip -n "$prefix-hub" link set "hs$$h$i" master br0 up
-  ip -n "$ns" addr add "10.79.0.$((i + 1))/24" dev eth0
-  ip -n "$ns" link set eth0 up
   ip -n "$ns" link set lo up
+  for net in 0 1; do
+    ip link add "hs$$h${i}n$net" type veth peer name "eth$net" netns "$ns"
+    ip link set "hs$$h${i}n$net" netns "$prefix-hub"
+    ip -n "$prefix-hub" link set "hs$$h${i}n$net" master "br$net" up
+    ip -n "$ns" addr add "10.$((79 + net)).0.$((i + 1))/24" dev "eth$net"
+    ip -n "$ns" link set "eth$net" up
+  done
 done
 
 # run NAME ALGO HOST_OF_RANK_0 HOST_OF_RANK_1 ...: one job, every rank in its host's namespace.
@@ -57,7 +62,8 @@ run() {
   local n=$# r=0 host
   pids=()
   for host in "$@"; do
-    local env=(RANK=$r WORLD_SIZE=$n MASTER_ADDR=10.79.0.1 MASTER_PORT=29500 TERN_TIMEOUT=60)
+    local env=(RANK=$r WORLD_SIZE=$n MASTER_ADDR=10.79.0.1 MASTER_PORT=29500 TERN_TIMEOUT=60
+               TERN_SOCKET_IFNAME="${ifname:-}")
     [ -n "$algo" ] && env+=(TERN_ALGO="$algo")
     [ "$r" -eq 0 ] && env+=(TERN_DEBUG=INFO)
     ip netns exec "$prefix-h$host" unshare --uts -- sh -c 'hostname "$0" && exec "$@"' \
@@ -75,6 +81,15 @@ run() {
   grep -h "checks" "$state/$name-out-0" | tail -1 | sed "s/^/$name: /"
 }
 
+# run_fails NAME MESSAGE HOSTS...: a job whose rank 0 must fail saying MESSAGE.
+run_fails() {
+  local name=$1 msg=$2
+  shift 2
+  ! (run "$name" "" "$@") >/dev/null 2>&1 || { echo "FAIL: $name ran"; exit 1; }
+  grep -qF -- "$msg" "$state/$name-err-0" || { echo "FAIL: $name: no '$msg'"; tail -3 "$state/$name-err-0"; exit 1; }
+  echo "$name: refused: $msg"
+}
+
 # expect NAME PATTERN: rank 0's log of job NAME has a line with PATTERN.
 expect() {
   grep -q -- "$2" "$state/$1-err-0" || { echo "FAIL: $1: no log line with '$2'"; grep -m3 'allreduce #' "$state/$1-err-0"; exit 1; }
@@ -88,4 +103,14 @@ expect uneven "hier (within hosts ring, across hosts rhd; 2 hosts x 1 lanes, 2 r
 run mixed "" 0 1 0 0 1 2 2
 echo "mixed: the selector's choices on rank 0:" $(grep -o ", [a-z]* over\|, hier (within[^)]*)" \
   "$state/mixed-err-0" | sort | uniq -c | tr -s ' ' | tr '\n' ';')
-echo "PASS: round-robin, uneven and mixed placements exact across 3 namespace hosts"
+
+# TERN_SOCKET_IFNAME: the store is reached on eth0, the collectives must go over eth1.
+rx() { ip netns exec "$prefix-h1" cat "/sys/class/net/$1/statistics/rx_bytes"; }
+eth0=$(rx eth0) eth1=$(rx eth1)
+ifname="^eth0,lo" run ifname hier 0 1 0 1
+expect ifname "TCP on 10.80.0.1 (eth1: TERN_SOCKET_IFNAME='^eth0,lo')"
+eth0=$(($(rx eth0) - eth0)) eth1=$(($(rx eth1) - eth1))
+echo "ifname: host 1 received $eth0 bytes on eth0, $eth1 on eth1"
+[ "$eth1" -gt $((20 * eth0)) ] || { echo "FAIL: the collectives did not go over eth1"; exit 1; }
+ifname="=eth" run_fails ifname-none "TERN_SOCKET_IFNAME='=eth' selects no interface that is up with an address (this host has: lo, eth0, eth1)" 0 1
+echo "PASS: round-robin, uneven and mixed placements exact across 3 namespace hosts; TERN_SOCKET_IFNAME chose eth1"

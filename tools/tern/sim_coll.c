@@ -34,7 +34,8 @@ static int usage(void) {
       "usage: tern sim coll COLL[,COLL..]|all [-b MIN] [-e MAX] [-f FACTOR] [-a ALGO[,..]|all]\n"
       "         [-d DTYPE] [-r ROOT] [-n RANKS] [--rph R] [--cores C]\n"
       "         [--topo flat|fat-tree|dragonfly|geo] [--topo-params P] [--geo FILE]\n"
-      "         [--regions K] [--nic-bw GBPS] [--nic-lat US] [--shm-bw GBPS] [--shm-lat US]\n"
+      "         [--regions K] [--nic-bw GBPS] [--nics K] [--nic-lat US] [--shm-bw GBPS]\n"
+      "         [--shm-lat US] [--frontier]\n"
       "         [--msg-cpu US] [--byte-cpu NS] [--reduce-bw GBPS] [--copy-bw GBPS]\n"
       "         [--tcp-window BYTES] [--msg-cost B:US,..] [--timeout S] [--csv] [--bound-only]\n"
       "  COLL: allreduce reduce_scatter allgather broadcast reduce alltoall barrier\n"
@@ -42,7 +43,9 @@ static int usage(void) {
       "  -f 4, every algorithm, f32, -n 8 ranks, 1 rank per host, a flat cluster of 25 GB/s\n"
       "  2 us NICs, shared memory 12.45 GB/s 0.34 us, 1 us of CPU per message, reductions at\n"
       "  8.1 GB/s (docs/SCALE.md). --bound-only builds every rank's plan and prints the most\n"
-      "  local work of any rank, a lower bound on the time, without simulating.\n");
+      "  local work of any rank, a lower bound on the time, without simulating. --frontier:\n"
+      "  Frontier's nodes (8 ranks, four 25 GB/s NICs, 50 GB/s between GCDs, reductions at\n"
+      "  500 GB/s and copies at 800 GB/s: docs/SCALE.md), options after it changing them.\n");
   return 2;
 }
 
@@ -133,7 +136,9 @@ enum {
   O_TIMEOUT,
   O_CSV,
   O_BOUND,
-  O_COST
+  O_COST,
+  O_NICS,
+  O_FRONTIER
 };
 
 static const struct option long_opts[] = {{"rph", 1, 0, O_RPH},
@@ -155,6 +160,8 @@ static const struct option long_opts[] = {{"rph", 1, 0, O_RPH},
                                           {"csv", 0, 0, O_CSV},
                                           {"bound-only", 0, 0, O_BOUND},
                                           {"msg-cost", 1, 0, O_COST},
+                                          {"nics", 1, 0, O_NICS},
+                                          {"frontier", 0, 0, O_FRONTIER},
                                           {"help", 0, 0, 'h'},
                                           {0, 0, 0, 0}};
 
@@ -240,6 +247,18 @@ static bool parse_opt(opts *o, int ch, const char *arg, bool *cores_set) {
     return o->bound_only = true;
   case O_COST:
     return parse_costs(arg, p);
+  case O_NICS:
+    return core_parse_int(arg, 1, 64, &v) && (p->nics = (int)v, true);
+  case O_FRONTIER: { /* the layout of a run is the options', the rest Frontier's */
+    sim_platform f;
+    sim_platform_frontier(&f, p->hosts);
+    f.topo = p->topo;
+    memcpy(f.topo_params, p->topo_params, sizeof f.topo_params);
+    memcpy(f.geo_file, p->geo_file, sizeof f.geo_file);
+    f.regions = p->regions;
+    *p = f;
+    return true;
+  }
   default:
     return false;
   }
@@ -341,11 +360,14 @@ static void print_header(const opts *o) {
            "shm_alpha,shm_beta,shm_gamma,shm_o,net_alpha,net_beta,net_gamma,net_o\n");
     return;
   }
-  printf("# tern sim coll: %d ranks (%d hosts x %d), %s%s%s, NIC %.4g GB/s %.4g us, shared memory "
-         "%.4g GB/s %.4g us, %d cores/host, %.4g us CPU per message\n",
+  printf("# tern sim coll: %d ranks (%d hosts x %d), %s%s%s, %d NIC%s of %.4g GB/s %.4g us, shared "
+         "memory %.4g GB/s %.4g us, %d cores/host, %.4g us CPU per message, reductions %.4g GB/s, "
+         "copies %.4g GB/s\n",
          o->ranks, p->hosts, p->ranks_per_host, topo_name(p->topo), p->topo_params[0] ? " " : "",
-         p->topo_params, p->nic_bw / 1e9, p->nic_lat * 1e6, p->shm_bw / 1e9, p->shm_lat * 1e6,
-         p->cores, p->msg_cpu * 1e6);
+         p->topo_params, p->nics, p->nics > 1 ? "s" : "", p->nic_bw / 1e9, p->nic_lat * 1e6,
+         p->shm_bw / 1e9, p->shm_lat * 1e6, p->cores, p->msg_cpu * 1e6,
+         p->reduce_cpu > 0 ? 1e-9 / p->reduce_cpu : INFINITY,
+         p->copy_cpu > 0 ? 1e-9 / p->copy_cpu : INFINITY);
   printf("# %-14s %12s %12s %-9s %12s %8s %8s %s\n", "collective", "size(B)", "count", "algorithm",
          "time(us)", "algbw", "busbw", "best");
 }
