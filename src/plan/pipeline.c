@@ -6,15 +6,19 @@
  * region in bytes / intra bandwidth, across regions in latency + bytes / (bandwidth / sharers),
  * the link's bandwidth split evenly among the jobs crossing it.
  *
- * With m micro-batches, 1F1B's iteration is the time for one micro-batch to fill and drain the
- * pipeline plus m - 1 beats of the slowest resource (the shape of Narayanan et al., SC'21,
- * Sec. 2.2, generalised to uneven stages and links as in Yuan et al., NeurIPS'22, Sec. 3):
+ * With m micro-batches, a 1F1B iteration is one micro-batch's round trip R (every stage's F + B
+ * and every hop twice, latency and transfer) plus m - 1 beats. The beat is the slowest resource
+ * (a stage's F + B, a link's transfer: full duplex, one micro-batch each way per beat) or, when
+ * latency is long, the cap on micro-batches in flight: stage i may hold at most min(S - i, m),
+ * and when that is fewer than m each must come back from the end of the pipeline before
+ * the next may start, so
  *
- *     T = sum_i (F_i + B_i) + 2 sum_h (lat_h + beta_h) + (m - 1) max(max_i (F_i + B_i), max_h
- * beta_h)
+ *     T = R + (m - 1) max(max_i (F_i + B_i), max_h beta_h, max_{i: S-i<m} R_i / (S - i))
  *
- * with beta_h = bytes / bandwidth share: a link is a resource that passes one micro-batch each
- * way per beat (full duplex); its latency delays the fill and drain only.
+ * R_i being the round trip from stage i (Narayanan et al., SC'21, Sec. 2.2, generalised to uneven
+ * stages and links as in Yuan et al., NeurIPS'22, Sec. 3; the cap term is ours, held to an event
+ * replay in tests/unit/test_plan_replay.c). GPipe runs all forwards, then all backwards: each
+ * phase one pass plus m - 1 of its own beats.
  *
  * The split gives layers in proportion to speed within memory: the least bottleneck time tau
  * such that every stage can take min(memory cap, tau / per-layer time) layers summing to L,
@@ -120,29 +124,92 @@ double plan_stage_fb_max(const plan_cluster *c, const plan_job *j, const plan_pl
   return worst;
 }
 
-double plan_iter_time(const plan_cluster *c, const plan_job *j, const plan_placement *p,
-                      const int *share, int extra) {
-  double bytes = plan_job_boundary_bytes(j), fill = 0, beat = 0;
-  int prev = -1;
+/* Each stage's forward+backward seconds per micro-batch into fb[], and each hop's (between
+ * stage i and i + 1) latency and transfer seconds into lat[] and beta[]: the pipeline as the
+ * time model and the plan JSON see it. Returns the stage count. */
+int plan_pipeline_times(const plan_cluster *c, const plan_job *j, const plan_placement *p,
+                        const int *share, int extra, double *fb, double *lat, double *beta) {
+  double bytes = plan_job_boundary_bytes(j);
+  int i = 0;
   for (int s = 0; s < p->nseg; s++) {
     int r = p->seg[s].region;
-    double intra = bytes / c->regions[r].intra_Bps;
-    fill += 2.0 * intra * (p->seg[s].gpus - 1);
-    if (p->seg[s].gpus > 1) beat = CORE_MAX(beat, intra);
-    if (prev >= 0) {
+    double per_layer = layer_fb(c, j, r), intra = bytes / c->regions[r].intra_Bps;
+    for (int g = 0; g < p->seg[s].gpus; g++, i++) {
+      fb[i] = p->layers[i] * per_layer;
+      if (i == 0) continue;
+      lat[i - 1] = 0;
+      beta[i - 1] = intra;
+      if (g > 0) continue;
+      int prev = p->seg[s - 1].region; /* the first stage of a later segment: a link */
       const plan_link *l = plan_link_at(c, prev, r);
       int n = (share ? share[(size_t)prev * (size_t)c->nregions + (size_t)r] : 0) + extra;
-      double b = l->Bps > 0 ? bytes * CORE_MAX(n, 1) / l->Bps : INFINITY;
-      fill += 2.0 * (l->latency_s + b);
-      beat = CORE_MAX(beat, b);
+      lat[i - 1] = l->latency_s;
+      beta[i - 1] = l->Bps > 0 ? bytes * CORE_MAX(n, 1) / l->Bps : INFINITY;
     }
-    prev = r;
   }
-  for (int i = 0, stage = 0; stage < p->nseg; stage++)
-    for (int g = 0; g < p->seg[stage].gpus; g++, i++) {
-      double fb = p->layers[i] * layer_fb(c, j, p->seg[stage].region);
-      fill += fb;
-      beat = CORE_MAX(beat, fb);
+  return i;
+}
+
+/* The 1F1B closed form (the header's): one round trip, then m - 1 beats of the slowest stage or
+ * link, plus what the worst cycle adds. Over stages i..k (n of them, stage i alternating, that
+ * is S - i < m), micro-batch j + n's backward on stage k waits for j's to go back to stage i,
+ * for stage i's next forward, and for that to come forward to k again: n micro-batches take at
+ * least the span's round trip. The S - k - 1 warm-up forwards of stage k run before any such
+ * wait, so the cycle slows only the m - 1 - (S - k - 1) beats after them. O(S^2) over the
+ * spans, from prefix sums. */
+static double one_f_one_b(int S, int m, const double *fb, const double *lat, const double *beta) {
+  static _Thread_local double pre[PLAN_MAX_STAGES + 1]; /* pre[i]: round trip of stages 0..i-1 */
+  double beat = 0, extra = 0;
+  pre[0] = 0;
+  for (int i = 0; i < S; i++) {
+    beat = CORE_MAX(beat, fb[i]);
+    pre[i + 1] = pre[i] + fb[i];
+    if (i < S - 1) {
+      beat = CORE_MAX(beat, beta[i]);
+      pre[i + 1] += 2 * (lat[i] + beta[i]);
     }
-  return fill + (j->microbatches - 1) * beat;
+  }
+  for (int i = CORE_MAX(0, S - m + 1); i < S; i++)
+    for (int k = i + 1; k < S; k++) { /* stages i..k and the k - i hops between them */
+      double span = pre[k + 1] - pre[i] - (k < S - 1 ? 2 * (lat[k] + beta[k]) : 0);
+      double slower = span / (k - i + 1) - beat;
+      int beats = m - 1 - CORE_MAX(S - k - 1, k - i);
+      if (slower > 0 && beats > 0) extra = CORE_MAX(extra, beats * slower);
+    }
+  return pre[S] + (m - 1) * beat + extra;
+}
+
+/* GPipe: every forward, then every backward; each phase one pass plus m - 1 of its own beats
+ * (B = 2F on every stage, so the backward's stage term is twice the forward's). */
+static double gpipe(int S, int m, const double *fb, const double *lat, const double *beta) {
+  double pass = 0, fwd_beat = 0, bwd_beat = 0;
+  for (int i = 0; i < S; i++) {
+    pass += fb[i];
+    fwd_beat = CORE_MAX(fwd_beat, fb[i] / 3);
+    bwd_beat = CORE_MAX(bwd_beat, 2 * fb[i] / 3);
+    if (i < S - 1) {
+      pass += 2 * (lat[i] + beta[i]);
+      fwd_beat = CORE_MAX(fwd_beat, beta[i]);
+      bwd_beat = CORE_MAX(bwd_beat, beta[i]);
+    }
+  }
+  return pass + (m - 1) * (fwd_beat + bwd_beat);
+}
+
+double plan_schedule_time(plan_schedule sched, int S, int m, const double *fb, const double *lat,
+                          const double *beta) {
+  if (S < 1 || S > PLAN_MAX_STAGES || m < 1) return INFINITY;
+  return sched == PLAN_GPIPE ? gpipe(S, m, fb, lat, beta) : one_f_one_b(S, m, fb, lat, beta);
+}
+
+double plan_iter_time_sched(const plan_cluster *c, const plan_job *j, const plan_placement *p,
+                            const int *share, int extra, plan_schedule sched) {
+  static _Thread_local double fb[PLAN_MAX_STAGES], lat[PLAN_MAX_STAGES], beta[PLAN_MAX_STAGES];
+  int S = plan_pipeline_times(c, j, p, share, extra, fb, lat, beta);
+  return plan_schedule_time(sched, S, j->microbatches, fb, lat, beta);
+}
+
+double plan_iter_time(const plan_cluster *c, const plan_job *j, const plan_placement *p,
+                      const int *share, int extra) {
+  return plan_iter_time_sched(c, j, p, share, extra, PLAN_1F1B);
 }

@@ -159,6 +159,19 @@ bool plan_split_layers(const plan_cluster *c, const plan_job *j, plan_placement 
  * not yet counted there). NULL and 0: the job alone. */
 double plan_iter_time(const plan_cluster *c, const plan_job *j, const plan_placement *p,
                       const int *share, int extra);
+/* The pipeline schedules the time model knows (pipeline.c). */
+typedef enum plan_schedule { PLAN_1F1B, PLAN_GPIPE } plan_schedule;
+/* The iteration time under either schedule; plan_iter_time is 1F1B's. */
+double plan_iter_time_sched(const plan_cluster *c, const plan_job *j, const plan_placement *p,
+                            const int *share, int extra, plan_schedule sched);
+/* The iteration time of S stages (forward+backward fb[i] per micro-batch, backward twice the
+ * forward) and S - 1 hops (latency lat[h], transfer beta[h] each way) over m micro-batches. */
+double plan_schedule_time(plan_schedule sched, int S, int m, const double *fb, const double *lat,
+                          const double *beta);
+/* Each stage's forward+backward seconds per micro-batch (fb[S]) and each hop's latency and
+ * transfer seconds (lat[S-1], beta[S-1]); returns S. */
+int plan_pipeline_times(const plan_cluster *c, const plan_job *j, const plan_placement *p,
+                        const int *share, int extra, double *fb, double *lat, double *beta);
 /* Per-micro-batch time of one inter-region hop: latency + bytes / (bandwidth / sharers). */
 double plan_hop_time(const plan_cluster *c, const plan_job *j, int a, int b, int sharers);
 /* The placement's slowest stage, forward+backward, per micro-batch. */

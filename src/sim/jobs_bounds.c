@@ -4,7 +4,7 @@
  * Any placement of a job is S stages of l_i layers on GPUs of per-layer forward+backward time
  * f_i and power p_i, with S - 1 hops between them. Its 1F1B iteration is at least
  * sum_i l_i f_i + 2 (S - 1) beta + (m - 1) max(max_i l_i f_i, beta if S > 1), beta a boundary's
- * bytes over the fastest bandwidth anywhere (latency and link sharing only add). With f the
+ * bytes over the fastest bandwidth anywhere (latency, link sharing and 1F1B's cycles only add). With f the
  * fastest type's per-layer time, the sum is at least L f and the largest stage at least
  * max(f, L f / S). S is at least the least memory floor over the types and at most
  * min(L, the cluster's GPUs): the least of the bound over those S holds for every placement. The
@@ -19,6 +19,7 @@
 #include "sim/jobs.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <math.h>
 #include <stdbool.h>
 
@@ -89,22 +90,25 @@ double sim_job_cost_bound(const plan_cluster *c, const plan_job *j, const plan_d
   return plan_job_iterations(j) * joules_per_iter * c->pue / 3.6e6 * price;
 }
 
-double sim_jobs_ideal_jct(const plan_scenario *sc) {
+/* The sum of one bound over the scenario's jobs, 0 if a job fits nowhere. */
+static double sum_bounds(const plan_scenario *sc, bool cost) {
+  plan_demand *d = calloc((size_t)(sc->njobs > 0 ? sc->njobs : 1), sizeof *d);
   double sum = 0;
-  for (int i = 0; i < sc->njobs; i++) {
-    plan_demand d;
-    if (!plan_job_demand(&sc->c, &sc->jobs[i], &d, NULL)) return 0;
-    sum += sim_job_jct_bound(&sc->c, &sc->jobs[i], &d);
+  if (d == NULL || !plan_jobs_demand(&sc->c, sc->jobs, sc->njobs, d, NULL, NULL)) {
+    free(d);
+    return 0;
   }
-  return sc->njobs ? sum / sc->njobs : 0;
+  for (int i = 0; i < sc->njobs; i++)
+    sum += cost ? sim_job_cost_bound(&sc->c, &sc->jobs[i], &d[i])
+                : sim_job_jct_bound(&sc->c, &sc->jobs[i], &d[i]);
+  free(d);
+  return sum;
+}
+
+double sim_jobs_ideal_jct(const plan_scenario *sc) {
+  return sc->njobs ? sum_bounds(sc, false) / sc->njobs : 0;
 }
 
 double sim_jobs_ideal_cost(const plan_scenario *sc) {
-  double usd = 0;
-  for (int i = 0; i < sc->njobs; i++) {
-    plan_demand d;
-    if (!plan_job_demand(&sc->c, &sc->jobs[i], &d, NULL)) return 0;
-    usd += sim_job_cost_bound(&sc->c, &sc->jobs[i], &d);
-  }
-  return usd;
+  return sum_bounds(sc, true);
 }

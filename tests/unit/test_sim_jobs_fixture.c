@@ -7,7 +7,8 @@
  *  - BACE-Pipe costs less than LDF, CR-LCF and CR-LDF on the fixture;
  *  - each ablation loses what the paper says: without the pathfinder JCT and cost, without the
  *    cost-min allocator cost, without the priority JCT (where jobs queue: 24 jobs);
- *  - ours costs less than BACE-Pipe on the fixture, and is no slower here.
+ *  - ours costs less than BACE-Pipe on the fixture, and is no slower there (ours against every
+ *    policy on generated families: test_plan_ours.c).
  * This file is also built into plan_links_alone (tests/CMakeLists.txt) from the objects of
  * core, plan and sim alone: that it links at all proves plan and sim need no network code. */
 #include <setjmp.h>
@@ -98,12 +99,11 @@ static void crowded(void **state) {
   for (size_t i = 0; i < CORE_ARRAY_LEN(v); i++) {
     plan_scenario sc;
     variant(v[i].bw, v[i].gpus, v[i].jobs, &sc);
-    outcome bace = run(&sc, "bace"), ours = run(&sc, "ours");
+    outcome bace = run(&sc, "bace");
     static const char *baselines[] = {"lcf", "ldf", "cr-lcf", "cr-ldf"};
     for (size_t b = 0; b < CORE_ARRAY_LEN(baselines); b++)
       assert_true(bace.jct < run(&sc, baselines[b]).jct);
     assert_true(run(&sc, "cr-ldf").jct > run(&sc, "ldf").jct);
-    assert_true(ours.jct <= bace.jct); /* cost: BACE's price-aware fallback can undercut ours */
     if (v[i].jobs == 24) assert_true(run(&sc, "bace-noprio").jct > bace.jct);
     plan_scenario_free(&sc);
   }
