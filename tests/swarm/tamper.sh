@@ -15,12 +15,7 @@ addr_of p1 >/dev/null
 P1=$(awk '/^peer .* listening on/ { print $2; exit }' "$WORK/p1.out")
 "$TAMPER" "$A" "tamper-$$" "s3cret" "$P1" >"$WORK/tamper.out" 2>&1 || fail "tamper: $(cat "$WORK/tamper.out")"
 for i in 0 1; do wait "$(eval echo \$PID_p$i)" || fail "p$i exited with an error"; done
-for i in 0 1; do
-  [ "$(grep -c '^round .* group 2 failed 0 parts 2/2' "$WORK/p$i.out")" -eq 6 ] ||
-    fail "p$i was not in a full group every round"
-  grep -q '^final weight 1 mean 7.6875 values 5 6 7 8$' "$WORK/p$i.out" ||
-    fail "p$i does not hold the average: $(grep final "$WORK/p$i.out")"
-done
+expect_full 6 2 '^final weight 1 mean 7.6875 values 5 6 7 8$' p0 p1
 bad=$(grep -c 'swarm: refused .*does not verify (forged, tampered with or replayed)' "$WORK/p0.err")
 cut=$(grep -c 'swarm: refused .*closed in the middle of a message' "$WORK/p0.err")
 grep 'swarm: refused' "$WORK/p0.err" | sed 's/^tern [^ ]* [^ ]* [^ ]* //'
