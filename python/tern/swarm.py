@@ -2,7 +2,7 @@
 
     import numpy as np, tern.swarm
     with tern.swarm.Swarm("10.0.0.5:7000", "my-run", bootstrap=["10.0.0.4:7000"],
-                          grid=(4, 4), coords=(1, 3)) as sw:
+                          key=secret, grid=(4, 4), coords=(1, 3)) as sw:
         x = np.zeros(1 << 20, dtype=np.float32)
         sw.download_state(x)          # a peer joining a running swarm starts where it is
         w = 1.0                       # this peer's weight: samples seen, say

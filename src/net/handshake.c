@@ -261,28 +261,33 @@ short net_handshake_events(const net_handshake *hs) {
   return ev;
 }
 
-tern_status net_handshake_run(int fd, const net_hello *mine, net_hello *theirs, const uint8_t *key,
-                              uint64_t deadline_ns, core_err *err) {
-  net_handshake hs;
-  net_handshake_start(&hs, fd, mine, key);
+tern_status net_handshake_finish(net_handshake *hs, uint64_t deadline_ns, core_err *err) {
   tern_status rc;
   bool done = false;
   for (;;) {
-    rc = net_handshake_step(&hs, &done, err);
+    rc = net_handshake_step(hs, &done, err);
     if (rc != TERN_OK || done) break;
-    struct pollfd p = {.fd = fd, .events = net_handshake_events(&hs)};
+    struct pollfd p = {.fd = hs->fd, .events = net_handshake_events(hs)};
     int n = poll(&p, 1, core_ms_left(deadline_ns, 1000));
     if (n < 0 && errno != EINTR) {
-      rc = core_err_errno(err, errno, "handshake with %s: poll", hs.from);
+      rc = core_err_errno(err, errno, "handshake with %s: poll", hs->from);
       break;
     }
     if (n == 0 && core_now_ns() >= deadline_ns) {
       rc = core_err_set(err, TERN_ERR_TIMEOUT,
                         "handshake with %s: deadline passed with %zu of %zu bytes received",
-                        hs.from, hs.in_done, hs.in_len);
+                        hs->from, hs->in_done, hs->in_len);
       break;
     }
   }
+  return rc;
+}
+
+tern_status net_handshake_run(int fd, const net_hello *mine, net_hello *theirs, const uint8_t *key,
+                              uint64_t deadline_ns, core_err *err) {
+  net_handshake hs;
+  net_handshake_start(&hs, fd, mine, key);
+  tern_status rc = net_handshake_finish(&hs, deadline_ns, err);
   if (rc == TERN_OK) *theirs = hs.theirs;
   sodium_memzero(&hs, sizeof hs);
   return rc;

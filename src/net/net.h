@@ -150,7 +150,10 @@ void net_handshake_start(net_handshake *hs, int fd, const net_hello *mine, const
 tern_status net_handshake_step(net_handshake *hs, bool *done, core_err *err);
 /* POLLIN and/or POLLOUT: what the handshake waits for next. */
 short net_handshake_events(const net_handshake *hs);
-/* Start + step until done or deadline_ns (TERN_ERR_TIMEOUT). */
+/* Steps a started handshake until done or deadline_ns (TERN_ERR_TIMEOUT); hs->mine and
+ * hs->theirs then hold both nonces (the swarm derives a session key from them). */
+tern_status net_handshake_finish(net_handshake *hs, uint64_t deadline_ns, core_err *err);
+/* Start + finish. */
 tern_status net_handshake_run(int fd, const net_hello *mine, net_hello *theirs, const uint8_t *key,
                               uint64_t deadline_ns, core_err *err);
 

@@ -96,7 +96,7 @@ static tern_status job_run(job *j, char *what, int *fd) {
                         h.codec != j->codec || h.len != 16 + clen))
     rc = core_err_set(&j->err, TERN_ERR_PROTOCOL, "%s answered a %s of %llu bytes", what,
                       swarm_type_name(h.type), (unsigned long long)h.len);
-  if (rc == TERN_OK) rc = net_read_all(*fd, buf, h.len, j->deadline, what, &j->err);
+  if (rc == TERN_OK) rc = swarm_recv_payload(*fd, buf, h.len, j->deadline, what, &j->err);
   if (rc == TERN_OK) {
     j->received += SWARM_HDR_LEN + h.len;
     j->W = core_get_f64(buf);
@@ -169,7 +169,8 @@ static void take_part(const part_want *w, contrib *have, swarm_conn *c, size_t e
                       tern_compress codec) {
   int i = 0;
   while (w->group[i].id != c->hdr.sender) i++;
-  if (c->hdr.len != expect || c->hdr.codec != codec || !(have[i].buf = malloc(expect))) {
+  size_t tag = swarm_seal_overhead(c->fd); /* keyed: the data's tag follows it (seal.c) */
+  if (c->hdr.len != expect || c->hdr.codec != codec || !(have[i].buf = malloc(expect + tag))) {
     CORE_WARN("swarm: round %u: %s sent a part of %llu bytes in codec %u (expected %zu in %u): "
               "dropped",
               w->round, c->from, (unsigned long long)c->hdr.len, c->hdr.codec, expect, codec);
@@ -177,7 +178,7 @@ static void take_part(const part_want *w, contrib *have, swarm_conn *c, size_t e
     return;
   }
   have[i].fd = c->fd;
-  have[i].len = expect;
+  have[i].len = expect + tag;
   c->fd = -1;
   swarm_conn_close(c);
 }
@@ -239,6 +240,20 @@ static void gather(tern_swarm *sw, part_want *w, contrib *have, size_t expect,
         continue;
       }
       if (h->done == h->len) {
+        core_err err = {0};
+        size_t tag = swarm_seal_overhead(h->fd);
+        if (swarm_seal_open(h->fd, h->buf, h->len - tag, h->buf + h->len - tag,
+                            "a contributor", &err) != TERN_OK) {
+          CORE_WARN("swarm: round %u: peer %016llx (%s:%d): %s", w->round,
+                    (unsigned long long)w->group[who[q]].id, w->group[who[q]].host,
+                    w->group[who[q]].port, err.msg);
+          close(h->fd); /* not counted, as a contributor that died mid-part */
+          h->fd = -1;
+          free(h->buf);
+          h->buf = NULL;
+          h->done = 0;
+          continue;
+        }
         h->complete = true;
         *received += SWARM_HDR_LEN + h->len;
         tell_part_in(sw, w, h->fd, deadline);
@@ -261,15 +276,21 @@ static bool fault_exit_mid_results(const contrib *have, int n) {
 static void scatter(contrib *have, int n, const job *jobs, const swarm_hdr *h,
                     const uint8_t *result, uint64_t deadline, unsigned long long *sent) {
   bool die = fault_exit_mid_results(have, n);
-  uint8_t hdr[SWARM_HDR_LEN];
-  swarm_hdr_encode(h, hdr);
-  size_t total = SWARM_HDR_LEN + h->len;
-  for (int i = 0; i < n; i++) have[i].done = 0;
+  /* One frame per member: on a keyed swarm each connection seals its own (seal.c). */
+  uint8_t *frame[SWARM_MAX_GROUP] = {0};
+  size_t total[SWARM_MAX_GROUP] = {0};
+  for (int i = 0; i < n; i++) {
+    have[i].done = 0;
+    core_err err = {0};
+    if (have[i].fd >= 0 && have[i].complete &&
+        swarm_seal_frame(have[i].fd, h, result, &frame[i], &total[i], &err) != TERN_OK)
+      have[i].complete = false; /* no memory: it keeps its own values for this part */
+  }
   for (;;) {
     struct pollfd fds[SWARM_MAX_GROUP];
     int who[SWARM_MAX_GROUP], k = 0, held = 0;
     for (int i = 0; i < n; i++) {
-      if (have[i].fd < 0 || !have[i].complete || have[i].done >= total) continue;
+      if (have[i].fd < 0 || !have[i].complete || have[i].done >= total[i]) continue;
       if (!atomic_load(&jobs[i].part_in)) {
         held++;
         continue;
@@ -277,24 +298,24 @@ static void scatter(contrib *have, int n, const job *jobs, const swarm_hdr *h,
       who[k] = i;
       fds[k++] = (struct pollfd){.fd = have[i].fd, .events = POLLOUT};
     }
-    if ((k == 0 && held == 0) || core_now_ns() >= deadline) return;
+    if ((k == 0 && held == 0) || core_now_ns() >= deadline) break;
     /* Held results: look again at the flags every 10 ms. */
     if (poll(fds, (nfds_t)k, core_ms_left(deadline, held ? 10 : 100)) <= 0) continue;
     for (int q = 0; q < k; q++) {
       contrib *c = &have[who[q]];
+      size_t all = total[who[q]];
       if (!fds[q].revents) continue;
-      const uint8_t *p = c->done < SWARM_HDR_LEN ? hdr + c->done : result + (c->done - SWARM_HDR_LEN);
-      size_t left = c->done < SWARM_HDR_LEN ? SWARM_HDR_LEN - c->done : total - c->done;
-      ssize_t r = send(c->fd, p, left, MSG_NOSIGNAL);
+      ssize_t r = send(c->fd, frame[who[q]] + c->done, all - c->done, MSG_NOSIGNAL);
       if (r > 0) {
         c->done += (size_t)r;
-        if (c->done == total) *sent += total;
-        if (c->done == total && die) _exit(9);
+        if (c->done == all) *sent += all;
+        if (c->done == all && die) _exit(9);
       } else if (r < 0 && errno != EAGAIN && errno != EINTR) {
         c->complete = false; /* it will not hear back; it keeps its own values for this part */
       }
     }
   }
+  for (int i = 0; i < n; i++) free(frame[i]);
 }
 
 /* This peer's own part: gather, average, send back. Returns the part's weight and mask. */

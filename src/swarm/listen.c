@@ -226,6 +226,8 @@ static void advance(tern_swarm *sw, pending *p) {
   if (!p->hs_done) {
     if (net_handshake_step(&p->hs, &p->hs_done, &err) != TERN_OK) return refuse(sw, p, err.msg);
     if (!p->hs_done) return;
+    if (swarm_seal_begin(sw, p->hs.fd, p->hs.theirs.nonce, p->hs.mine.nonce, false, &err) != TERN_OK)
+      return refuse(sw, p, err.msg);
   }
   while (p->hdr_done < SWARM_HDR_LEN) {
     ssize_t r = read(p->hs.fd, p->hdr + p->hdr_done, SWARM_HDR_LEN - p->hdr_done);
@@ -242,14 +244,17 @@ static void advance(tern_swarm *sw, pending *p) {
       if (t != SWARM_JOIN && t != SWARM_PART && t != SWARM_STATE_REQ && t != SWARM_LEAVE &&
           t != SWARM_HELLO && t != SWARM_RESULT_REQ && t != SWARM_ROUND_REQ)
         return refuse(sw, p, "a first message that no peer sends first");
+      swarm_seal_expect(p->hs.fd, p->hdr);
+      size_t need = p->h.len + swarm_seal_overhead(p->hs.fd);
       bool control = p->h.type != SWARM_PART;
-      if (control && p->h.len > 0 && !(p->payload = malloc(p->h.len)))
+      if (control && need > 0 && !(p->payload = malloc(need)))
         return refuse(sw, p, "out of memory");
     }
   }
   if (p->h.type == SWARM_PART) return dispatch(sw, p); /* the reducer reads the data */
-  while (p->payload_done < p->h.len) {
-    ssize_t r = read(p->hs.fd, p->payload + p->payload_done, p->h.len - p->payload_done);
+  size_t tag = swarm_seal_overhead(p->hs.fd), need = p->h.len + tag;
+  while (p->payload_done < need) {
+    ssize_t r = read(p->hs.fd, p->payload + p->payload_done, need - p->payload_done);
     if (r == 0) return refuse(sw, p, "closed in the middle of a message");
     if (r < 0) {
       if (errno == EAGAIN || errno == EINTR) return;
@@ -257,6 +262,9 @@ static void advance(tern_swarm *sw, pending *p) {
     }
     p->payload_done += (size_t)r;
   }
+  if (tag && swarm_seal_open(p->hs.fd, p->payload, p->h.len, p->payload + p->h.len, p->hs.from,
+                             &err) != TERN_OK)
+    return refuse(sw, p, err.msg);
   dispatch(sw, p);
 }
 

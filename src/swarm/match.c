@@ -218,7 +218,7 @@ static bool closed_at(tern_swarm *sw, const swarm_member *m, uint32_t round) {
               swarm_send(fd, &h, NULL, deadline, m->host, &err) == TERN_OK &&
               swarm_recv_hdr(fd, &h, deadline, m->host, &err) == TERN_OK &&
               h.type == SWARM_REJECT && h.len == sizeof why &&
-              net_read_all(fd, why, sizeof why, deadline, m->host, &err) == TERN_OK &&
+              swarm_recv_payload(fd, why, sizeof why, deadline, m->host, &err) == TERN_OK &&
               why[0] == SWARM_REJECT_LATE;
   if (fd >= 0) close(fd);
   if (late) catch_up_to(sw, core_get32(why + 1));
@@ -364,7 +364,7 @@ static follow_end follow(tern_swarm *sw, seen *s, swarm_member leader, uint64_t 
     if (rc == TERN_OK) rc = swarm_recv_hdr(fd, &h, deadline_ns, what, &err);
     if (rc == TERN_OK && h.len > 0) {
       payload = malloc(h.len);
-      rc = payload ? net_read_all(fd, payload, h.len, deadline_ns, what, &err) : TERN_ERR_NOMEM;
+      rc = payload ? swarm_recv_payload(fd, payload, h.len, deadline_ns, what, &err) : TERN_ERR_NOMEM;
     }
     if (fd >= 0) close(fd);
     if (!dialed || rc == TERN_ERR_PEER_LOST) { /* unreachable, or closed on us unanswered */

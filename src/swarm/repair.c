@@ -96,7 +96,7 @@ static int ask(tern_swarm *sw, const swarm_member *m, int me, int part, uint64_t
   if (rc == TERN_OK && h.type == SWARM_PENDING) verdict = -1;
   if (rc == TERN_OK && h.type == SWARM_RESULT && h.len == 16 + 4 * (uint64_t)len &&
       h.part == part && h.tag == tag && (buf = malloc(h.len)) &&
-      net_read_all(fd, buf, h.len, deadline, what, &err) == TERN_OK) {
+      swarm_recv_payload(fd, buf, h.len, deadline, what, &err) == TERN_OK) {
     *W = core_get_f64(buf);
     *mask = core_get64(buf + 8);
     if (*W > 0 && *mask >> me & 1) {

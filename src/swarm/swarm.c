@@ -4,6 +4,7 @@
 #include "swarm/swarm.h"
 
 #include "compress/compress.h"
+#include "core/bytes.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -160,12 +161,15 @@ static tern_status fetch_from(tern_swarm *sw, const char *addr, float *values, s
     rc = core_err_set(err, TERN_ERR_PEER_LOST, "%s has no state of %zu values (it sent a %s of "
                       "%llu bytes)", addr, count, swarm_type_name(h.type),
                       (unsigned long long)h.len);
-  uint64_t n = 0;
-  if (rc == TERN_OK) rc = net_read_all(fd, &n, 8, deadline, addr, err);
+  uint8_t *payload = rc == TERN_OK ? malloc(h.len) : NULL;
+  if (rc == TERN_OK && !payload) rc = core_err_set(err, TERN_ERR_NOMEM, "a state of %zu values", count);
+  if (rc == TERN_OK) rc = swarm_recv_payload(fd, payload, h.len, deadline, addr, err);
+  uint64_t n = rc == TERN_OK ? core_get64(payload) : 0;
   if (rc == TERN_OK && n != count)
     rc = core_err_set(err, TERN_ERR_PROTOCOL, "%s sent %llu values for %zu", addr,
                       (unsigned long long)n, count);
-  if (rc == TERN_OK) rc = net_read_all(fd, values, 4 * count, deadline, addr, err);
+  if (rc == TERN_OK) memcpy(values, payload + 8, 4 * count); /* little-endian, as listen.c sends */
+  free(payload);
   if (rc == TERN_OK && !swarm_values_finite(values, count))
     rc = core_err_set(err, TERN_ERR_PROTOCOL, "%s sent a state with non-finite values: refused",
                       addr);

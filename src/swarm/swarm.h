@@ -253,6 +253,26 @@ tern_status swarm_send(int fd, const swarm_hdr *h, const void *payload, uint64_t
                        const char *what, core_err *err);
 tern_status swarm_recv_hdr(int fd, swarm_hdr *h, uint64_t deadline_ns, const char *what,
                            core_err *err);
+/* Reads the payload (h.len bytes) of the header just received, and on a keyed connection its
+ * tag, which must verify (TERN_ERR_AUTH). Every payload is read with it, never with a plain read. */
+tern_status swarm_recv_payload(int fd, void *buf, size_t len, uint64_t deadline_ns,
+                               const char *what, core_err *err);
+
+/* seal.c: per-message AEAD on keyed connections (see the top of seal.c). */
+#define SWARM_SEAL_TAG 16 /* crypto_aead_chacha20poly1305_ietf_ABYTES */
+/* After a handshake on fd: keyed, its session from both nonces; unkeyed, no seal. */
+tern_status swarm_seal_begin(const tern_swarm *sw, int fd, const uint8_t dialer_nonce[32],
+                             const uint8_t acceptor_nonce[32], bool dialer, core_err *err);
+/* SWARM_SEAL_TAG on a sealed connection, else 0: the bytes that follow a payload. */
+size_t swarm_seal_overhead(int fd);
+/* The whole message as sent on fd (header, payload sealed or not, tag), in *frame (malloc). */
+tern_status swarm_seal_frame(int fd, const swarm_hdr *h, const void *payload, uint8_t **frame,
+                             size_t *len, core_err *err);
+/* The header (wire form) of the message about to be read on fd: the additional data. */
+void swarm_seal_expect(int fd, const uint8_t hdr[SWARM_HDR_LEN]);
+/* Checks tag and decrypts buf (len bytes, in place) on fd, else TERN_ERR_AUTH naming from. */
+tern_status swarm_seal_open(int fd, uint8_t *buf, size_t len, const uint8_t tag[SWARM_SEAL_TAG],
+                            const char *from, core_err *err);
 
 /* match.c: the DHT key of this peer's group in a round (a line of the grid). */
 void swarm_group_key(const tern_swarm *sw, uint32_t round, uint8_t out[32]);

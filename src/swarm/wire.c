@@ -1,12 +1,15 @@
 /* wire.c: the swarm's messages after tern's handshake: a 40-byte header (swarm.h) and a payload
  * whose length is bounded per type before anything is allocated, plus the helpers that dial a
- * member and move one message.
+ * member and move one message. On a keyed swarm every message is sealed (seal.c): a 16-byte
+ * tag follows its payload.
  */
 #include "swarm/swarm.h"
 
 #include "core/bytes.h"
 
 #include <math.h>
+#include <sodium.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -111,8 +114,11 @@ tern_status swarm_dial(tern_swarm *sw, const swarm_member *m, uint64_t deadline_
   if (rc != TERN_OK) return rc;
   net_hello mine = {.role = NET_ROLE_SWARM, .rank = -1, .size = 0, .stream = 0, .nstreams = 1};
   memcpy(mine.run_id, sw->run_id, 16);
-  net_hello theirs;
-  rc = net_handshake_run(*fd, &mine, &theirs, sw->keyed ? sw->key : NULL, deadline_ns, err);
+  net_handshake hs;
+  net_handshake_start(&hs, *fd, &mine, sw->keyed ? sw->key : NULL);
+  rc = net_handshake_finish(&hs, deadline_ns, err);
+  if (rc == TERN_OK) rc = swarm_seal_begin(sw, *fd, hs.mine.nonce, hs.theirs.nonce, true, err);
+  sodium_memzero(&hs, sizeof hs);
   if (rc != TERN_OK) {
     close(*fd);
     *fd = -1;
@@ -122,6 +128,14 @@ tern_status swarm_dial(tern_swarm *sw, const swarm_member *m, uint64_t deadline_
 
 tern_status swarm_send(int fd, const swarm_hdr *h, const void *payload, uint64_t deadline_ns,
                        const char *what, core_err *err) {
+  if (swarm_seal_overhead(fd)) { /* keyed: seal.c */
+    uint8_t *frame;
+    size_t len;
+    tern_status rc = swarm_seal_frame(fd, h, payload, &frame, &len, err);
+    if (rc == TERN_OK) rc = net_write_all(fd, frame, len, deadline_ns, what, err);
+    free(frame);
+    return rc;
+  }
   uint8_t buf[SWARM_HDR_LEN];
   swarm_hdr_encode(h, buf);
   tern_status rc = net_write_all(fd, buf, sizeof buf, deadline_ns, what, err);
@@ -133,5 +147,18 @@ tern_status swarm_recv_hdr(int fd, swarm_hdr *h, uint64_t deadline_ns, const cha
                            core_err *err) {
   uint8_t buf[SWARM_HDR_LEN];
   tern_status rc = net_read_all(fd, buf, sizeof buf, deadline_ns, what, err);
-  return rc == TERN_OK ? swarm_hdr_decode(buf, h, what, err) : rc;
+  if (rc == TERN_OK) rc = swarm_hdr_decode(buf, h, what, err);
+  if (rc != TERN_OK || !swarm_seal_overhead(fd)) return rc;
+  swarm_seal_expect(fd, buf);
+  /* an empty message is checked now; one with a payload once swarm_recv_payload has it */
+  return h->len == 0 ? swarm_recv_payload(fd, NULL, 0, deadline_ns, what, err) : TERN_OK;
+}
+
+tern_status swarm_recv_payload(int fd, void *buf, size_t len, uint64_t deadline_ns,
+                               const char *what, core_err *err) {
+  tern_status rc = len ? net_read_all(fd, buf, len, deadline_ns, what, err) : TERN_OK;
+  if (rc != TERN_OK || !swarm_seal_overhead(fd)) return rc;
+  uint8_t tag[SWARM_SEAL_TAG];
+  rc = net_read_all(fd, tag, sizeof tag, deadline_ns, what, err);
+  return rc == TERN_OK ? swarm_seal_open(fd, buf, len, tag, what, err) : rc;
 }

@@ -20,12 +20,7 @@ for i in 0 1 2 3; do wait "$(eval echo \$PID_p$i)" || fail "p$i exited with an e
 wait $FPID || fail "the flooder failed: $(cat "$WORK/flood.out")"
 made=$(sed -n 's/^flood: 6000 records, \([0-9]*\) of 2000 connections made$/\1/p' "$WORK/flood.out")
 [ -n "$made" ] && [ "$made" -ge 1000 ] || fail "the flooder did not flood: $(cat "$WORK/flood.out")"
-for i in 0 1 2 3; do
-  [ "$(grep -c '^round .* group 4 failed 0 parts 4/4' "$WORK/p$i.out")" -eq 6 ] ||
-    fail "p$i was not in a full group every round"
-  grep -q '^final weight 1 mean .* values 15 16 17 18$' "$WORK/p$i.out" ||
-    fail "p$i does not hold the average: $(grep final "$WORK/p$i.out")"
-done
+expect_full 6 4 '^final weight 1 mean .* values 15 16 17 18$' p0 p1 p2 p3
 lines=$(wc -l <"$WORK/p0.err")
 refused=$(grep -c 'swarm: refused' "$WORK/p0.err")
 summed=$(sed -n 's/.*in the last second, \([0-9]*\) more refusals not logged one by one and \([0-9]*\) connections closed unread.*/\1 \2/p' \

@@ -23,12 +23,7 @@ PIDS+=($FPID)
 for i in 0 1 2 3; do wait "$(eval echo \$PID_p$i)" || fail "p$i exited with an error"; done
 wait $FPID || fail "the forger failed: $(cat "$WORK/forge.out")"
 grep -q "forged records" "$WORK/forge.out" || fail "the forger did nothing"
-for i in 0 1 2 3; do
-  [ "$(grep -c '^round .* group 4 failed 0 parts 4/4' "$WORK/p$i.out")" -eq 6 ] ||
-    fail "p$i was not in a full group every round"
-  grep -q '^final weight 1 mean .* values 15 16 17 18$' "$WORK/p$i.out" ||
-    fail "p$i does not hold the average: $(grep final "$WORK/p$i.out")"
-done
+expect_full 6 4 '^final weight 1 mean .* values 15 16 17 18$' p0 p1 p2 p3
 refused=$(grep -c 'swarm: refused' "$WORK/p0.err")
 [ "$refused" -ge 7 ] || fail "p0 logged $refused refusals, expected 7 hostile connections"
 ignored=$(cat "$WORK"/p*.err | grep -c 'ignored a DHT record\|ignored a .*-byte DHT value')

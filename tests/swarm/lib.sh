@@ -59,3 +59,15 @@ grid_average() {
   for i in $(seq 0 $(($1 - 1))); do echo "$(grid_value "$i") $(grid_weight "$i")"; done |
     awk '{ s += $1 * $2; w += $2 } END { printf "%.9g %.9g\n", s / w, w }'
 }
+
+# expect_full ROUNDS GROUP FINAL PEER...: each PEER was in a full group of GROUP with nobody
+# dropped in all ROUNDS rounds, and its final line matches the regular expression FINAL.
+expect_full() {
+  local rounds=$1 group=$2 final=$3 p
+  shift 3
+  for p in "$@"; do
+    [ "$(grep -c "^round .* group $group failed 0 parts $group/$group" "$WORK/$p.out")" -eq "$rounds" ] ||
+      fail "$p was not in a full group every round"
+    grep -q "$final" "$WORK/$p.out" || fail "$p does not hold the average: $(grep final "$WORK/$p.out")"
+  done
+}
