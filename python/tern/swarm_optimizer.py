@@ -20,8 +20,8 @@ swarm behaves as one optimizer with a batch of the swarm's samples. Progress tra
 rounds themselves, not through the DHT: the round's report gives the group's total weight
 (weight_after x group_size, the samples of all members), and each peer's share of it sets how
 many samples this peer contributes to the next epoch (share x target_batch_size), the way
-hivemind extrapolates each peer's throughput; before the first round a peer assumes
-1 / expected_peers. A peer whose share is reached enters the round and waits there (up to
+hivemind extrapolates each peer's throughput; before the first round with others a peer
+assumes 1 / expected_peers (a round alone changes nothing of it). A peer whose share is reached enters the round and waits there (up to
 match_timeout) for the others, so the epochs of the swarm stay together.
 
 diloco (Douillard et al., 2023, "DiLoCo"; Moshpit SGD's local updates): step() runs the wrapped
@@ -98,6 +98,10 @@ class Optimizer:
                     v.zero_()
                 elif isinstance(v, (int, float)):
                     st[k] = type(v)(0)
+
+    def outer_params(self):
+        """DiLoCo: the outer (the swarm's) parameters, which the inner steps start from."""
+        return self._outer_params
 
     def _optimizers(self):
         return [self.opt] + ([self.outer] if self.mode == "diloco" else [])
@@ -196,7 +200,8 @@ class Optimizer:
                     b.mul_(self.samples)
             raise
         total = rep["weight_after"] * rep["group_size"]
-        self.share = min(1.0, self.samples / total)
+        if rep["group_size"] > 1:  # alone, a peer learns nothing of the swarm's pace
+            self.share = min(1.0, self.samples / total)
         with torch.no_grad():
             for b, p in zip(self._buf, self.params):
                 p.grad = b.to(p.dtype).clone()
