@@ -1,15 +1,18 @@
 """_lib.py: finds libtern.so and declares the C functions tern's Python binding calls.
 
-Where it looks, in order: the file named by TERN_LIBRARY; the build tree this package sits in
+Where it looks, in order: the file named by TERN_LIBRARY; the copy bundled in this package (a
+wheel from `pip install ./python` built where it found one); the build tree this package sits in
 (python/tern/ -> build/libtern.so, for a checkout); the install this package sits in
-(<prefix>/lib/python3.X/dist-packages/tern/ -> <prefix>/lib/libtern.so.0); then the system's
-loader path (libtern.so.0, as after `make install` to /usr/local). The first that loads wins.
+(<prefix>/lib/python3.X/dist-packages/tern/ -> <prefix>/lib/libtern.so.0); the libdir pkg-config
+gives for tern (tern.pc, PKG_CONFIG_PATH); then the system's loader path (libtern.so.0, as after
+`make install` to /usr/local). The first that loads wins.
 ctypes releases the GIL around every call, so a rank blocked in tern never stalls other Python
 threads.
 """
 
 import ctypes
 import os
+import subprocess
 
 _here = os.path.dirname(os.path.abspath(__file__))
 
@@ -19,10 +22,20 @@ def _candidates():
     if env:
         return [env]
     return [
+        os.path.join(_here, "libtern.so.0"),
         os.path.join(_here, "..", "..", "build", "libtern.so"),
         os.path.join(_here, "..", "..", "..", "libtern.so.0"),
-        "libtern.so.0",
-    ]
+    ] + _pkg_config() + ["libtern.so.0"]
+
+
+def _pkg_config():
+    try:
+        out = subprocess.run(["pkg-config", "--variable=libdir", "tern"], capture_output=True,
+                             text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    libdir = out.stdout.strip()
+    return [os.path.join(libdir, "libtern.so.0")] if out.returncode == 0 and libdir else []
 
 
 def _load():

@@ -232,7 +232,11 @@ class ProcessGroupTern(dist.ProcessGroup):
         return Work(reqs, output_tensors, finish)
 
     def allgather_coalesced(self, output_lists, input_list, opts=None):
-        return self.allgather(output_lists, input_list, opts)
+        """output_lists[r][j] gets rank r's input_list[j]: one all_gather per input."""
+        if len(output_lists) != self.comm.size:
+            raise ValueError(f"tern: all_gather_coalesced: want {self.comm.size} output lists")
+        per_input = [[outs[j] for outs in output_lists] for j in range(len(input_list))]
+        return self.allgather(per_input, input_list, opts)
 
     def gather(self, output_tensors, input_tensors, opts=None):
         """Every rank sends to the root, which receives from each: tern's point to point."""
@@ -322,8 +326,12 @@ class ProcessGroupTern(dist.ProcessGroup):
                     source=src)
 
     def recv_anysource(self, tensors, tag=0):
-        raise NotImplementedError("tern: recv without a source: tern matches every receive to "
-                                  "one peer (docs/PYTORCH.md); pass src=")
+        """Of two ranks, the source can only be the other; beyond, tern has no wildcard
+        receive (each receive is matched to one peer)."""
+        if self.comm.size == 2:
+            return self.recv(tensors, 1 - self.comm.rank, tag)
+        raise NotImplementedError("tern: recv without a source on more than 2 ranks: tern "
+                                  "matches every receive to one peer (docs/PYTORCH.md); pass src=")
 
     def barrier(self, opts=None):
         return Work([self.comm.ibarrier()], [])
