@@ -225,8 +225,9 @@ typedef struct tern_swarm_average_options {
                             last; 0: no last round */
   double clip;           /* > 0: robust aggregation, CenteredClip with radius clip (the L2 norm of
                             a member's part minus the centre, per part): each member counts once,
-                            whatever its weight, and moves a part by at most clip / (members - 1)
-                            past the honest members' centre. 0: the exact weighted mean */
+                            whatever its weight; when the honest members lie within clip of the
+                            centre, one member moves a part by at most clip / (members - 1).
+                            0: the exact weighted mean (docs/SWARM.md, "Security") */
 } tern_swarm_average_options;
 
 #define TERN_SWARM_MAX_FAILED 16

@@ -105,9 +105,9 @@ typedef struct swarm_conn {
 /* limit.c: the listener's limits per source address (the listener thread's alone). */
 #define SWARM_LIMIT_SOURCES 64
 #define SWARM_LIMIT_HOST 48
-#define SWARM_CONN_RATE 500          /* connections a second from one address, and the burst */
+#define SWARM_CONN_RATE 2000         /* connections a second from one address, and the burst */
 #define SWARM_REFUSALS_MAX 20        /* refusals in a second before an address is blocked */
-#define SWARM_PENDING_PER_SOURCE 16  /* handshakes in progress from one address */
+#define SWARM_PENDING_PER_SOURCE 32  /* handshakes in progress from one address */
 #define SWARM_LOG_LINES 10           /* refusal lines a second; the rest are counted */
 typedef struct swarm_source {
   bool used;
