@@ -4,6 +4,7 @@
 #define TERN_TOOLS_CMD_H
 
 int cmd_run(int argc, char **argv);
+int cmd_store(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 int cmd_sim_coll(int argc, char **argv);

@@ -11,7 +11,8 @@ static const struct {
   int (*run)(int, char **);
   const char *summary;
 } commands[] = {
-    {"run", cmd_run, "run -n N -- PROG ARGS: start N ranks of PROG on this host"},
+    {"run", cmd_run, "run -n N [--nnodes M --node-rank K --master H:P] -- PROG ARGS: start ranks"},
+    {"store", cmd_store, "store --listen H:P -n N: serve the rendezvous store (TERN_STORE)"},
     {"bench", cmd_bench, "bench COLL [-b -e -f -n -w -c -d -o -a -r]: time a collective"},
     {"tune", cmd_tune, "tune [--budget S] [--ns 2,4] [-o FILE]: measure, fit, write the tuning file"},
     {"sim", cmd_sim, "sim WHAT ...: the simulators"},
