@@ -14,8 +14,10 @@
  * HOST:PORT; host K's local rank r is rank K N + r of M N, and MASTER_PORT is PORT + 1. Node 0
  * stops the store only when every rank of every host has left (or the deadline, TERN_TIMEOUT).
  * A rank that dies on another host is seen by the store when its connection drops, and the
- * others' ranks fail on the store's notice, so each host's tern run ends its own. Each child runs in a process group of its own, so a Ctrl-C at the terminal
- * reaches tern run alone and is forwarded once (SIGINT and SIGTERM are); the group also lets
+ * others' ranks fail on the store's notice, so each host's tern run ends its own.
+ *
+ * Each child runs in a process group of its own, so a Ctrl-C at the terminal reaches tern run
+ * alone and is forwarded once (SIGINT and SIGTERM are); the group also lets
  * the ending signals reach whatever a rank started itself.
  *
  * It binds rank r to the r-th of the CPUs it may run on, counted round (--bind none turns that
