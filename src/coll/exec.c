@@ -65,6 +65,7 @@ void coll_args_place(const tern_comm *c, coll_args *a) {
   a->ppn = c->ppn;
   a->dealt = c->dealt;
   a->shared_memory = !c->any_tcp;
+  a->unchecked_root = core_config_get()->unchecked_roots;
 }
 
 static tern_status build(tern_comm *c, tern_request *r, size_t esize, const coll_sched **out) {
