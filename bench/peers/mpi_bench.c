@@ -1,5 +1,6 @@
 /* mpi_bench.c: the MPI side of bench/peers: allreduce, reduce_scatter, allgather and broadcast
- * timed by the method every tool of bench/peers uses (tern's `tern bench -T -R -a 3`, gloo.py):
+ * timed by the method every tool of bench/peers uses (`tern bench --target-ms --repeats -a 3`,
+ * gloo.py):
  *
  *   per size: one checked call on known inputs (every element compared), w warm-up calls, then
  *   timed batches of 1, 4, 16, ... calls after a barrier until one lasts T/5 ms; its time per

@@ -130,12 +130,12 @@ run_tern() {
     out=$results/raw/r$round-tern-$tr-n$n-$c.txt
     mode=0 col=6
     [ "$c" = broadcast ] && mode=2 col=10
-    echo "TERN_TRANSPORT=$tr tern run -n $n -- tern bench $c -s $list -T $T -R $R -w 5 -a 3 -c 1 -i $mode" \
+    echo "TERN_TRANSPORT=$tr tern run -n $n -- tern bench $c -s $list --target-ms $T --repeats $R -w 5 -a 3 -c 1 --inplace $mode" \
       >>"$results/runs.log"
     # the built-in selector, whatever tuning file this user may have (tern tune comes last)
     probed "$round" tern "$tr" "$n" "$c" "$out" env -u TERN_TUNING XDG_CACHE_HOME="$results/no-cache" TERN_TRANSPORT="$tr" \
       "$build/tern" run -n "$n" -- \
-      "$build/tern" bench "$c" -s "$list" -T "$T" -R "$R" -w 5 -a 3 -c 1 -i "$mode"
+      "$build/tern" bench "$c" -s "$list" --target-ms "$T" --repeats "$R" -w 5 -a 3 -c 1 --inplace "$mode"
     awk -v c="$c" -v t="$col" '$1 ~ /^[0-9]+$/ && NF >= 13 { print c, $1, 0, $t, $(t + 2), $(t + 3) }' \
       "$out" >"$out.lines"
     record "$round" tern "$tr" "$n" "$out.lines"

@@ -66,9 +66,12 @@ static bool args_valid(const coll_args *a) {
  * a message behind that the next call misreads; ranks that wait on each other waited for the
  * deadline. With it, some pair of neighbours on the ring of ranks disagrees whenever any ranks
  * do, and the later one is told in this call, at every size (docs/API.md). The steps open the
- * first phase, beside the algorithm's own first steps, so a root's data does not wait for them. */
+ * first phase, beside the algorithm's own first steps, so a root's data does not wait for them.
+ * It costs a root a wait for its neighbour (docs/PERFORMANCE.md); TERN_CHECK_ROOTS=0 leaves it
+ * out, as MPI and NCCL do (the closed forms of select.c still count it: the same o for every
+ * algorithm). */
 static void check_root(coll_sched *s, const coll_args *a) {
-  if (a->kind != COLL_BROADCAST && a->kind != COLL_REDUCE) return;
+  if ((a->kind != COLL_BROADCAST && a->kind != COLL_REDUCE) || a->unchecked_root) return;
   coll_sched_send(s, (a->rank + 1) % a->size, COLL_BUF_RECV, 0, 0);
   coll_sched_recv(s, (a->rank + a->size - 1) % a->size, COLL_BUF_RECV, 0, 0);
 }

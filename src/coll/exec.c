@@ -67,6 +67,7 @@ void coll_args_place(const tern_comm *c, coll_args *a) {
   a->hosts = coll_engine_hosts(c);
   a->dealt = c->dealt;
   a->shared_memory = !c->any_tcp;
+  a->unchecked_root = core_config_get()->unchecked_roots;
 }
 
 /* TERN_ALGO: an algorithm, or hier with the algorithm of its inter-host level, "hier:rhd"

@@ -118,6 +118,7 @@ typedef struct coll_args {
   bool inplace;     /* the in-place form of the call (see the table above) */
   bool shared_memory; /* every peer is reached through shared memory (where the allreduce of two
                          ranks goes in pieces: COLL_PAIR_PIECE) */
+  bool unchecked_root; /* broadcast and reduce without build.c's root check (TERN_CHECK_ROOTS=0) */
   int dealt;        /* rank r runs on CPU r mod dealt of one host, whose ranks outnumber its
                        CPUs (tern run's binding); 0 when not. Trees spread their inner members
                        over those CPUs (tree.c) */

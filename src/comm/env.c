@@ -200,12 +200,22 @@ static tern_status find_store(comm_env *env, int which, core_err *err) {
                       launchers[which].name, env->rank, env->size);
 }
 
-tern_status comm_env_read(comm_env *env, core_err *err) {
-  memset(env, 0, sizeof *env);
-  env->local_rank = -1;
+/* The first launcher whose rank variable is set; CORE_ARRAY_LEN(launchers) when none is. */
+static int launcher_found(void) {
   int which = 0;
   while (which < (int)CORE_ARRAY_LEN(launchers) && get(launchers[which].rank) == NULL)
     which++;
+  return which;
+}
+
+bool comm_env_launched(void) {
+  return launcher_found() < (int)CORE_ARRAY_LEN(launchers);
+}
+
+tern_status comm_env_read(comm_env *env, core_err *err) {
+  memset(env, 0, sizeof *env);
+  env->local_rank = -1;
+  int which = launcher_found();
   if (which == (int)CORE_ARRAY_LEN(launchers))
     return core_err_set(err, TERN_ERR_INVALID_ARG,
                         "no rank in the environment: start the program with `tern run -n N -- "

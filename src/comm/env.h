@@ -22,6 +22,8 @@ typedef struct comm_env {
  * neither TERN_STORE nor MASTER_ADDR and MASTER_PORT give the store and the ranks are not all on
  * this host, TERN_ERR_INVALID_ARG says which variables to set. */
 tern_status comm_env_read(comm_env *env, core_err *err);
+/* Whether any launcher's rank variable is set (a program alone has none). */
+bool comm_env_launched(void);
 
 /* The port a job with this launcher job id serves its store at on one host: a hash into
  * COMM_ENV_PORT_BASE .. + COMM_ENV_PORT_SPAN, below Linux's ephemeral range (32768-60999 by

@@ -108,6 +108,9 @@ const char *store_server_addr(const store_server *s);
 void store_server_report_lost(store_server *s, int rank, const char *why);
 /* Waits until every rank that connected has said BYE or is gone, or until timeout_s passes. */
 tern_status store_server_wait_all_left(store_server *s, double timeout_s, core_err *err);
+/* Whether the job is over, waiting for it at most wait_ms: every rank has connected and left,
+ * or a rank was lost and every other has left (`tern store` serves until then). */
+bool store_server_job_over(store_server *s, int wait_ms);
 /* Stops the thread, closes every connection, frees s. NULL is accepted. */
 void store_server_stop(store_server *s);
 

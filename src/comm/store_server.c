@@ -95,6 +95,8 @@ struct store_server {
   int norder;
   int *live; /* per rank: connections open that have not said BYE */
   int live_total;
+  bool *joined; /* per rank: it has connected once */
+  int njoined;
 };
 
 static void wake(store_server *s) {
@@ -192,6 +194,7 @@ static void set_live(store_server *s, int rank, int delta) {
   pthread_mutex_lock(&s->lock);
   s->live[rank] += delta;
   s->live_total += delta;
+  if (delta > 0 && !s->joined[rank]) s->joined[rank] = true, s->njoined++;
   pthread_cond_broadcast(&s->changed);
   pthread_mutex_unlock(&s->lock);
 }
@@ -559,6 +562,7 @@ static void destroy(store_server *s) {
   free(s->lost);
   free(s->order);
   free(s->live);
+  free(s->joined);
   free(s->clients);
   free(s->pfds);
   store_table_free(s->table);
@@ -603,12 +607,13 @@ static store_server *create(int world_size, const uint8_t run_id[16], const uint
   s->lost = calloc(n, sizeof *s->lost);
   s->order = calloc(n, sizeof *s->order);
   s->live = calloc(n, sizeof *s->live);
+  s->joined = calloc(n, sizeof *s->joined);
   s->drop_at = calloc(n, sizeof *s->drop_at);
   s->drop_why = calloc(n, sizeof *s->drop_why);
   s->clients = calloc(s->max_clients, sizeof *s->clients);
   s->pfds = calloc(s->max_clients + 2, sizeof *s->pfds);
   s->table = store_table_new();
-  if (s->lost && s->order && s->live && s->drop_at && s->drop_why && s->clients && s->pfds &&
+  if (s->lost && s->order && s->live && s->joined && s->drop_at && s->drop_why && s->clients && s->pfds &&
       s->table)
     return s;
   destroy(s);
@@ -673,6 +678,18 @@ tern_status store_server_wait_all_left(store_server *s, double timeout_s, core_e
   }
   pthread_mutex_unlock(&s->lock);
   return rc;
+}
+
+bool store_server_job_over(store_server *s, int wait_ms) {
+  uint64_t deadline = core_deadline_after(wait_ms / 1000.0);
+  struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000u),
+                        .tv_nsec = (long)(deadline % 1000000000u)};
+  pthread_mutex_lock(&s->lock);
+  bool over;
+  while (!(over = s->live_total == 0 && (s->njoined == s->world_size || s->norder > 0)))
+    if (pthread_cond_timedwait(&s->changed, &s->lock, &ts) == ETIMEDOUT) break;
+  pthread_mutex_unlock(&s->lock);
+  return over;
 }
 
 void store_server_stop(store_server *s) {

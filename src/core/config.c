@@ -124,6 +124,11 @@ static void load(void) {
     if (core_parse_int(v, 0, 1, &cma)) core_config_now.shm_cma = (int)cma;
     else complain("%s='%s' is not 0 or 1", "TERN_SHM_CMA", v);
   }
+  long check;
+  if ((v = getenv("TERN_CHECK_ROOTS")) && *v) {
+    if (core_parse_int(v, 0, 1, &check)) core_config_now.unchecked_roots = check == 0;
+    else complain("%s='%s' is not 0 or 1", "TERN_CHECK_ROOTS", v);
+  }
   long cpus;
   if ((v = getenv("TERN_HOST_CPUS")) && *v) {
     if (core_parse_int(v, 1, 1 << 20, &cpus)) core_config_now.host_cpus = (int)cpus;

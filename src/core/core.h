@@ -91,6 +91,8 @@ typedef struct core_config {
   int host_cpus;             /* TERN_HOST_CPUS: CPUs the ranks of this host share (0: own mask) */
   int shm_cma;              /* TERN_SHM_CMA: 1 single copy, 0 rings only, -1 (unset): single copy,
                              * from 1 MiB a message on an oversubscribed host */
+  bool unchecked_roots;     /* TERN_CHECK_ROOTS=0: broadcast and reduce without the root check
+                             * (coll/build.c), as MPI and NCCL run them */
   char config_error[256];   /* a variable that could not be parsed, "" when all were fine */
 } core_config;
 

@@ -13,7 +13,7 @@ trap 'rm -f "$out"' EXIT
 # algo HOSTS: the algorithm every rank names for the 4 MiB broadcast (one line per rank)
 algo() {
   TERN_HOSTS=$1 TERN_TRANSPORT=tcp TERN_DEBUG=INFO TERN_TIMEOUT=60 timeout -k 5 120 \
-    taskset -c 0 "$tern" run -n 4 -- "$tern" bench broadcast -s 4M -n 1 -w 0 -c 1 -i 2 >"$out" 2>&1 ||
+    taskset -c 0 "$tern" run -n 4 -- "$tern" bench broadcast -s 4M -n 1 -w 0 -c 1 --inplace 2 >"$out" 2>&1 ||
     { echo "FAIL: TERN_HOSTS='$1' exited $?"; cat "$out"; exit 1; }
   grep -q '^# Out of bounds values : 0 OK' "$out" || { echo "FAIL: wrong elements"; cat "$out"; exit 1; }
   grep -oE 'broadcast #0: [0-9]+ elements of f32 \(sum\), [a-z]+ over' "$out" | awk '{print $(NF-1)}' | tr -d ,

@@ -149,6 +149,20 @@ case $case in
     run taskset -c 0,1 "$tern" run -n 5 --bind none -- sh -c "$where"
     expect_rc 0
     expect_count "on 0-1\$" 5 ;;
+  sets_torchrun_variables_and_tags_output)
+    # torchrun's variables beside TERN_*, MASTER_PORT apart from the store's; every line of a
+    # rank's stdout and stderr after its tag, a last line without a newline too
+    show='echo "RANK=$RANK LOCAL_RANK=$LOCAL_RANK WORLD_SIZE=$WORLD_SIZE LOCAL_WORLD_SIZE=$LOCAL_WORLD_SIZE GROUP_RANK=$GROUP_RANK MASTER_ADDR=$MASTER_ADDR"; echo "store=${TERN_STORE##*:} master=$MASTER_PORT"; echo oops >&2; printf tail'
+    run "$tern" run -n 3 --tag-output -- sh -c "$show"
+    expect_rc 0
+    for r in 0 1 2; do
+      expect_line "^\[1,$r\]<stdout>:RANK=$r LOCAL_RANK=$r WORLD_SIZE=3 LOCAL_WORLD_SIZE=3 GROUP_RANK=0 MASTER_ADDR=127.0.0.1\$"
+      expect_line "^\[1,$r\]<stderr>:oops\$"
+      expect_line "^\[1,$r\]<stdout>:tail\$"
+    done
+    ports=$(sed -n 's/.*store=\([0-9]*\) master=\([0-9]*\)$/\1 \2/p' "$out")
+    [ "$(echo "$ports" | awk '$1 != $2 && $2 != ""' | wc -l)" -eq 3 ] ||
+      fail "MASTER_PORT is the store's port, or unset: $ports" ;;
   *) echo "tern_run.sh: no case '$case'"; exit 2 ;;
 esac
 echo "ok $case (${secs:-?} s)"

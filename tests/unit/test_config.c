@@ -24,6 +24,7 @@ static void defaults(void **state) {
   assert_int_equal(c->log_level, CORE_LOG_WARN);
   assert_false(c->have_key);
   assert_int_equal(c->transport, CORE_TRANSPORT_AUTO);
+  assert_false(c->unchecked_roots);
   assert_string_equal(c->config_error, "");
 }
 
@@ -33,8 +34,11 @@ static void good_values(void **state) {
   setenv("TERN_DEBUG", "trace", 1);
   setenv("TERN_TRANSPORT", "tcp", 1);
   setenv("TERN_KEY", "sesame", 1);
+  setenv("TERN_CHECK_ROOTS", "0", 1);
   core_config_reload();
   const core_config *c = core_config_get();
+  assert_true(c->unchecked_roots);
+  unsetenv("TERN_CHECK_ROOTS");
   assert_true(c->timeout_s == 2.5);
   assert_int_equal(c->log_level, CORE_LOG_TRACE);
   assert_int_equal(c->transport, CORE_TRANSPORT_TCP);
@@ -60,7 +64,8 @@ static void bad_values_are_reported(void **state) {
   (void)state;
   const char *cases[][2] = {{"TERN_TIMEOUT", "soon"},  {"TERN_TIMEOUT", "-1"},
                             {"TERN_DEBUG", "LOUD"},    {"TERN_TRANSPORT", "ib"},
-                            {"TERN_TCP_STREAMS", "0"}, {"TERN_KEY_FILE", "/nonexistent/key"}};
+                            {"TERN_TCP_STREAMS", "0"}, {"TERN_KEY_FILE", "/nonexistent/key"},
+                            {"TERN_CHECK_ROOTS", "yes"}};
   for (size_t i = 0; i < CORE_ARRAY_LEN(cases); i++) {
     setenv(cases[i][0], cases[i][1], 1);
     core_config_reload();

@@ -253,6 +253,39 @@ static void trivial_cases(void **state) {
   coll_sched_free(&s);
 }
 
+/* Every rank of a broadcast or reduce, whatever the algorithm, opens its first phase by sending
+ * its successor an empty message and receiving one from its predecessor (build.c's root check);
+ * unchecked_root (TERN_CHECK_ROOTS=0) leaves both out and nothing else changes. */
+static void rooted_calls_check_their_root(void **state) {
+  (void)state;
+  coll_sched s, bare;
+  coll_sched_init(&s);
+  coll_sched_init(&bare);
+  long seen = 0;
+  for (int kind = COLL_BROADCAST; kind <= COLL_REDUCE; kind++)
+    for (int algo = 1; algo < COLL_NUM_ALGOS; algo++)
+      for (int n = 2; n <= 9; n++)
+        for (int r = 0; r < n; r++) {
+          coll_args a = args(kind, n, r, 1000);
+          if (!buildable(&a, algo)) continue;
+          assert_int_equal(coll_build(&s, &a, algo), TERN_OK);
+          a.unchecked_root = true;
+          assert_int_equal(coll_build(&bare, &a, algo), TERN_OK);
+          assert_true(s.len >= 2 && s.len == bare.len + 2);
+          assert_int_equal(s.steps[0].kind, COLL_STEP_SEND);
+          assert_int_equal(s.steps[0].peer, (r + 1) % n);
+          assert_int_equal(s.steps[1].kind, COLL_STEP_RECV);
+          assert_int_equal(s.steps[1].peer, (r + n - 1) % n);
+          assert_true(s.steps[0].count == 0 && s.steps[1].count == 0 && !s.steps[0].last);
+          for (size_t i = 0; i < bare.len; i++)
+            assert_int_equal(bare.steps[i].count, s.steps[i + 2].count);
+          seen++;
+        }
+  assert_true(seen > 100);
+  coll_sched_free(&s);
+  coll_sched_free(&bare);
+}
+
 /* ---- the schedule cache (cache.c) ---- */
 
 static void assert_same_sched(const coll_sched *x, const coll_sched *y) {
@@ -346,6 +379,7 @@ static void cache_keys_every_field(void **state) {
       {"inner", hi, hi, COLL_ALGO_HIER, COLL_ALGO_HIER},
       {"dealt", bc, bc, COLL_ALGO_TREE, COLL_ALGO_TREE},
       {"shared_memory", pair, pair, COLL_ALGO_RING, COLL_ALGO_RING},
+      {"unchecked_root", bc, bc, COLL_ALGO_TREE, COLL_ALGO_TREE},
   };
   v[0].other.count = 101;
   v[1].other.rank = 2;
@@ -358,6 +392,7 @@ static void cache_keys_every_field(void **state) {
   v[9].other.inner = COLL_ALGO_RHD;
   v[10].other.dealt = 2;
   v[11].other.shared_memory = true;
+  v[12].other.unchecked_root = true;
   for (size_t i = 0; i < CORE_ARRAY_LEN(v); i++) {
     coll_sched x, y;
     coll_sched_init(&x);
@@ -470,6 +505,7 @@ int main(void) {
       cmocka_unit_test(support_table),
       cmocka_unit_test(build_refuses_bad_args),
       cmocka_unit_test(trivial_cases),
+      cmocka_unit_test(rooted_calls_check_their_root),
       cmocka_unit_test(equal_schedules_of_different_algorithms),
       cmocka_unit_test(cache_keys_every_field),
       cmocka_unit_test(dealt_tree_spreads_its_work),

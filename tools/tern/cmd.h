@@ -3,7 +3,10 @@
 #ifndef TERN_TOOLS_CMD_H
 #define TERN_TOOLS_CMD_H
 
+#include <stdbool.h>
+
 int cmd_run(int argc, char **argv);
+int cmd_store(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 int cmd_sim_coll(int argc, char **argv);
@@ -23,7 +26,10 @@ typedef struct demo_swarm_options {
 } demo_swarm_options;
 int demo_swarm(const demo_swarm_options *o);
 
-/* Prints "tern SUB: message" to stderr and returns 2, the exit code for a usage error. */
+/* Prints "tern SUB: message" to stderr and returns 2, the exit code for a usage error; after
+ * cmd_usage_quiet(true) only returns 2 (ranks but one of a job that all parse one command line:
+ * the error is printed once). */
+void cmd_usage_quiet(bool quiet);
 int cmd_usage_error(const char *sub, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -11,8 +11,9 @@ static const struct {
   int (*run)(int, char **);
   const char *summary;
 } commands[] = {
-    {"run", cmd_run, "run -n N -- PROG ARGS: start N ranks of PROG on this host"},
-    {"bench", cmd_bench, "bench COLL [-b -e -f -n -w -c -d -o -a -r]: time a collective"},
+    {"run", cmd_run, "run -n N [--nnodes M --node-rank K --master H:P] -- PROG ARGS: start ranks"},
+    {"store", cmd_store, "store --listen H:P -n N: serve the rendezvous store (TERN_STORE)"},
+    {"bench", cmd_bench, "bench COLL [-b -e -f -i -n -w -c -d -o -a -r -z]: time a collective"},
     {"tune", cmd_tune, "tune [--budget S] [--ns 2,4] [-o FILE]: measure, fit, write the tuning file"},
     {"sim", cmd_sim, "sim WHAT ...: the simulators"},
     {"swarm", cmd_swarm, "swarm --listen H:P --run-id ID [--join H:P]...: a swarm averaging peer"},
@@ -20,7 +21,14 @@ static const struct {
     {"demo", cmd_demo, "demo [-n N] [--epochs E]: ranks train a model with tern, live"},
 };
 
+static bool usage_quiet;
+
+void cmd_usage_quiet(bool quiet) {
+  usage_quiet = quiet;
+}
+
 int cmd_usage_error(const char *sub, const char *fmt, ...) {
+  if (usage_quiet) return 2;
   va_list ap;
   va_start(ap, fmt);
   fprintf(stderr, "tern %s: ", sub);
