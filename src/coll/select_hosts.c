@@ -91,8 +91,7 @@ static double cost(const coll_args *a, coll_algo algo, coll_sched *scheds, size_
 }
 
 coll_algo coll_select_hosts(const coll_args *place, size_t elem_size, const coll_net_model *intra,
-                            const coll_net_model *inter, coll_sched *scratch, coll_algo *inner) {
-  (void)scratch;
+                            const coll_net_model *inter, coll_algo *inner) {
   coll_sched scheds[64];
   for (int j = 0; j < 64; j++)
     coll_sched_init(&scheds[j]);

@@ -128,8 +128,6 @@ static void test_runtime_selector_across_hosts(void **state) {
   int n = load(rows), cells = 0, hits = 0, held = 0, held_hits = 0;
   coll_net_model intra, inter;
   sweep_models(&intra, &inter);
-  coll_sched scratch;
-  coll_sched_init(&scratch);
   for (int i = 0; i < n; i++) {
     if (i > 0 && same_cell(&rows[i - 1], &rows[i])) continue;
     int end = i;
@@ -139,7 +137,7 @@ static void test_runtime_selector_across_hosts(void **state) {
     coll_algo inner = COLL_ALGO_RING, pick;
     coll_args place = {.kind = rows[i].kind, .size = rows[i].ranks, .count = rows[i].count,
                        .ppn = rows[i].rph};
-    pick = coll_select_hosts(&place, 4, &intra, &inter, &scratch, &inner);
+    pick = coll_select_hosts(&place, 4, &intra, &inter, &inner);
     double t = NAN;
     for (int j = i; j < end; j++)
       if (strcmp(rows[j].algo, label(pick, inner)) == 0) t = rows[j].time;
@@ -155,7 +153,6 @@ static void test_runtime_selector_across_hosts(void **state) {
           hits, cells, held_hits, held);
   /* 204 of 258 and 40 of 52 when written (docs/SCALE.md): a guard against going back */
   assert_true(hits >= 200 && held_hits >= 39);
-  coll_sched_free(&scratch);
   free(rows);
 }
 
