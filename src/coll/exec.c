@@ -41,8 +41,7 @@ static coll_algo select_algo(tern_comm *c, tern_request *r, size_t esize) {
     coll_algo inner = COLL_ALGO_RING, algo = COLL_ALGO_AUTO;
     const coll_tuning *tuned = coll_engine_tuning(c);
     if (across_hosts(c))
-      algo = coll_select_hosts(&r->args, esize, &coll_model_shm, &coll_model_tcp, &r->sched,
-                               &inner);
+      algo = coll_select_hosts(&r->args, esize, &coll_model_shm, &coll_model_tcp, &inner);
     else if (tuned)
       algo = coll_tuning_select(tuned, c->any_tcp ? COLL_TR_TCP : COLL_TR_SHM, r->args.kind,
                                 c->size, r->args.count, esize);

@@ -345,11 +345,10 @@ coll_algo coll_select(coll_kind kind, int n, size_t count, size_t elem_size,
 double coll_sched_cost_hosts(const coll_sched *s, size_t elem_size, const coll_args *place,
                              int rank, const coll_net_model *intra, const coll_net_model *inter);
 /* The choice across hosts for place's kind, size, count and placement (ppn, hosts):
- * coll_select's flat answer priced on inter, or hier (with *inner its inter-host algorithm) when
- * its schedule is cheaper. scratch is any schedule storage (it is overwritten). The same answer
- * on every rank. */
+ * every algorithm priced from the schedules of one host's ranks (select_hosts.c), hier with
+ * *inner its inter-host algorithm. The same answer on every rank. */
 coll_algo coll_select_hosts(const coll_args *place, size_t elem_size, const coll_net_model *intra,
-                            const coll_net_model *inter, coll_sched *scratch, coll_algo *inner);
+                            const coll_net_model *inter, coll_algo *inner);
 
 /* This machine's fitted constants for shared memory and for TCP (see select.c for the
  * measurements they come from); the _crowded ones are the same transport on an oversubscribed

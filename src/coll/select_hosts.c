@@ -1,18 +1,31 @@
-/* select_hosts.c: choosing an algorithm when ranks sit on several hosts: the flat algorithms,
- * priced on the slower (inter-host) transport, against hier, priced phase by phase on the
- * transport each phase uses.
+/* select_hosts.c: choosing an algorithm when ranks sit on several hosts: every algorithm, flat
+ * or hier, priced from its schedules, phase by phase, on the transport each phase uses.
  *
- * hier's cost is read off the schedules themselves: those of the first grid rank of every host
- * (its blocks are the longest, and on a host larger than the smallest it also folds the
- * extras' data in), the costliest being the critical path. A phase is priced with the
- * intra-host model when all its messages stay on the host and with the inter-host model
- * otherwise: the same rule as coll_sched_cost, with the model chosen per phase. The flat
- * algorithms keep their closed forms under the inter-host model: an upper bound, since some of
- * their messages stay on a host.
+ * A rank's phase costs coll_phase_cost under the intra-host model when all its messages stay on
+ * the host, under the inter-host model otherwise. But the ranks of a host share its NIC: in a
+ * phase where all of them send across (flat rhd's far halves, hier's inter-host level) the NIC
+ * carries all their bytes, while in a ring's phase only the one at the host's edge does. So the
+ * schedules of every rank of one host are walked together, phase k of each being taken to run
+ * at once (the ranks run the same algorithm in step), and phase k costs the most of the ranks'
+ * own costs and of the NIC's: the bytes all of them send to other hosts, or receive, whichever
+ * is more, at the inter-host beta. The host priced is that of rank 0, and with hosts of unequal
+ * sizes each host's, the costliest being the critical path.
  */
 #include "coll/sched.h"
 
 #include <math.h>
+#include <stdlib.h>
+
+/* The elements of steps [from, to) of s that go to, or come from, another host than rank's. */
+static void crossing(const coll_sched *s, size_t from, size_t to, const coll_args *place,
+                     int rank, double *out, double *in) {
+  for (size_t i = from; i < to; i++) {
+    const coll_step *st = &s->steps[i];
+    if (st->kind > COLL_STEP_RECV_REDUCE) continue;
+    if (coll_host_of(place, st->peer) == coll_host_of(place, rank)) continue;
+    *(st->kind == COLL_STEP_SEND ? out : in) += (double)st->count;
+  }
+}
 
 double coll_sched_cost_hosts(const coll_sched *s, size_t elem_size, const coll_args *place,
                              int rank, const coll_net_model *intra, const coll_net_model *inter) {
@@ -23,38 +36,82 @@ double coll_sched_cost_hosts(const coll_sched *s, size_t elem_size, const coll_a
   return t;
 }
 
-/* The costliest of the hosts' first ranks running hier with a's inner algorithm. */
-static double hier_cost(coll_args a, size_t elem_size, const coll_net_model *intra,
-                        const coll_net_model *inter, coll_sched *scratch) {
-  int nhosts = a.hosts ? a.hosts->nhosts : a.size / a.ppn;
+/* The time of the host of `ranks[0..m)` running a's collective by algo: its ranks' schedules in
+ * scheds[0..m), walked phase by phase together. */
+static double host_cost(const coll_args *a, coll_algo algo, const int *ranks, int m,
+                        coll_sched *scheds, size_t elem_size, const coll_net_model *intra,
+                        const coll_net_model *inter) {
+  for (int j = 0; j < m; j++) {
+    coll_args r = *a;
+    r.rank = ranks[j];
+    if (coll_build(&scheds[j], &r, algo) != TERN_OK) return HUGE_VAL;
+  }
+  size_t at[64] = {0};
+  double t = 0;
+  for (bool any = true; any;) {
+    any = false;
+    double slowest = 0, out = 0, in = 0;
+    for (int j = 0; j < m; j++) {
+      coll_phase_tally p;
+      size_t from = at[j];
+      if (!coll_phase_next(&scheds[j], &at[j], a, ranks[j], &p)) continue;
+      any = true;
+      slowest = fmax(slowest, coll_phase_cost(p.crosses ? inter : intra, &p, elem_size));
+      crossing(&scheds[j], from, at[j], a, ranks[j], &out, &in);
+    }
+    t += fmax(slowest, inter->beta * fmax(out, in) * (double)elem_size);
+  }
+  return t;
+}
+
+/* The ranks of host h, at most max of them, into ranks; how many. */
+static int host_ranks(const coll_args *a, int h, int *ranks, int max) {
+  int m = 0;
+  if (a->hosts) {
+    for (int i = a->hosts->start[h]; i < a->hosts->start[h + 1] && m < max; i++)
+      ranks[m++] = a->hosts->order[i];
+  } else {
+    for (int r = h * a->ppn; r < (h + 1) * a->ppn && m < max; r++)
+      ranks[m++] = r;
+  }
+  return m;
+}
+
+/* The costliest host (one suffices when hosts are alike). */
+static double cost(const coll_args *a, coll_algo algo, coll_sched *scheds, size_t elem_size,
+                   const coll_net_model *intra, const coll_net_model *inter) {
+  int nhosts = a->hosts ? a->hosts->nhosts : a->size / a->ppn, ranks[64];
+  bool alike = !a->hosts || a->hosts->n == a->hosts->nhosts * a->hosts->lanes;
   double worst = 0;
-  for (int h = 0; h < nhosts; h++) {
-    a.rank = a.hosts ? a.hosts->order[a.hosts->start[h]] : h * a.ppn;
-    if (coll_build(scratch, &a, COLL_ALGO_HIER) != TERN_OK) return HUGE_VAL;
-    worst = fmax(worst, coll_sched_cost_hosts(scratch, elem_size, &a, a.rank, intra, inter));
-    if (!a.hosts || a.hosts->n == a.hosts->nhosts * a.hosts->lanes) break; /* hosts alike */
+  for (int h = 0; h < (alike ? 1 : nhosts); h++) {
+    int m = host_ranks(a, h, ranks, 64);
+    worst = fmax(worst, host_cost(a, algo, ranks, m, scheds, elem_size, intra, inter));
   }
   return worst;
 }
 
 coll_algo coll_select_hosts(const coll_args *place, size_t elem_size, const coll_net_model *intra,
-                            const coll_net_model *inter, coll_sched *scratch, coll_algo *inner) {
-  coll_kind kind = place->kind;
-  int n = place->size;
-  coll_algo best = coll_select(kind, n, place->count, elem_size, inter);
-  double best_t = coll_algo_cost(kind, best, n, place->count, elem_size, inter);
+                            const coll_net_model *inter, coll_algo *inner) {
+  coll_sched scheds[64];
+  for (int j = 0; j < 64; j++)
+    coll_sched_init(&scheds[j]);
+  coll_algo best = COLL_ALGO_AUTO;
+  double best_t = HUGE_VAL;
   *inner = COLL_ALGO_RING;
-  if (!coll_algo_supported(kind, COLL_ALGO_HIER) || !coll_hier_fits(place)) return best;
-  const coll_algo inners[] = {COLL_ALGO_RING, COLL_ALGO_RHD};
-  for (size_t i = 0; i < CORE_ARRAY_LEN(inners); i++) {
-    coll_args a = {.kind = kind,
-                   .size = n,
-                   .count = place->count,
-                   .ppn = place->ppn,
-                   .hosts = place->hosts,
-                   .inner = inners[i]};
-    double t = hier_cost(a, elem_size, intra, inter, scratch);
-    if (t < best_t) best = COLL_ALGO_HIER, best_t = t, *inner = inners[i];
+  coll_args a = {.kind = place->kind, .size = place->size, .count = place->count,
+                 .ppn = place->ppn, .hosts = place->hosts};
+  for (int algo = 1; algo < COLL_NUM_ALGOS; algo++) {
+    if (!coll_algo_supported(a.kind, (coll_algo)algo)) continue;
+    bool hier = algo == COLL_ALGO_HIER;
+    if (hier && !coll_hier_fits(&a)) continue;
+    for (int i = 0; i < (hier ? 2 : 1); i++) {
+      a.inner = i ? COLL_ALGO_RHD : COLL_ALGO_RING;
+      double t = cost(&a, (coll_algo)algo, scheds, elem_size, intra, inter);
+      if (t < best_t) best = (coll_algo)algo, best_t = t, *inner = a.inner;
+    }
   }
+  for (int j = 0; j < 64; j++)
+    coll_sched_free(&scheds[j]);
+  if (best == COLL_ALGO_AUTO) best = coll_select(a.kind, a.size, a.count, elem_size, inter);
   return best;
 }

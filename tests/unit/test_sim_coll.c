@@ -71,6 +71,25 @@ static void test_nic_is_shared(void **state) {
   assert_near(t, p.nic_lat + 16.0 * 4 * (double)count / p.nic_bw, 1e-3);
 }
 
+/* The same with four NICs a host: the host's link carries four times the bytes. */
+static void test_nics_add_up(void **state) {
+  (void)state;
+  sim_platform p;
+  bare(&p, 2, 4);
+  p.nics = 4;
+  size_t count = 1 << 18;
+  double t = run1(&p, COLL_ALLTOALL, COLL_ALGO_DIRECT, count);
+  assert_near(t, p.nic_lat + 16.0 * 4 * (double)count / (4 * p.nic_bw), 1e-3);
+  sim_platform f;
+  sim_platform_frontier(&f, 2);
+  assert_int_equal(f.nics, 4);
+  assert_int_equal(f.ranks_per_host, 8);
+  core_err err = {0};
+  assert_int_equal(sim_platform_check(&f, &err), TERN_OK);
+  f.nics = 0;
+  assert_int_equal(sim_platform_check(&f, &err), TERN_ERR_INVALID_ARG);
+}
+
 /* Four ranks reducing on one core take four times as long as on four. */
 static void test_cores_are_shared(void **state) {
   (void)state;
@@ -402,6 +421,7 @@ int main(void) {
       cmocka_unit_test(test_two_hosts_exact),
       cmocka_unit_test(test_shared_memory_exact),
       cmocka_unit_test(test_nic_is_shared),
+      cmocka_unit_test(test_nics_add_up),
       cmocka_unit_test(test_cores_are_shared),
       cmocka_unit_test(test_geo_links),
       cmocka_unit_test(test_runs_the_built_schedules),
