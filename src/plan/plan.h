@@ -279,6 +279,8 @@ double plan_alpha(const plan_state *s, const plan_queued *q, int n);
 void plan_priorities(const plan_state *s, const plan_queued *q, int n, double *prio);
 /* Sorts q by descending priority (ties: arrival order). */
 void plan_order_priority(const plan_state *s, plan_queued *q, int n);
+/* Sorts q by the run time alone at K*, shortest first (ties: arrival, then id). */
+void plan_order_shortest(plan_queued *q, int n);
 /* Sorts q by arrival (FCFS), ties by id. */
 void plan_order_fcfs(plan_queued *q, int n);
 /* The same as a policy's order callback, for the baselines. */
@@ -295,6 +297,10 @@ enum {
 bool plan_bace_choose(const plan_state *s, const plan_queued *q, unsigned flags,
                       plan_placement *out, double *iter_s, double *cost);
 void plan_bace_order(const plan_policy *pol, const plan_state *s, plan_queued *q, int n);
+
+/* The user's objective for ours (ours.c): weights on a job's run time and on its cost, each
+ * relative to the best among its options (1 and 1 by default). */
+void plan_ours_weights(double jct, double cost);
 
 /* A chain of regions found by the pathfinder and the GPUs it may use. */
 typedef struct plan_path {
@@ -352,6 +358,8 @@ typedef struct plan_variant {
   double gpu_scale;
   int njobs;
   uint64_t seed;
+  bool hourly;      /* redraw every region's prices as a daily curve around its mean (gen.c) */
+  int microbatches; /* every job's micro-batches per iteration; 0 keeps each job's */
 } plan_variant;
 tern_status plan_gen_variant(const plan_scenario *base, const plan_variant *v, plan_scenario *out,
                              core_err *err);

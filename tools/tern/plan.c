@@ -153,6 +153,10 @@ static bool gen_option(gen_args *g, const char *name, const char *val) {
   if (strcmp(name, "--bandwidth") == 0) return factor(val, &g->v.bw_scale);
   if (strcmp(name, "--gpus") == 0) return factor(val, &g->v.gpu_scale);
   if (strcmp(name, "--jobs") == 0) return core_parse_int(val, 1, 1000000, &g->jobs);
+  if (strcmp(name, "--microbatches") == 0) {
+    long m;
+    return core_parse_int(val, 1, 1 << 20, &m) && (g->v.microbatches = (int)m, true);
+  }
   if (strcmp(name, "--regions") == 0) return core_parse_int(val, 1, PLAN_MAX_REGIONS, &g->regions);
   if (strcmp(name, "--seed") == 0) {
     char *end;
@@ -163,11 +167,13 @@ static bool gen_option(gen_args *g, const char *name, const char *val) {
 }
 
 static int gen_cmd(int argc, char **argv) {
-  gen_args g = {.out = "-", .v = {1, 1, 0, 1}, .regions = 6, .jobs = 0};
+  gen_args g = {.out = "-", .v = {1, 1, 0, 1, false, 0}, .regions = 6, .jobs = 0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val;
     if (strcmp(a, "--random") == 0) {
       g.random = true;
+    } else if (strcmp(a, "--hourly") == 0) {
+      g.v.hourly = true;
     } else if (a[0] != '-' && g.base == NULL) {
       g.base = a;
     } else if ((val = value(argc, argv, &i)) == NULL || !gen_option(&g, a, val)) {
