@@ -18,7 +18,11 @@
  */
 #include "plan/plan.h"
 
+#include "core/mix.h"
+
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* Releases looked at: the next few completions decide nearly every case, and each costs a
  * whole choice (tests/unit/test_plan_scale.c times a 1,000-job workload). */
@@ -38,23 +42,90 @@ void plan_ours_weights(double jct, double cost) {
 }
 
 typedef struct option {
-  plan_placement p;
+  plan_placement p; /* regions and GPUs; the layers are split once chosen (ours_place) */
   double run_s, cost; /* predicted from now (or from the release it waits for) */
   double wait_s;
   int kstar;
 } option;
 
-/* Builds the option of k GPUs over path (cost-min fill); false if it does not fit or run. */
-static bool build(const plan_state *s, const plan_queued *q, const plan_path *path, int k,
-                  option *o) {
+/* What one start region offers a job of one shape on one state: at most four placements (the
+ * region alone, the chain, trimmed, EDP-sized) and the iteration time of each. Computing it
+ * (pathfinder, layer splits, the time model) is nearly all of ours' cost, and it depends on
+ * the state, the time and the job's shape only, so it is kept in a table keyed by those:
+ * jobs of one shape queued together, and the lookahead's replayed states, share it. */
+typedef struct start_offer {
+  uint64_t version;
+  double now;
+  const plan_job *shape;
+  int region;
+  unsigned mode; /* contended and the flags that change the offer */
+  int n, kstar;
+  plan_seg seg[4][PLAN_MAX_PATH];
+  int nseg[4];
+  double iter[4];
+} start_offer;
+
+#define OFFERS 4096 /* a power of two; a collision only recomputes */
+static _Thread_local start_offer *offers;
+
+static uint64_t offer_hash(const plan_state *s, const plan_job *j, int r, unsigned mode) {
+  uint64_t h = s->version ^ ((uint64_t)(unsigned)r << 40) ^ mode, t;
+  memcpy(&t, &s->now, sizeof t);
+  h ^= core_splitmix64(&t);
+  t = (uint64_t)j->layers << 32 ^ (uint64_t)j->hidden ^ (uint64_t)j->microbatches << 20;
+  h ^= core_splitmix64(&t);
+  return core_splitmix64(&h);
+}
+
+/* Adds k GPUs over path (cost-min fill) to the offer if they fit and run. */
+static void offer_add(const plan_state *s, const plan_queued *q, const plan_path *path, int k,
+                      start_offer *o) {
+  static _Thread_local plan_placement p;
   int gpus[PLAN_MAX_PATH];
   plan_alloc_costmin(s, path->region, path->n, k, gpus);
-  if (!plan_build(s->c, q->job, path->region, gpus, path->n, &o->p)) return false;
-  double iter = plan_predict_iter(s, q->job, &o->p);
-  if (!isfinite(iter)) return false;
-  o->run_s = iter * plan_job_iterations(q->job);
-  o->cost = plan_predict_cost(s, q->job, &o->p, iter);
-  return true;
+  if (!plan_build(s->c, q->job, path->region, gpus, path->n, &p)) return;
+  double iter = plan_predict_iter(s, q->job, &p);
+  if (!isfinite(iter)) return;
+  memcpy(o->seg[o->n], p.seg, (size_t)p.nseg * sizeof p.seg[0]);
+  o->nseg[o->n] = p.nseg;
+  o->iter[o->n++] = iter;
+}
+
+static void offer_compute(const plan_state *s, const plan_queued *q, unsigned flags, int r,
+                          start_offer *o) {
+  const plan_cluster *c = s->c;
+  o->n = 0;
+  o->kstar = plan_kstar_at(c, q->d, r);
+  if (s->free[r] <= 0 || o->kstar < 1) return;
+  plan_path path, alone = {1, {r}, s->free[r], CORE_MIN(o->kstar, s->free[r])};
+  plan_pathfind(s, q, r, o->kstar, true, &path);
+  if (path.n > 1 && alone.k >= q->d->smin[c->regions[r].type]) /* as the single-region ones */
+    offer_add(s, q, &alone, alone.k, o);
+  if (path.k < plan_smin_path(c, q->d, path.region, path.n)) return;
+  int layers = q->job->layers, ks[3] = {path.k, 0, 0};
+  if (path.k < o->kstar) ks[1] = (int)ceil(layers / ceil((double)layers / path.k));
+  if (s->contended && (flags & OURS_EDP) && q->d->kedp < path.k) ks[2] = q->d->kedp;
+  for (int i = 0; i < 3; i++)
+    if (ks[i] >= path.n && ks[i] >= 1 && (i == 0 || ks[i] < path.k)) offer_add(s, q, &path, ks[i], o);
+}
+
+/* The offer of start region r, from the table or computed into it; NULL without memory. */
+static const start_offer *offer_of(const plan_state *s, const plan_queued *q, unsigned flags,
+                                   int r) {
+  static _Thread_local start_offer spare;
+  if (offers == NULL) offers = calloc(OFFERS, sizeof *offers);
+  unsigned mode = (flags & OURS_EDP) | (s->contended ? 1u : 0u);
+  start_offer *o = offers ? &offers[offer_hash(s, q->job, r, mode) & (OFFERS - 1)] : &spare;
+  if (o->shape != NULL && o->version == s->version && o->now == s->now && o->region == r &&
+      o->mode == mode && plan_job_same_shape(o->shape, q->job))
+    return o;
+  offer_compute(s, q, flags, r, o);
+  o->version = s->version;
+  o->now = s->now;
+  o->shape = q->job;
+  o->region = r;
+  o->mode = mode;
+  return o;
 }
 
 typedef struct options {
@@ -86,29 +157,22 @@ static void visit_score(options *all, const option *o) {
   all->n++;
 }
 
-/* The options of the chains from every start region, as s stands, each waiting wait_s. */
+/* The options of every start region, as s stands, each waiting wait_s. */
 static void each_option(const plan_state *s, const plan_queued *q, unsigned flags, double wait_s,
                         options *all, visit_fn fn) {
-  const plan_cluster *c = s->c;
-  for (int r = 0; r < c->nregions; r++) {
-    int kstar = plan_kstar_at(c, q->d, r);
-    if (s->free[r] <= 0 || kstar < 1) continue;
-    plan_path path, alone = {1, {r}, s->free[r], CORE_MIN(kstar, s->free[r])};
-    plan_pathfind(s, q, r, kstar, true, &path);
-    if (path.n > 1 && alone.k >= q->d->smin[c->regions[r].type]) {
-      all->o.wait_s = wait_s; /* the start region alone, as the single-region baselines do */
-      all->o.kstar = kstar;
-      if (build(s, q, &alone, alone.k, &all->o)) fn(all, &all->o);
-    }
-    if (path.k < plan_smin_path(c, q->d, path.region, path.n)) continue;
-    int layers = q->job->layers, ks[3] = {path.k, 0, 0};
-    if (path.k < kstar) ks[1] = (int)ceil(layers / ceil((double)layers / path.k));
-    if (s->contended && (flags & OURS_EDP) && q->d->kedp < path.k) ks[2] = q->d->kedp;
-    for (int i = 0; i < 3; i++) {
-      if (ks[i] < path.n || ks[i] < 1 || (i > 0 && ks[i] >= path.k)) continue;
-      all->o.wait_s = wait_s;
-      all->o.kstar = kstar;
-      if (build(s, q, &path, ks[i], &all->o)) fn(all, &all->o);
+  double iters = plan_job_iterations(q->job);
+  for (int r = 0; r < s->c->nregions; r++) {
+    if (s->free[r] <= 0) continue;
+    const start_offer *of = offer_of(s, q, flags, r);
+    for (int i = 0; i < of->n; i++) {
+      option *o = &all->o;
+      o->p.nseg = of->nseg[i];
+      memcpy(o->p.seg, of->seg[i], (size_t)of->nseg[i] * sizeof o->p.seg[0]);
+      o->wait_s = wait_s;
+      o->kstar = of->kstar;
+      o->run_s = of->iter[i] * iters;
+      o->cost = plan_placement_cost(s->c, &o->p, s->now, s->now + o->run_s);
+      fn(all, o);
     }
   }
 }
@@ -123,26 +187,57 @@ static bool choose(const plan_state *s, const plan_queued *q, unsigned flags, op
   return all->n > 0;
 }
 
+/* The states after the next 1, 2, ... LOOKAHEAD releases, built once per planning state and
+ * time and shared by every job that looks ahead from it. */
+typedef struct replays {
+  const plan_cluster *c;
+  uint64_t version;
+  double now;
+  int n;
+  plan_state after[LOOKAHEAD];
+} replays;
+static _Thread_local replays ahead;
+
+static const replays *replayed(const plan_state *s) {
+  replays *a = &ahead;
+  int n = CORE_MIN(s->nreleases, LOOKAHEAD);
+  if (a->c == s->c && a->version == s->version && a->now == s->now && a->n == n) return a;
+  if (a->c != s->c) {
+    for (int i = 0; i < LOOKAHEAD && a->c; i++)
+      plan_state_free(&a->after[i]);
+    a->c = NULL;
+    for (int i = 0; i < LOOKAHEAD; i++)
+      if (plan_state_init(&a->after[i], s->c, NULL) != TERN_OK) return NULL;
+    a->c = s->c;
+  }
+  for (int i = 0; i < n; i++) {
+    const plan_release *r = &s->releases[i];
+    plan_state *later = &a->after[i];
+    plan_state_copy(later, i == 0 ? s : &a->after[i - 1]);
+    later->nreleases = 0;
+    later->contended = s->contended;
+    plan_state_apply(later, r->job, r->d, r->p, -1);
+    later->now = CORE_MAX(s->now, r->t);
+  }
+  a->version = s->version;
+  a->now = s->now;
+  a->n = n;
+  return a;
+}
+
 /* Whether a start after one of the next releases scores better than now's best. */
 static bool later_is_better(const plan_state *s, const plan_queued *q, unsigned flags,
                             options *all) {
-  plan_state later;
-  bool better = false;
+  const replays *a = s->nreleases > 0 ? replayed(s) : NULL;
   double now_score = all->score_best;
-  if (s->nreleases == 0 || plan_state_init(&later, s->c, NULL) != TERN_OK) return false;
-  plan_state_copy(&later, s);
-  later.nreleases = 0;
-  for (int i = 0; i < s->nreleases && i < LOOKAHEAD && !better; i++) {
-    const plan_release *r = &s->releases[i];
-    plan_state_apply(&later, r->job, r->d, r->p, -1);
-    later.now = CORE_MAX(s->now, r->t);
+  for (int i = 0; a != NULL && i < a->n; i++) {
+    const plan_state *later = &a->after[i];
     options then = *all; /* scored against now's minima: one scale for both */
     then.n = 0;
-    each_option(&later, q, flags, later.now - s->now, &then, visit_score);
-    better = then.n > 0 && then.score_best < now_score;
+    each_option(later, q, flags, later->now - s->now, &then, visit_score);
+    if (then.n > 0 && then.score_best < now_score) return true;
   }
-  plan_state_free(&later);
-  return better;
+  return false;
 }
 
 /* Shortest run first: what minimises the mean completion time of jobs waiting together. */
@@ -152,13 +247,50 @@ static void ours_order(const plan_policy *pol, const plan_state *s, plan_queued 
   plan_order_shortest(q, n);
 }
 
+/* Jobs of one shape that stayed queued on a state: the next one of that shape, queued behind
+ * (the order is shortest first), stays too without looking. With nothing free for the shape
+ * that is exact; when the shorter job chose to wait, a longer one would too, as its wait is a
+ * smaller part of its run while its options' costs scale with it. */
+#define STAYED 64
+typedef struct stayed {
+  uint64_t version;
+  double now;
+  const plan_job *shape;
+  unsigned flags;
+} stayed;
+static _Thread_local stayed stays[STAYED];
+
+static stayed *stay_slot(const plan_state *s, const plan_job *j, unsigned flags) {
+  uint64_t h = s->version ^ ((uint64_t)j->layers << 32 | (uint64_t)j->hidden) ^ flags, t;
+  memcpy(&t, &s->now, sizeof t);
+  h ^= core_splitmix64(&t);
+  return &stays[core_splitmix64(&h) % STAYED];
+}
+
+static bool stays_queued(const plan_state *s, const plan_queued *q, unsigned flags) {
+  const stayed *st = stay_slot(s, q->job, flags);
+  return st->shape != NULL && st->version == s->version && st->now == s->now &&
+         st->flags == flags && plan_job_same_shape(st->shape, q->job);
+}
+
+static bool stay(const plan_state *s, const plan_queued *q, unsigned flags) {
+  *stay_slot(s, q->job, flags) = (stayed){s->version, s->now, q->job, flags};
+  return false;
+}
+
 static bool ours_place(const plan_policy *pol, const plan_state *s, const plan_queued *q,
                        plan_placement *out) {
   static _Thread_local options all;
-  if (!choose(s, q, pol->flags, &all)) return false;
-  *out = all.best.p;
-  if (out->stages >= all.best.kstar || !(pol->flags & OURS_WAIT)) return true;
-  return !later_is_better(s, q, pol->flags, &all);
+  if (stays_queued(s, q, pol->flags)) return false;
+  if (!choose(s, q, pol->flags, &all)) return stay(s, q, pol->flags);
+  int regions[PLAN_MAX_PATH], gpus[PLAN_MAX_PATH], k = 0;
+  for (int i = 0; i < all.best.p.nseg; i++) {
+    regions[i] = all.best.p.seg[i].region;
+    k += gpus[i] = all.best.p.seg[i].gpus;
+  }
+  if (k < all.best.kstar && (pol->flags & OURS_WAIT) && later_is_better(s, q, pol->flags, &all))
+    return stay(s, q, pol->flags);
+  return plan_build(s->c, q->job, regions, gpus, all.best.p.nseg, out);
 }
 
 const plan_policy plan_policy_ours_trim = {"ours-trim", "ours without EDP sizing or waiting",

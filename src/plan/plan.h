@@ -208,6 +208,7 @@ typedef struct plan_state {
   const plan_release *releases;
   int nreleases;
   bool contended; /* the queue asks for more than K* x jobs GPUs than are free (plan_decide) */
+  uint64_t version; /* names free, share and load: plan_state_apply and plan_state_touch set it */
 } plan_state;
 
 /* One queued job as a policy sees it. */
@@ -235,6 +236,9 @@ const plan_policy *plan_policy_find(const char *name);
 const plan_policy *const *plan_policies(void);
 
 tern_status plan_state_init(plan_state *s, const plan_cluster *c, core_err *err);
+/* A new version for a state changed other than by plan_state_apply (what policies cache on a
+ * state is keyed by its version and time). */
+void plan_state_touch(plan_state *s);
 /* Copies src's free GPUs and link loads into dst (both from plan_state_init on one cluster). */
 void plan_state_copy(plan_state *dst, const plan_state *src);
 void plan_state_free(plan_state *s);

@@ -38,7 +38,7 @@ typedef struct sim_jobs_result {
   sim_span *spans;
   double avg_jct, makespan, kwh, usd, gpu_util;
   int rounds;      /* planning rounds run */
-  double decide_s; /* CPU time spent in planning rounds */
+  double decide_s; /* CPU seconds (this thread) spent in planning rounds */
 } sim_jobs_result;
 
 /* Runs every job of sc to completion under pol. A job that the policy cannot place even on an
