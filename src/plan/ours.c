@@ -157,12 +157,13 @@ static void visit_score(options *all, const option *o) {
   all->n++;
 }
 
-/* The options of every start region, as s stands, each waiting wait_s. */
+/* The options of every start region (only those `only` marks, when given), as s stands, each
+ * waiting wait_s. */
 static void each_option(const plan_state *s, const plan_queued *q, unsigned flags, double wait_s,
-                        options *all, visit_fn fn) {
+                        const unsigned char *only, options *all, visit_fn fn) {
   double iters = plan_job_iterations(q->job);
   for (int r = 0; r < s->c->nregions; r++) {
-    if (s->free[r] <= 0) continue;
+    if (s->free[r] <= 0 || (only && !only[r])) continue;
     const start_offer *of = offer_of(s, q, flags, r);
     for (int i = 0; i < of->n; i++) {
       option *o = &all->o;
@@ -181,9 +182,9 @@ static void each_option(const plan_state *s, const plan_queued *q, unsigned flag
 static bool choose(const plan_state *s, const plan_queued *q, unsigned flags, options *all) {
   all->n = 0;
   all->tmin = all->cmin = INFINITY;
-  each_option(s, q, flags, 0, all, visit_minima);
+  each_option(s, q, flags, 0, NULL, all, visit_minima);
   if (!isfinite(all->tmin)) return false;
-  each_option(s, q, flags, 0, all, visit_score);
+  each_option(s, q, flags, 0, NULL, all, visit_score);
   return all->n > 0;
 }
 
@@ -195,6 +196,7 @@ typedef struct replays {
   double now;
   int n;
   plan_state after[LOOKAHEAD];
+  unsigned char *freed[LOOKAHEAD]; /* the regions releases 0..i give GPUs back in */
 } replays;
 static _Thread_local replays ahead;
 
@@ -206,8 +208,11 @@ static const replays *replayed(const plan_state *s) {
     for (int i = 0; i < LOOKAHEAD && a->c; i++)
       plan_state_free(&a->after[i]);
     a->c = NULL;
-    for (int i = 0; i < LOOKAHEAD; i++)
-      if (plan_state_init(&a->after[i], s->c, NULL) != TERN_OK) return NULL;
+    for (int i = 0; i < LOOKAHEAD; i++) {
+      free(a->freed[i]);
+      a->freed[i] = calloc((size_t)s->c->nregions, 1);
+      if (a->freed[i] == NULL || plan_state_init(&a->after[i], s->c, NULL) != TERN_OK) return NULL;
+    }
     a->c = s->c;
   }
   for (int i = 0; i < n; i++) {
@@ -218,6 +223,10 @@ static const replays *replayed(const plan_state *s) {
     later->contended = s->contended;
     plan_state_apply(later, r->job, r->d, r->p, -1);
     later->now = CORE_MAX(s->now, r->t);
+    if (i > 0) memcpy(a->freed[i], a->freed[i - 1], (size_t)s->c->nregions);
+    else memset(a->freed[i], 0, (size_t)s->c->nregions);
+    for (int k = 0; k < r->p->nseg; k++)
+      a->freed[i][r->p->seg[k].region] = 1;
   }
   a->version = s->version;
   a->now = s->now;
@@ -225,7 +234,8 @@ static const replays *replayed(const plan_state *s) {
   return a;
 }
 
-/* Whether a start after one of the next releases scores better than now's best. */
+/* Whether a start after one of the next releases scores better than now's best. Only chains
+ * from the regions the releases give GPUs back in are looked at: the others were there now. */
 static bool later_is_better(const plan_state *s, const plan_queued *q, unsigned flags,
                             options *all) {
   const replays *a = s->nreleases > 0 ? replayed(s) : NULL;
@@ -234,7 +244,7 @@ static bool later_is_better(const plan_state *s, const plan_queued *q, unsigned 
     const plan_state *later = &a->after[i];
     options then = *all; /* scored against now's minima: one scale for both */
     then.n = 0;
-    each_option(later, q, flags, later->now - s->now, &then, visit_score);
+    each_option(later, q, flags, later->now - s->now, a->freed[i], &then, visit_score);
     if (then.n > 0 && then.score_best < now_score) return true;
   }
   return false;
