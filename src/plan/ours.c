@@ -298,7 +298,10 @@ static bool ours_place(const plan_policy *pol, const plan_state *s, const plan_q
     regions[i] = all.best.p.seg[i].region;
     k += gpus[i] = all.best.p.seg[i].gpus;
   }
-  if (k < all.best.kstar && (pol->flags & OURS_WAIT) && later_is_better(s, q, pol->flags, &all))
+  /* short of K*, or far slower than at K* alone: a release may offer better */
+  bool short_of = k < all.best.kstar ||
+                  all.best.run_s > (1 + SLOWER_AT_MOST) * q->d->iter_kstar * plan_job_iterations(q->job);
+  if (short_of && (pol->flags & OURS_WAIT) && later_is_better(s, q, pol->flags, &all))
     return stay(s, q, pol->flags);
   return plan_build(s->c, q->job, regions, gpus, all.best.p.nseg, out);
 }
