@@ -347,6 +347,11 @@ tern_status plan_scenario_write(const plan_scenario *s, FILE *out, core_err *err
 
 /* A placement as JSON: per region its GPUs, its stages and the layers of each (plan_json.c). */
 json_t *plan_placement_json(const plan_cluster *c, const plan_placement *p);
+/* The pipeline as the time model priced it: per stage the forward and backward seconds of one
+ * micro-batch, per hop the bytes, bandwidth (sharers[s]: the jobs on the link into segment s,
+ * this one included; NULL: alone), latency and transfer seconds, and the 1F1B iteration time. */
+json_t *plan_pipeline_json(const plan_cluster *c, const plan_job *j, const plan_placement *p,
+                           const int *sharers);
 /* "2x32 1x16": the layers per stage of segment seg, as counts of equal stages. */
 void plan_layers_text(const plan_placement *p, int seg, char *out, size_t cap);
 

@@ -131,6 +131,9 @@ static tern_status start_job(run *r, int job, const plan_placement *p) {
   o->start = r->t;
   o->pl = *p;
   o->iter_pred = plan_iter_time(&r->sc->c, &r->sc->jobs[job], p, r->st.share, 0);
+  for (int s = 1; s < p->nseg; s++)
+    o->sharers[s] = r->st.share[(size_t)p->seg[s - 1].region * (size_t)r->sc->c.nregions +
+                                (size_t)p->seg[s].region];
   r->span_first[job] = r->out->nspans;
   for (int s = 0; s < p->nseg; s++) {
     tern_status st = take_gpus(r, job, p->seg[s].region, p->seg[s].gpus);
