@@ -8,8 +8,12 @@
 #      reduction against the best baseline, beside the targets (30% JCT, 15% cost);
 #   3. the 16- and 24-job variants again over seeds 1-5 (means), and a 16-job scenario on the
 #      ten AWS regions of data/scenarios/aws-10-regions.json;
-#   4. the planner's speed: one planning round over 1,000 queued jobs on 50 regions.
-# Generated scenarios go to bench/out/plan/ (not committed). Takes well under a minute.
+#   4. the planner's speed: one planning round over 1,000 queued jobs on 50 regions, and the
+#      planning CPU time of a whole 1,000-job workload on 50 regions per policy;
+#   5. the family of bench/plan/family.py (random 3-type clusters, bandwidth x0.3-x30, GPUs
+#      x0.5, 24 jobs, hourly prices, 16/32 micro-batches, seeds 1-5, and the fixtures), and the
+#      comparison chart docs/plan/compare.png (bench/plan/chart.py).
+# Generated scenarios go to bench/out/plan/ (not committed). Takes a few minutes.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
@@ -137,7 +141,23 @@ seeds_table() {
   echo '```'
   for p in ours bace lcf ldf cr-lcf cr-ldf; do "$tern" plan bench --regions 50 --jobs 1000 --policy "$p"; done
   echo '```'
+  echo
+  echo "## Planner speed: a whole workload, 1,000 jobs arriving on 50 regions (random, seed 1)"
+  echo
+  echo "CPU seconds of all planning rounds of the simulated run, per policy:"
+  echo
+  "$tern" plan gen --random --regions 50 --jobs 1000 --seed 1 -o "$out/r50.json"
+  echo "| policy | planning rounds, CPU ms |"
+  echo "|---|---|"
+  "$tern" sim plan "$out/r50.json" --compare --csv | awk -F, 'NR > 1 { printf "| %s | %.0f |\n", $1, $7 }'
+  echo
+  echo "## The family: ours against BACE-Pipe and the four baselines"
+  echo
+  echo "bench/plan/family.py, seeds 1-5 (the policy was shaped on seeds 1-2 only):"
+  echo
+  /usr/bin/python3 bench/plan/family.py "$tern" "$out/family" 1-5
 } >"$docs/results.md"
+/usr/bin/python3 bench/plan/chart.py "$out/family/family.csv" "$docs/compare.png"
 
 "$tern" sim plan "$fixture" --compare --gantt-dir "$docs" >/dev/null
 echo "run.sh: wrote $docs/results.md and $(ls "$docs"/gantt-*.svg | wc -l) Gantt charts" >&2

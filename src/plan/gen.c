@@ -71,6 +71,19 @@ static void extra_jobs(const plan_scenario *base, plan_scenario *out, uint64_t *
   }
 }
 
+/* Time-of-use prices: each region's mean price kept, swung by 20-60% over the day with its
+ * peak at a random hour (a daily demand curve; the paper's scenarios have 24 hourly prices). */
+static void hourly_prices(plan_cluster *c, uint64_t *st) {
+  for (int r = 0; r < c->nregions; r++) {
+    double mean = 0, swing = uniform(st, 0.2, 0.6), peak = uniform(st, 0, 24);
+    for (int h = 0; h < 24; h++)
+      mean += c->regions[r].price[h] / 24;
+    for (int h = 0; h < 24; h++)
+      c->regions[r].price[h] =
+          round(1000 * mean * (1 + swing * cos(2 * M_PI * (h - peak) / 24))) / 1000;
+  }
+}
+
 tern_status plan_gen_variant(const plan_scenario *base, const plan_variant *v, plan_scenario *out,
                              core_err *err) {
   memset(out, 0, sizeof *out);
@@ -88,9 +101,13 @@ tern_status plan_gen_variant(const plan_scenario *base, const plan_variant *v, p
     out->c.regions[i].gpus = CORE_MAX(1, (int)lround(out->c.regions[i].gpus * v->gpu_scale));
   memcpy(out->jobs, base->jobs, (size_t)CORE_MIN(v->njobs, base->njobs) * sizeof *out->jobs);
   extra_jobs(base, out, &st);
+  if (v->hourly) hourly_prices(&out->c, &st);
+  for (int i = 0; i < out->njobs && v->microbatches > 0; i++)
+    out->jobs[i].microbatches = v->microbatches;
   snprintf(out->source, sizeof out->source,
-           "variant of %.150s: bandwidth x%g, GPUs x%g, %d jobs, seed %llu", base->source,
-           v->bw_scale, v->gpu_scale, v->njobs, (unsigned long long)v->seed);
+           "variant of %.130s: bandwidth x%g, GPUs x%g, %d jobs, seed %llu%s", base->source,
+           v->bw_scale, v->gpu_scale, v->njobs, (unsigned long long)v->seed,
+           v->hourly ? ", hourly prices" : "");
   s = plan_scenario_check(out, NULL, err);
   if (s != TERN_OK) goto fail;
   return TERN_OK;

@@ -1,79 +1,315 @@
-/* ours.c: BACE-Pipe with three ideas of ours, each measured against it in docs/PLANNING.md
- * (the policies ours-trim and ours-nowait switch the later ones off).
+/* ours.c: tern's policy: shortest run first, BACE-Pipe's pathfinder, and a choice among more
+ * placements, each scored on the job's own objective (docs/PLANNING.md, "Ours").
  *
- *  1. Trim: when a job cannot have its K* GPUs, it takes only as many as its slowest stage
- *     needs. The iteration time of a pipeline of k GPUs is set by its slowest stage, ceil(L / k)
- *     layers on homogeneous GPUs, so k = ceil(L / ceil(L / k)) GPUs run as fast and the rest
- *     would only burn energy in the bubble (PLAN_BACE_TRIM in bace.c).
- *  2. Energy-delay sizing under contention: when the queue asks for more GPUs than are free,
- *     a job is sized at the GPU count that minimises energy x delay (K T^2, the metric of
- *     Gonzalez and Horowitz, IEEE JSSC 1996) instead of K*. With m micro-batches a pipeline of
- *     K stages idles (K - 1) / (m + K - 1) of the time, so past about m stages GPUs mostly buy
- *     bubble: a crowded cluster then runs more jobs at once for less energy. An idle cluster
- *     still gives K*.
- *  3. Start or wait: a job that cannot have its (target) GPUs now looks ahead before settling
- *     for fewer. It replays the releases of the running jobs (their predicted finishes) one by
- *     one, up to LOOKAHEAD of them, asks BACE-Pipe where it would run after each, and stays
- *     queued only if a later start is predicted to finish it sooner at no higher cost; it is
- *     then planned again at the next event (GPUs and links freeing up re-plan every queued job).
- *     The lookahead is optimistic (jobs queued behind it might take the released GPUs first);
- *     re-planning at each event corrects that.
+ *  1. More candidates. From every start region the pathfinder grows a chain for the K* of the
+ *     start's GPU type, and the start region alone is a candidate too (up to its K*); on a chain
+ *     the job may take the chain's GPUs (up to K*), or only as many as its slowest stage needs (trim: ceil(L / ceil(L / k)) run as fast), or, when the queue asks
+ *     for more GPUs than are free, its energy-delay count (least K T^2, Gonzalez and Horowitz,
+ *     IEEE JSSC 1996) so that a crowded cluster runs more jobs at once.
+ *  2. One score for all of them: predicted run time over the least run time among them, plus
+ *     the cost weight times predicted cost over the least cost among them. Both terms are
+ *     ratios, so the score trades a percent of time for a percent of cost whatever the job's
+ *     size, and it needs no constant fitted to a scenario. The weights are the user's
+ *     objective (plan_ours_weights: 1 and 1 by default).
+ *     An option more than SLOWER_AT_MOST slower than the fastest is not taken.
+ *  3. Start or wait: a job short of its K* replays the next releases of the running jobs (up to
+ *     LOOKAHEAD) and stays queued if a later start scores better, the wait counted in its time.
+ *     It is planned again at the next event.
  */
 #include "plan/plan.h"
 
-#include <math.h>
+#include "core/mix.h"
 
-/* Releases looked at: the next few completions decide nearly every case, and the cost of a
- * planning round grows with it (bench/plan measures the round). */
-#define LOOKAHEAD 8
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Releases looked at: the next few completions decide nearly every case, and each costs a
+ * whole choice (tests/unit/test_plan_scale.c times a 1,000-job workload). */
+#define LOOKAHEAD 3
 
 enum { OURS_WAIT = 16u, OURS_EDP = 32u, OURS_FLAGS = PLAN_BACE_TRIM | OURS_WAIT | OURS_EDP };
 
-/* Whether a start after one of the next releases is predicted to finish the job sooner than
- * finish_now, at no higher cost than cost_now. */
-static bool later_is_better(const plan_state *s, const plan_queued *q, unsigned flags,
-                            double finish_now, double cost_now) {
+/* An option more than this much slower than the fastest is never taken, whatever it saves: a
+ * floor under the JCT side of the objective (docs/PLANNING.md gives the measured choice). */
+#define SLOWER_AT_MOST 0.20
+
+static double w_time = 1, w_cost = 1;
+
+void plan_ours_weights(double jct, double cost) {
+  w_time = jct;
+  w_cost = cost;
+}
+
+typedef struct option {
+  plan_placement p; /* regions and GPUs; the layers are split once chosen (ours_place) */
+  double run_s, cost; /* predicted from now (or from the release it waits for) */
+  double wait_s;
+  int kstar;
+} option;
+
+/* What one start region offers a job of one shape on one state: at most four placements (the
+ * region alone, the chain, trimmed, EDP-sized) and the iteration time of each. Computing it
+ * (pathfinder, layer splits, the time model) is nearly all of ours' cost, and it depends on
+ * the state, the time and the job's shape only, so it is kept in a table keyed by those:
+ * jobs of one shape queued together, and the lookahead's replayed states, share it. */
+typedef struct start_offer {
+  uint64_t version;
+  double now;
+  const plan_job *shape;
+  int region;
+  unsigned mode; /* contended and the flags that change the offer */
+  int n, kstar;
+  plan_seg seg[4][PLAN_MAX_PATH];
+  int nseg[4];
+  double iter[4];
+} start_offer;
+
+#define OFFERS 4096 /* a power of two; a collision only recomputes */
+static _Thread_local start_offer *offers;
+
+static uint64_t offer_hash(const plan_state *s, const plan_job *j, int r, unsigned mode) {
+  uint64_t h = s->version ^ ((uint64_t)(unsigned)r << 40) ^ mode, t;
+  memcpy(&t, &s->now, sizeof t);
+  h ^= core_splitmix64(&t);
+  t = (uint64_t)j->layers << 32 ^ (uint64_t)j->hidden ^ (uint64_t)j->microbatches << 20;
+  h ^= core_splitmix64(&t);
+  return core_splitmix64(&h);
+}
+
+/* Adds k GPUs over path (cost-min fill) to the offer if they fit and run. */
+static void offer_add(const plan_state *s, const plan_queued *q, const plan_path *path, int k,
+                      start_offer *o) {
   static _Thread_local plan_placement p;
-  plan_state later;
-  bool better = false;
-  double iters = plan_job_iterations(q->job), iter_s, cost;
-  if (s->nreleases == 0 || plan_state_init(&later, s->c, NULL) != TERN_OK) return false;
-  plan_state_copy(&later, s);
-  later.nreleases = 0;
-  for (int i = 0; i < s->nreleases && i < LOOKAHEAD && !better; i++) {
+  int gpus[PLAN_MAX_PATH];
+  plan_alloc_costmin(s, path->region, path->n, k, gpus);
+  if (!plan_build(s->c, q->job, path->region, gpus, path->n, &p)) return;
+  double iter = plan_predict_iter(s, q->job, &p);
+  if (!isfinite(iter)) return;
+  memcpy(o->seg[o->n], p.seg, (size_t)p.nseg * sizeof p.seg[0]);
+  o->nseg[o->n] = p.nseg;
+  o->iter[o->n++] = iter;
+}
+
+static void offer_compute(const plan_state *s, const plan_queued *q, unsigned flags, int r,
+                          start_offer *o) {
+  const plan_cluster *c = s->c;
+  o->n = 0;
+  o->kstar = plan_kstar_at(c, q->d, r);
+  if (s->free[r] <= 0 || o->kstar < 1) return;
+  plan_path path, alone = {1, {r}, s->free[r], CORE_MIN(o->kstar, s->free[r])};
+  plan_pathfind(s, q, r, o->kstar, true, &path);
+  if (path.n > 1 && alone.k >= q->d->smin[c->regions[r].type]) /* as the single-region ones */
+    offer_add(s, q, &alone, alone.k, o);
+  if (path.k < plan_smin_path(c, q->d, path.region, path.n)) return;
+  int layers = q->job->layers, ks[3] = {path.k, 0, 0};
+  if (path.k < o->kstar) ks[1] = (int)ceil(layers / ceil((double)layers / path.k));
+  if (s->contended && (flags & OURS_EDP) && q->d->kedp < path.k) ks[2] = q->d->kedp;
+  for (int i = 0; i < 3; i++)
+    if (ks[i] >= path.n && ks[i] >= 1 && (i == 0 || ks[i] < path.k)) offer_add(s, q, &path, ks[i], o);
+}
+
+/* The offer of start region r, from the table or computed into it; NULL without memory. */
+static const start_offer *offer_of(const plan_state *s, const plan_queued *q, unsigned flags,
+                                   int r) {
+  static _Thread_local start_offer spare;
+  if (offers == NULL) offers = calloc(OFFERS, sizeof *offers);
+  unsigned mode = (flags & OURS_EDP) | (s->contended ? 1u : 0u);
+  start_offer *o = offers ? &offers[offer_hash(s, q->job, r, mode) & (OFFERS - 1)] : &spare;
+  if (o->shape != NULL && o->version == s->version && o->now == s->now && o->region == r &&
+      o->mode == mode && plan_job_same_shape(o->shape, q->job))
+    return o;
+  offer_compute(s, q, flags, r, o);
+  o->version = s->version;
+  o->now = s->now;
+  o->shape = q->job;
+  o->region = r;
+  o->mode = mode;
+  return o;
+}
+
+typedef struct options {
+  option best, o;
+  double score_best;
+  double tmin, cmin; /* least run time and cost over the options seen */
+  int n;
+} options;
+
+/* Every option of a state into the running minima (first pass) or the score (second pass). */
+typedef void (*visit_fn)(options *all, const option *o);
+
+static void visit_minima(options *all, const option *o) {
+  all->tmin = fmin(all->tmin, o->wait_s + o->run_s);
+  all->cmin = fmin(all->cmin, o->cost);
+}
+
+static double score(const options *all, const option *o) {
+  return w_time * (o->wait_s + o->run_s) / all->tmin + w_cost * o->cost / all->cmin;
+}
+
+static void visit_score(options *all, const option *o) {
+  if (o->wait_s + o->run_s > all->tmin * (1 + SLOWER_AT_MOST)) return;
+  double v = score(all, o);
+  if (all->n == 0 || v < all->score_best) {
+    all->best = *o;
+    all->score_best = v;
+  }
+  all->n++;
+}
+
+/* The options of every start region (only those `only` marks, when given), as s stands, each
+ * waiting wait_s. */
+static void each_option(const plan_state *s, const plan_queued *q, unsigned flags, double wait_s,
+                        const unsigned char *only, options *all, visit_fn fn) {
+  double iters = plan_job_iterations(q->job);
+  for (int r = 0; r < s->c->nregions; r++) {
+    if (s->free[r] <= 0 || (only && !only[r])) continue;
+    const start_offer *of = offer_of(s, q, flags, r);
+    for (int i = 0; i < of->n; i++) {
+      option *o = &all->o;
+      o->p.nseg = of->nseg[i];
+      memcpy(o->p.seg, of->seg[i], (size_t)of->nseg[i] * sizeof o->p.seg[0]);
+      o->wait_s = wait_s;
+      o->kstar = of->kstar;
+      o->run_s = of->iter[i] * iters;
+      o->cost = plan_placement_cost(s->c, &o->p, s->now, s->now + o->run_s);
+      fn(all, o);
+    }
+  }
+}
+
+/* The best option as s stands; false when the job fits nowhere now. */
+static bool choose(const plan_state *s, const plan_queued *q, unsigned flags, options *all) {
+  all->n = 0;
+  all->tmin = all->cmin = INFINITY;
+  each_option(s, q, flags, 0, NULL, all, visit_minima);
+  if (!isfinite(all->tmin)) return false;
+  each_option(s, q, flags, 0, NULL, all, visit_score);
+  return all->n > 0;
+}
+
+/* The states after the next 1, 2, ... LOOKAHEAD releases, built once per planning state and
+ * time and shared by every job that looks ahead from it. */
+typedef struct replays {
+  const plan_cluster *c;
+  uint64_t version;
+  double now;
+  int n;
+  plan_state after[LOOKAHEAD];
+  unsigned char *freed[LOOKAHEAD]; /* the regions releases 0..i give GPUs back in */
+} replays;
+static _Thread_local replays ahead;
+
+static const replays *replayed(const plan_state *s) {
+  replays *a = &ahead;
+  int n = CORE_MIN(s->nreleases, LOOKAHEAD);
+  if (a->c == s->c && a->version == s->version && a->now == s->now && a->n == n) return a;
+  if (a->c != s->c) {
+    for (int i = 0; i < LOOKAHEAD && a->c; i++)
+      plan_state_free(&a->after[i]);
+    a->c = NULL;
+    for (int i = 0; i < LOOKAHEAD; i++) {
+      free(a->freed[i]);
+      a->freed[i] = calloc((size_t)s->c->nregions, 1);
+      if (a->freed[i] == NULL || plan_state_init(&a->after[i], s->c, NULL) != TERN_OK) return NULL;
+    }
+    a->c = s->c;
+  }
+  for (int i = 0; i < n; i++) {
     const plan_release *r = &s->releases[i];
-    plan_state_apply(&later, r->job, r->d, r->p, -1);
-    later.now = CORE_MAX(s->now, r->t);
-    if (plan_bace_choose(&later, q, flags, &p, &iter_s, &cost))
-      better = later.now + iters * iter_s < finish_now && cost <= cost_now;
+    plan_state *later = &a->after[i];
+    plan_state_copy(later, i == 0 ? s : &a->after[i - 1]);
+    later->nreleases = 0;
+    later->contended = s->contended;
+    plan_state_apply(later, r->job, r->d, r->p, -1);
+    later->now = CORE_MAX(s->now, r->t);
+    if (i > 0) memcpy(a->freed[i], a->freed[i - 1], (size_t)s->c->nregions);
+    else memset(a->freed[i], 0, (size_t)s->c->nregions);
+    for (int k = 0; k < r->p->nseg; k++)
+      a->freed[i][r->p->seg[k].region] = 1;
   }
-  plan_state_free(&later);
-  return better;
+  a->version = s->version;
+  a->now = s->now;
+  a->n = n;
+  return a;
 }
 
-static bool ours_place(const plan_policy *pol, const plan_state *s, const plan_queued *q0,
+/* Whether a start after one of the next releases scores better than now's best. Only chains
+ * from the regions the releases give GPUs back in are looked at: the others were there now. */
+static bool later_is_better(const plan_state *s, const plan_queued *q, unsigned flags,
+                            options *all) {
+  const replays *a = s->nreleases > 0 ? replayed(s) : NULL;
+  double now_score = all->score_best;
+  for (int i = 0; a != NULL && i < a->n; i++) {
+    const plan_state *later = &a->after[i];
+    options then = *all; /* scored against now's minima: one scale for both */
+    then.n = 0;
+    each_option(later, q, flags, later->now - s->now, a->freed[i], &then, visit_score);
+    if (then.n > 0 && then.score_best < now_score) return true;
+  }
+  return false;
+}
+
+/* Shortest run first: what minimises the mean completion time of jobs waiting together. */
+static void ours_order(const plan_policy *pol, const plan_state *s, plan_queued *q, int n) {
+  (void)pol;
+  (void)s;
+  plan_order_shortest(q, n);
+}
+
+/* Jobs of one shape that stayed queued on a state: the next one of that shape, queued behind
+ * (the order is shortest first), stays too without looking. With nothing free for the shape
+ * that is exact; when the shorter job chose to wait, a longer one would too, as its wait is a
+ * smaller part of its run while its options' costs scale with it. */
+#define STAYED 64
+typedef struct stayed {
+  uint64_t version;
+  double now;
+  const plan_job *shape;
+  unsigned flags;
+} stayed;
+static _Thread_local stayed stays[STAYED];
+
+static stayed *stay_slot(const plan_state *s, const plan_job *j, unsigned flags) {
+  uint64_t h = s->version ^ ((uint64_t)j->layers << 32 | (uint64_t)j->hidden) ^ flags, t;
+  memcpy(&t, &s->now, sizeof t);
+  h ^= core_splitmix64(&t);
+  return &stays[core_splitmix64(&h) % STAYED];
+}
+
+static bool stays_queued(const plan_state *s, const plan_queued *q, unsigned flags) {
+  const stayed *st = stay_slot(s, q->job, flags);
+  return st->shape != NULL && st->version == s->version && st->now == s->now &&
+         st->flags == flags && plan_job_same_shape(st->shape, q->job);
+}
+
+static bool stay(const plan_state *s, const plan_queued *q, unsigned flags) {
+  *stay_slot(s, q->job, flags) = (stayed){s->version, s->now, q->job, flags};
+  return false;
+}
+
+static bool ours_place(const plan_policy *pol, const plan_state *s, const plan_queued *q,
                        plan_placement *out) {
-  double iter_s, cost;
-  plan_demand d = *q0->d;
-  plan_queued qq = *q0, *q = &qq;
-  qq.d = &d;
-  if (s->contended && (pol->flags & OURS_EDP)) {
-    d.kstar = d.kedp;
-    for (int t = 0; t < s->c->ntypes; t++)
-      d.kstar_type[t] = CORE_MIN(d.kstar_type[t], d.kedp);
+  static _Thread_local options all;
+  if (stays_queued(s, q, pol->flags)) return false;
+  if (!choose(s, q, pol->flags, &all)) return stay(s, q, pol->flags);
+  int regions[PLAN_MAX_PATH], gpus[PLAN_MAX_PATH], k = 0;
+  for (int i = 0; i < all.best.p.nseg; i++) {
+    regions[i] = all.best.p.seg[i].region;
+    k += gpus[i] = all.best.p.seg[i].gpus;
   }
-  if (!plan_bace_choose(s, q, pol->flags, out, &iter_s, &cost)) return false;
-  if (out->stages >= plan_kstar_at(s->c, &d, out->seg[0].region) || !(pol->flags & OURS_WAIT))
-    return true;
-  double finish = s->now + plan_job_iterations(q->job) * iter_s;
-  return !later_is_better(s, q, pol->flags, finish, cost);
+  /* short of K*, or far slower than at K* alone: a release may offer better */
+  bool short_of = k < all.best.kstar ||
+                  all.best.run_s > (1 + SLOWER_AT_MOST) * q->d->iter_kstar * plan_job_iterations(q->job);
+  if (short_of && (pol->flags & OURS_WAIT) && later_is_better(s, q, pol->flags, &all))
+    return stay(s, q, pol->flags);
+  return plan_build(s->c, q->job, regions, gpus, all.best.p.nseg, out);
 }
 
-const plan_policy plan_policy_ours_trim = {"ours-trim", "ours with the trim alone", plan_bace_order,
-                                           ours_place, PLAN_BACE_TRIM};
-const plan_policy plan_policy_ours_nowait = {
-    "ours-nowait", "ours without start-or-wait (trim + EDP sizing)", plan_bace_order, ours_place,
-    PLAN_BACE_TRIM | OURS_EDP};
+const plan_policy plan_policy_ours_trim = {"ours-trim", "ours without EDP sizing or waiting",
+                                           ours_order, ours_place, PLAN_BACE_TRIM};
+const plan_policy plan_policy_ours_nowait = {"ours-nowait", "ours without start-or-wait",
+                                             ours_order, ours_place, PLAN_BACE_TRIM | OURS_EDP};
 const plan_policy plan_policy_ours = {
-    "ours", "BACE-Pipe + trimmed partial allocations + start-or-wait lookahead", plan_bace_order,
+    "ours", "scored choice over more placements (trim, EDP) + start-or-wait", ours_order,
     ours_place, OURS_FLAGS};

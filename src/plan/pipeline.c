@@ -28,7 +28,11 @@
  */
 #include "plan/plan.h"
 
+#include "core/mix.h"
+
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 static int stage_region(const plan_placement *p, int stage) {
   for (int s = 0; s < p->nseg; s++) {
@@ -71,14 +75,65 @@ static bool stage_limits(const plan_cluster *c, const plan_job *j, const plan_pl
   return total >= j->layers;
 }
 
+/* Splits are kept by what decides them: the job's shape, and each segment's GPU type (speed,
+ * memory) and count, in order, under the cluster's MFU and usable memory. The planner asks for
+ * the same few splits many thousand times. Pipelines of up to SPLIT_KEPT_STAGES stages. */
+#define SPLITS 4096
+#define SPLIT_KEPT_STAGES 128
+typedef struct kept_split {
+  uint64_t key;
+  int stages;
+  bool ok;
+  uint16_t layers[SPLIT_KEPT_STAGES];
+} kept_split;
+static _Thread_local kept_split *splits;
+
+static uint64_t mix_in(uint64_t h, double v) {
+  uint64_t t;
+  memcpy(&t, &v, sizeof t);
+  t ^= h;
+  return core_splitmix64(&t);
+}
+
+static uint64_t split_key(const plan_cluster *c, const plan_job *j, const plan_placement *p) {
+  uint64_t h = 0x9e3779b97f4a7c15u;
+  double shape[] = {j->params, j->layers, j->hidden, j->seq_len, j->mb_seqs, j->microbatches,
+                    j->dtype_bytes, c->mfu, c->mem_fraction};
+  for (size_t i = 0; i < CORE_ARRAY_LEN(shape); i++)
+    h = mix_in(h, shape[i]);
+  for (int s = 0; s < p->nseg; s++) {
+    const plan_gpu_type *t = &c->types[c->regions[p->seg[s].region].type];
+    h = mix_in(mix_in(mix_in(h, t->peak_flops), t->memory_bytes), p->seg[s].gpus);
+  }
+  return h | 1; /* 0 marks an empty slot */
+}
+
+static bool split_uncached(const plan_cluster *c, const plan_job *j, plan_placement *p);
+
 bool plan_split_layers(const plan_cluster *c, const plan_job *j, plan_placement *p) {
-  static _Thread_local double fb[PLAN_MAX_STAGES];
-  static _Thread_local int cap[PLAN_MAX_STAGES];
   p->stages = 0;
   for (int s = 0; s < p->nseg; s++)
     p->stages += p->seg[s].gpus;
   if (p->nseg < 1 || p->stages < 1 || p->stages > j->layers || p->stages > PLAN_MAX_STAGES)
     return false;
+  if (p->stages > SPLIT_KEPT_STAGES) return split_uncached(c, j, p);
+  if (splits == NULL && (splits = calloc(SPLITS, sizeof *splits)) == NULL)
+    return split_uncached(c, j, p);
+  uint64_t key = split_key(c, j, p);
+  kept_split *k = &splits[key & (SPLITS - 1)];
+  if (k->key != key || k->stages != p->stages) {
+    k->key = key;
+    k->stages = p->stages;
+    k->ok = split_uncached(c, j, p);
+    memcpy(k->layers, p->layers, (size_t)p->stages * sizeof p->layers[0]);
+  }
+  memcpy(p->layers, k->layers, (size_t)p->stages * sizeof p->layers[0]);
+  return k->ok;
+}
+
+static bool split_uncached(const plan_cluster *c, const plan_job *j, plan_placement *p) {
+  static _Thread_local double fb[PLAN_MAX_STAGES];
+  static _Thread_local int cap[PLAN_MAX_STAGES];
   if (!stage_limits(c, j, p, fb, cap)) return false;
   double lo = 0, hi = 0;
   for (int i = 0; i < p->stages; i++)
@@ -150,6 +205,13 @@ int plan_pipeline_times(const plan_cluster *c, const plan_job *j, const plan_pla
   return i;
 }
 
+/* 1 / n for span lengths, so that the span loop below multiplies instead of dividing. */
+static double inverse[PLAN_MAX_STAGES + 1];
+__attribute__((constructor)) static void fill_inverse(void) {
+  for (int n = 1; n <= PLAN_MAX_STAGES; n++)
+    inverse[n] = 1.0 / n;
+}
+
 /* The 1F1B closed form (the header's): one round trip, then m - 1 beats of the slowest stage or
  * link, plus what the worst cycle adds. Over stages i..k (n of them, stage i alternating, that
  * is S - i < m), micro-batch j + n's backward on stage k waits for j's to go back to stage i,
@@ -169,12 +231,13 @@ static double one_f_one_b(int S, int m, const double *fb, const double *lat, con
       pre[i + 1] += 2 * (lat[i] + beta[i]);
     }
   }
+  /* only spans with beats left after their warm-up: k > S - m and k - i < m - 1 */
   for (int i = CORE_MAX(0, S - m + 1); i < S; i++)
-    for (int k = i + 1; k < S; k++) { /* stages i..k and the k - i hops between them */
+    for (int k = i + 1; k < S && k - i < m - 1; k++) { /* stages i..k, the k - i hops between */
       double span = pre[k + 1] - pre[i] - (k < S - 1 ? 2 * (lat[k] + beta[k]) : 0);
-      double slower = span / (k - i + 1) - beat;
+      double slower = span * inverse[k - i + 1] - beat;
       int beats = m - 1 - CORE_MAX(S - k - 1, k - i);
-      if (slower > 0 && beats > 0) extra = CORE_MAX(extra, beats * slower);
+      if (slower * beats > extra) extra = slower * beats;
     }
   return pre[S] + (m - 1) * beat + extra;
 }

@@ -208,6 +208,7 @@ typedef struct plan_state {
   const plan_release *releases;
   int nreleases;
   bool contended; /* the queue asks for more than K* x jobs GPUs than are free (plan_decide) */
+  uint64_t version; /* names free, share and load: plan_state_apply and plan_state_touch set it */
 } plan_state;
 
 /* One queued job as a policy sees it. */
@@ -235,6 +236,9 @@ const plan_policy *plan_policy_find(const char *name);
 const plan_policy *const *plan_policies(void);
 
 tern_status plan_state_init(plan_state *s, const plan_cluster *c, core_err *err);
+/* A new version for a state changed other than by plan_state_apply (what policies cache on a
+ * state is keyed by its version and time). */
+void plan_state_touch(plan_state *s);
 /* Copies src's free GPUs and link loads into dst (both from plan_state_init on one cluster). */
 void plan_state_copy(plan_state *dst, const plan_state *src);
 void plan_state_free(plan_state *s);
@@ -279,6 +283,8 @@ double plan_alpha(const plan_state *s, const plan_queued *q, int n);
 void plan_priorities(const plan_state *s, const plan_queued *q, int n, double *prio);
 /* Sorts q by descending priority (ties: arrival order). */
 void plan_order_priority(const plan_state *s, plan_queued *q, int n);
+/* Sorts q by the run time alone at K*, shortest first (ties: arrival, then id). */
+void plan_order_shortest(plan_queued *q, int n);
 /* Sorts q by arrival (FCFS), ties by id. */
 void plan_order_fcfs(plan_queued *q, int n);
 /* The same as a policy's order callback, for the baselines. */
@@ -295,6 +301,10 @@ enum {
 bool plan_bace_choose(const plan_state *s, const plan_queued *q, unsigned flags,
                       plan_placement *out, double *iter_s, double *cost);
 void plan_bace_order(const plan_policy *pol, const plan_state *s, plan_queued *q, int n);
+
+/* The user's objective for ours (ours.c): weights on a job's run time and on its cost, each
+ * relative to the best among its options (1 and 1 by default). */
+void plan_ours_weights(double jct, double cost);
 
 /* A chain of regions found by the pathfinder and the GPUs it may use. */
 typedef struct plan_path {
@@ -337,6 +347,11 @@ tern_status plan_scenario_write(const plan_scenario *s, FILE *out, core_err *err
 
 /* A placement as JSON: per region its GPUs, its stages and the layers of each (plan_json.c). */
 json_t *plan_placement_json(const plan_cluster *c, const plan_placement *p);
+/* The pipeline as the time model priced it: per stage the forward and backward seconds of one
+ * micro-batch, per hop the bytes, bandwidth (sharers[s]: the jobs on the link into segment s,
+ * this one included; NULL: alone), latency and transfer seconds, and the 1F1B iteration time. */
+json_t *plan_pipeline_json(const plan_cluster *c, const plan_job *j, const plan_placement *p,
+                           const int *sharers);
 /* "2x32 1x16": the layers per stage of segment seg, as counts of equal stages. */
 void plan_layers_text(const plan_placement *p, int seg, char *out, size_t cap);
 
@@ -352,6 +367,8 @@ typedef struct plan_variant {
   double gpu_scale;
   int njobs;
   uint64_t seed;
+  bool hourly;      /* redraw every region's prices as a daily curve around its mean (gen.c) */
+  int microbatches; /* every job's micro-batches per iteration; 0 keeps each job's */
 } plan_variant;
 tern_status plan_gen_variant(const plan_scenario *base, const plan_variant *v, plan_scenario *out,
                              core_err *err);

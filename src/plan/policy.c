@@ -9,6 +9,8 @@
  */
 #include "plan/plan.h"
 
+#include "core/mix.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,7 +48,14 @@ tern_status plan_state_init(plan_state *s, const plan_cluster *c, core_err *err)
   }
   for (size_t i = 0; i < r; i++)
     s->free[i] = c->regions[i].gpus;
+  plan_state_touch(s);
   return TERN_OK;
+}
+
+void plan_state_touch(plan_state *s) {
+  static _Atomic uint64_t counter;
+  uint64_t x = ++counter;
+  s->version = core_splitmix64(&x);
 }
 
 void plan_state_copy(plan_state *dst, const plan_state *src) {
@@ -55,6 +64,7 @@ void plan_state_copy(plan_state *dst, const plan_state *src) {
   memcpy(dst->share, src->share, r * r * sizeof *dst->share);
   memcpy(dst->load_Bps, src->load_Bps, r * r * sizeof *dst->load_Bps);
   dst->now = src->now;
+  dst->version = src->version;
   dst->releases = src->releases;
   dst->nreleases = src->nreleases;
 }
@@ -71,6 +81,18 @@ void plan_state_apply(plan_state *s, const plan_job *j, const plan_demand *d,
                       const plan_placement *p, int sign) {
   (void)j;
   size_t n = (size_t)s->c->nregions;
+  /* the same change to the same state gives the same version: states replayed alike (ours'
+   * lookahead, job after job) share what was computed on them */
+  uint64_t mix = s->version ^ ((uint64_t)(sign + 2) << 60);
+  double bps = d->demand_Bps;
+  uint64_t bits;
+  memcpy(&bits, &bps, sizeof bits);
+  mix ^= core_splitmix64(&bits);
+  for (int i = 0; i < p->nseg; i++) {
+    uint64_t seg = ((uint64_t)(unsigned)p->seg[i].region << 32 | (unsigned)p->seg[i].gpus) + mix;
+    mix ^= core_splitmix64(&seg);
+  }
+  s->version = core_splitmix64(&mix);
   for (int i = 0; i < p->nseg; i++) {
     s->free[p->seg[i].region] -= sign * p->seg[i].gpus;
     if (i == 0) continue;

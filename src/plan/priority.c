@@ -111,3 +111,12 @@ void plan_policy_fcfs(const plan_policy *pol, const plan_state *s, plan_queued *
   (void)s;
   plan_order_fcfs(q, n);
 }
+
+void plan_order_shortest(plan_queued *q, int n) {
+  double *key = malloc((size_t)(n > 0 ? n : 1) * sizeof *key);
+  if (key == NULL) return;
+  for (int i = 0; i < n; i++) /* sort_by is descending: the shortest run has the largest key */
+    key[i] = -q[i].d->iter_kstar * plan_job_iterations(q[i].job);
+  sort_by(q, n, key);
+  free(key);
+}

@@ -26,6 +26,7 @@ typedef struct sim_job_out {
   double start, finish, jct;
   plan_placement pl;
   double iter_pred; /* predicted iteration time when placed */
+  int sharers[PLAN_MAX_PATH]; /* jobs on the link into each segment when placed, this one too */
   double iter_mean; /* realised: run time / iterations */
   double kwh, usd;
 } sim_job_out;
@@ -38,7 +39,7 @@ typedef struct sim_jobs_result {
   sim_span *spans;
   double avg_jct, makespan, kwh, usd, gpu_util;
   int rounds;      /* planning rounds run */
-  double decide_s; /* CPU time spent in planning rounds */
+  double decide_s; /* CPU seconds (this thread) spent in planning rounds */
 } sim_jobs_result;
 
 /* Runs every job of sc to completion under pol. A job that the policy cannot place even on an

@@ -3,7 +3,8 @@
 # run. Each case must end within a second (timeout 5 is the margin for a loaded machine): a
 # directory and a FIFO are refused by what they are, never read or waited on; a number out of
 # its physical range is refused naming the file, line, field and range; `--compare` reports the
-# policy that cannot place a job and runs the others.
+# policy that cannot place a job and runs the others; `tern plan` writes only where asked, its
+# JSON replays the prediction; --help names every option.
 set -u
 tern=$1
 dir=$(mktemp -d)
@@ -41,4 +42,31 @@ sed 's/"bandwidth_gbps": 10/"bandwidth_gbps": -1/' "$dir/split.json" > "$dir/neg
 err=$(quick "$tern" sim plan "$dir/neg.json" 2>&1) && fail "a negative bandwidth was accepted"
 echo "$err" | grep -q "valid is 0.001 to 100000 Gbit/s" || fail "bandwidth: $err"
 echo "$err" | grep -q "> 00" && fail "garbled range: $err"
+# tern plan writes only where asked: nothing into the working directory without -o; with -o -
+# the plan JSON on stdout, whose pipeline figures give back the predicted iteration time
+mkdir "$dir/cwd"
+(cd "$dir/cwd" && quick "$tern" plan "$dir/split.json" >/dev/null) || fail "tern plan failed"
+[ -z "$(ls -A "$dir/cwd")" ] || fail "tern plan wrote into the working directory: $(ls "$dir/cwd")"
+quick "$tern" plan "$dir/split.json" --policy cr-lcf -o - 2>/dev/null >"$dir/plan.json" || fail "-o - failed"
+python3 - "$dir/plan.json" <<'PY' || fail "the plan JSON does not hold its pipeline"
+import json, sys
+job = json.load(open(sys.argv[1]))["jobs"][0]
+p = job["pipeline"]
+assert len(p["stages"]) == job["placement"]["stages"] == len(p["hops"]) + 1
+assert all(s["bwd_s"] == 2 * s["fwd_s"] > 0 for s in p["stages"])
+cross = [h for h in p["hops"] if h["latency_s"] > 0]
+assert len(cross) == 1 and abs(cross[0]["latency_s"] - 0.01) < 1e-12
+assert abs(cross[0]["bandwidth_Bps"] - 10e9 / 8) < 1
+assert abs(p["iteration_s"] - job["predicted"]["iteration_s"]) < 1e-9 * p["iteration_s"]
+PY
+# --help names every option each command takes
+help=$("$tern" plan --help)
+for o in --policy -o --bandwidth --gpus --jobs --seed --hourly --microbatches --random --regions \
+  --links --repeat; do
+  echo "$help" | grep -q -- "$o" || fail "tern plan --help does not name $o"
+done
+help=$("$tern" sim plan --help)
+for o in --policy --json --gantt --compare --markdown --csv --gantt-dir --list; do
+  echo "$help" | grep -q -- "$o" || fail "tern sim plan --help does not name $o"
+done
 echo "cli.sh: every case refused or run as it should"

@@ -3,7 +3,9 @@
  *   tern plan SCENARIO.json [--policy P] [-o PLAN.json]
  *       every job's plan as the policy decides it when the job starts: regions, GPUs per
  *       region, stages and layers, predicted iteration time, run time, energy and cost;
- *       printed, and written as JSON (default: SCENARIO.plan.json in the current directory);
+ *       printed; with -o FILE also written as JSON, with -o - as JSON on stdout (the table then
+ *       goes to stderr); never into a file not asked for. Per job the JSON holds every stage's
+ *       forward and backward seconds and every hop's bytes, bandwidth and latency as priced;
  *   tern plan gen BASE.json [--bandwidth X] [--gpus X] [--jobs N] [--seed S] [-o OUT.json]
  *   tern plan gen --random [--regions R] [--jobs N] [--seed S] [-o OUT.json]
  *   tern plan gen --links LINKS.json [--jobs N] [--seed S] [-o OUT.json]
@@ -16,7 +18,6 @@
 #include "plan/plan.h"
 #include "sim/jobs.h"
 
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,26 +41,29 @@ static const char *value(int argc, char **argv, int *i) {
   return argv[++*i];
 }
 
-static void print_plan_row(const plan_scenario *sc, const sim_jobs_result *r, int i, json_t *jobs) {
+static void print_plan_row(FILE *table, const plan_scenario *sc, const sim_jobs_result *r, int i,
+                           json_t *jobs) {
   const plan_job *j = &sc->jobs[i];
   const sim_job_out *o = &r->jobs[i];
   double run = o->iter_pred * plan_job_iterations(j);
   double kwh = plan_placement_kwh(&sc->c, &o->pl, run);
   double usd = plan_placement_cost(&sc->c, &o->pl, o->start, o->start + run);
-  printf("%-18s %8.2f %8.2f %5d %8.2f %8.1f %10.0f %9.0f  ", j->name, j->arrival_s / 3600,
-         o->start / 3600, o->pl.stages, o->iter_pred, run / 3600, kwh, usd);
+  fprintf(table, "%-18s %8.2f %8.2f %5d %8.2f %8.1f %10.0f %9.0f  ", j->name, j->arrival_s / 3600,
+          o->start / 3600, o->pl.stages, o->iter_pred, run / 3600, kwh, usd);
   for (int s = 0; s < o->pl.nseg; s++) {
     char layers[256];
     plan_layers_text(&o->pl, s, layers, sizeof layers);
-    printf("%s%s %d (%s)", s ? " -> " : "", sc->c.regions[o->pl.seg[s].region].name,
-           o->pl.seg[s].gpus, layers);
+    fprintf(table, "%s%s %d (%s)", s ? " -> " : "", sc->c.regions[o->pl.seg[s].region].name,
+            o->pl.seg[s].gpus, layers);
   }
-  printf("\n");
+  fprintf(table, "\n");
   json_array_append_new(jobs,
-                        json_pack("{s:s, s:f, s:f, s:o, s:{s:f, s:f, s:f, s:f}}", "name", j->name,
-                                  "arrival_s", j->arrival_s, "start_s", o->start, "placement",
-                                  plan_placement_json(&sc->c, &o->pl), "predicted", "iteration_s",
-                                  o->iter_pred, "run_s", run, "energy_kwh", kwh, "cost_usd", usd));
+                        json_pack("{s:s, s:f, s:f, s:o, s:o, s:{s:f, s:f, s:f, s:f}}", "name",
+                                  j->name, "arrival_s", j->arrival_s, "start_s", o->start,
+                                  "placement", plan_placement_json(&sc->c, &o->pl), "pipeline",
+                                  plan_pipeline_json(&sc->c, j, &o->pl, o->sharers), "predicted",
+                                  "iteration_s", o->iter_pred, "run_s", run, "energy_kwh", kwh,
+                                  "cost_usd", usd));
 }
 
 static int write_plan_json(const plan_scenario *sc, const plan_policy *pol, json_t *jobs,
@@ -90,11 +94,6 @@ static int plan_scenario_cmd(int argc, char **argv) {
   if (path == NULL || pol == NULL)
     return cmd_usage_error("plan", path ? "no policy '%s' (tern sim plan --list)" : "%s",
                            path ? (policy ? policy : "") : "a scenario file is needed");
-  char defout[4096], copy[4096];
-  snprintf(copy, sizeof copy, "%s", path);
-  char *base = basename(copy), *dot = strrchr(base, '.');
-  if (dot && strcmp(dot, ".json") == 0) *dot = '\0';
-  snprintf(defout, sizeof defout, "%s.plan.json", base);
   plan_scenario sc;
   sim_jobs_result r;
   core_err err = {0};
@@ -103,16 +102,21 @@ static int plan_scenario_cmd(int argc, char **argv) {
     plan_scenario_free(&sc);
     return fail(path, &err);
   }
-  printf("%s: %d jobs on %d regions, policy %s (MFU %.2f, PUE %.2f, memory %.0f%%)\n\n", path,
-         sc.njobs, sc.c.nregions, pol->name, sc.c.mfu, sc.c.pue, 100 * sc.c.mem_fraction);
-  printf("%-18s %8s %8s %5s %8s %8s %10s %9s  %s\n", "job", "arrive_h", "start_h", "GPUs", "iter_s",
-         "run_h", "energy_kWh", "cost_USD",
-         "regions in pipeline order: GPUs "
-         "(stages x layers)");
+  /* the table goes to stdout, or to stderr when the plan JSON does (-o -) */
+  FILE *table = out && strcmp(out, "-") == 0 ? stderr : stdout;
+  fprintf(table, "%s: %d jobs on %d regions, policy %s (MFU %.2f, PUE %.2f, memory %.0f%%)\n\n",
+          path, sc.njobs, sc.c.nregions, pol->name, sc.c.mfu, sc.c.pue, 100 * sc.c.mem_fraction);
+  fprintf(table, "%-18s %8s %8s %5s %8s %8s %10s %9s  %s\n", "job", "arrive_h", "start_h", "GPUs",
+          "iter_s", "run_h", "energy_kWh", "cost_USD",
+          "regions in pipeline order: GPUs (stages x layers)");
   json_t *jobs = json_array();
   for (int i = 0; i < sc.njobs; i++)
-    print_plan_row(&sc, &r, i, jobs);
-  int rc = write_plan_json(&sc, pol, jobs, out ? out : defout);
+    print_plan_row(table, &sc, &r, i, jobs);
+  int rc = 0;
+  if (out)
+    rc = write_plan_json(&sc, pol, jobs, out);
+  else
+    json_decref(jobs);
   sim_jobs_result_free(&r);
   plan_scenario_free(&sc);
   return rc;
@@ -153,6 +157,10 @@ static bool gen_option(gen_args *g, const char *name, const char *val) {
   if (strcmp(name, "--bandwidth") == 0) return factor(val, &g->v.bw_scale);
   if (strcmp(name, "--gpus") == 0) return factor(val, &g->v.gpu_scale);
   if (strcmp(name, "--jobs") == 0) return core_parse_int(val, 1, 1000000, &g->jobs);
+  if (strcmp(name, "--microbatches") == 0) {
+    long m;
+    return core_parse_int(val, 1, 1 << 20, &m) && (g->v.microbatches = (int)m, true);
+  }
   if (strcmp(name, "--regions") == 0) return core_parse_int(val, 1, PLAN_MAX_REGIONS, &g->regions);
   if (strcmp(name, "--seed") == 0) {
     char *end;
@@ -163,11 +171,13 @@ static bool gen_option(gen_args *g, const char *name, const char *val) {
 }
 
 static int gen_cmd(int argc, char **argv) {
-  gen_args g = {.out = "-", .v = {1, 1, 0, 1}, .regions = 6, .jobs = 0};
+  gen_args g = {.out = "-", .v = {1, 1, 0, 1, false, 0}, .regions = 6, .jobs = 0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *val;
     if (strcmp(a, "--random") == 0) {
       g.random = true;
+    } else if (strcmp(a, "--hourly") == 0) {
+      g.v.hourly = true;
     } else if (a[0] != '-' && g.base == NULL) {
       g.base = a;
     } else if ((val = value(argc, argv, &i)) == NULL || !gen_option(&g, a, val)) {
@@ -290,13 +300,25 @@ static int bench_cmd(int argc, char **argv) {
 static void usage(FILE *out) {
   fprintf(
       out,
-      "usage: tern plan SCENARIO.json [--policy P] [-o PLAN.json]\n"
-      "       tern plan gen BASE.json [--bandwidth X] [--gpus X] [--jobs N] [--seed S] [-o OUT]\n"
+      "usage: tern plan SCENARIO.json [--policy P] [-o PLAN.json | -o -]\n"
+      "       tern plan gen BASE.json [--bandwidth X] [--gpus X] [--jobs N] [--seed S] [--hourly]\n"
+      "                     [--microbatches M] [-o OUT]\n"
       "       tern plan gen --random [--regions R] [--jobs N] [--seed S] [-o OUT]\n"
+      "       tern plan gen --links LINKS.json [--jobs N] [--seed S] [-o OUT]\n"
       "       tern plan bench [--regions 50] [--jobs 1000] [--seed 1] [--policy bace] "
       "[--repeat 5]\n\n"
+      "  --policy P        the policy that plans (tern sim plan --list; default bace)\n"
+      "  -o FILE           write the plan as JSON to FILE (per job: placement, every stage's\n"
+      "                    forward/backward seconds, every hop's bytes, bandwidth, latency);\n"
+      "                    -o - writes it to stdout and the table to stderr. Without -o only\n"
+      "                    the table is printed: no file is written\n"
+      "  gen: --bandwidth X and --gpus X scale links and pools (1/1000 to 1000), --jobs N sets\n"
+      "       the job count (drawing more from the base), --seed S, --hourly redraws prices as\n"
+      "       daily curves, --microbatches M sets every job's, --random makes a cluster of\n"
+      "       --regions R, --links starts from a links-only file; -o OUT (default stdout)\n"
+      "  bench: one planning round over --jobs queued at once on --regions, --repeat times\n\n"
       "Places pipeline-parallel training jobs across regions by bandwidth and electricity\n"
-      "price (BACE-Pipe and baselines; docs/PLANNING.md). `tern sim plan` compares them.\n");
+      "price (BACE-Pipe, baselines and ours; docs/PLANNING.md). `tern sim plan` compares them.\n");
 }
 
 int cmd_plan(int argc, char **argv) {

@@ -216,7 +216,15 @@ int cmd_sim_plan(int argc, char **argv) {
     fprintf(argc < 2 ? stderr : stdout,
             "usage: tern sim plan SCENARIO.json [--policy P] [--json FILE] [--gantt FILE.svg]\n"
             "       tern sim plan SCENARIO.json --compare [--markdown | --csv] [--gantt-dir DIR] "
-            "[--json FILE]\n       tern sim plan --list\n");
+            "[--json FILE]\n       tern sim plan --list\n\n"
+            "  --policy P      the policy to run (default bace; --list names them all)\n"
+            "  --json FILE     the run as JSON (with --compare: BACE-Pipe's run)\n"
+            "  --gantt FILE    the run's Gantt chart as SVG\n"
+            "  --compare       every policy on the scenario, one table, with the JCT and cost\n"
+            "                  bounds; a policy that cannot place a job is named and skipped\n"
+            "  --markdown      the table as markdown;  --csv  only its rows, as CSV\n"
+            "  --gantt-dir DIR a Gantt chart per policy into DIR\n"
+            "  --list          the policies and what each does\n");
     return argc < 2 ? 2 : 0;
   }
   int rc = parse(argc, argv, &o);

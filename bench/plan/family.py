@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""family.py TERN OUTDIR [FIRST-LAST]: every policy on a generated family of scenarios, and how tern's
+`ours` compares with BACE-Pipe and the four baselines on each (docs/PLANNING.md, "A policy
+that wins").
+
+The family: random 6-region clusters of three GPU types (A6000, A100, H100) with 24 jobs
+(`tern plan gen --random`), each varied by `tern plan gen`: bandwidth x0.3, x1, x3 and x30, GPUs
+x0.5 and x1, hourly prices (a daily curve of +-20-60% around each region's price), 32 or 16
+micro-batches; seeds FIRST..LAST (1-3); plus the two fixtures (the six regions with 24 jobs, and random
+pools on the ten AWS regions' links with 24 jobs). Writes OUTDIR/family.csv (one row per
+scenario and policy) and prints the summary as markdown.
+"""
+import csv, io, os, subprocess, sys
+
+tern, out = sys.argv[1], sys.argv[2]
+first, last = (int(x) for x in (sys.argv[3] if len(sys.argv) > 3 else "1-3").split("-"))
+others = ["bace", "lcf", "ldf", "cr-lcf", "cr-ldf"]
+os.makedirs(out, exist_ok=True)
+
+
+def gen(args, path):
+    subprocess.run([tern, "plan", "gen", *args, "-o", path], check=True, stderr=subprocess.DEVNULL)
+    return path
+
+
+def compare(path):
+    r = subprocess.run([tern, "sim", "plan", path, "--compare", "--csv"], check=True,
+                       capture_output=True, text=True)
+    return {row["policy"]: row for row in csv.DictReader(io.StringIO(r.stdout))}
+
+
+scenarios = []
+for seed in range(first, last + 1):
+    base = gen(["--random", "--regions", "6", "--jobs", "24", "--seed", str(seed)],
+               f"{out}/base-{seed}.json")
+    for bw in ["0.3", "1", "3", "30"]:
+        for gpus in ["0.5", "1"]:
+            mb = "16" if (seed + int(float(bw) * 10) + int(float(gpus) * 2)) % 2 else "32"
+            name = f"s{seed}-bw{bw}-g{gpus}-m{mb}"
+            scenarios.append((name, gen([base, "--bandwidth", bw, "--gpus", gpus, "--jobs", "24",
+                                         "--seed", str(seed), "--hourly", "--microbatches", mb],
+                                        f"{out}/{name}.json")))
+scenarios.append(("fixture-24", gen(["data/scenarios/geo-six-regions.json", "--jobs", "24",
+                                     "--seed", "1"], f"{out}/fixture-24.json")))
+scenarios.append(("aws-24", gen(["--links", "data/scenarios/aws-10-regions.json", "--jobs", "24",
+                                 "--seed", "1"], f"{out}/aws-24.json")))
+
+rows, summary = [], []
+for name, path in scenarios:
+    res = compare(path)
+    for p, r in res.items():
+        rows.append([name, p, r["avg_jct_h"], r["cost_usd"], r["planning_ms"]])
+    if "ours" not in res:
+        continue
+    ours_j, ours_c = float(res["ours"]["avg_jct_h"]), float(res["ours"]["cost_usd"])
+    ran = [p for p in others if p in res]
+    best_j = min(float(res[p]["avg_jct_h"]) for p in ran)
+    best_c = min(float(res[p]["cost_usd"]) for p in ran)
+    worst_j = max((ours_j / float(res[p]["avg_jct_h"]) - 1) * 100 for p in ran)
+    worst_c = max((ours_c / float(res[p]["cost_usd"]) - 1) * 100 for p in ran)
+    summary.append((name, ours_j, best_j, ours_c, best_c, worst_j, worst_c))
+
+with open(f"{out}/family.csv", "w", newline="") as f:
+    w = csv.writer(f)
+    w.writerow(["scenario", "policy", "avg_jct_h", "cost_usd", "planning_ms"])
+    w.writerows(rows)
+
+print("| scenario | ours JCT (h) | best other JCT | ours cost (USD) | best other cost | "
+      "ours vs best JCT | ours vs best cost |")
+print("|---|---|---|---|---|---|---|")
+for n, oj, bj, oc, bc, wj, wc in summary:
+    print(f"| {n} | {oj:.1f} | {bj:.1f} | {oc:.0f} | {bc:.0f} | {100*(oj/bj-1):+.1f}% | "
+          f"{100*(oc/bc-1):+.1f}% |")
+k = len(summary)
+mj = sum(s[1] for s in summary) / k
+mbj = sum(s[2] for s in summary) / k
+mc = sum(s[3] / s[4] for s in summary) / k
+print(f"\nmean over {k} scenarios: ours JCT {mj:.1f} h against the best other's {mbj:.1f} h "
+      f"({100*(mj/mbj-1):+.1f}%); ours cost / best other's cost, mean ratio {mc:.3f} "
+      f"({100*(mc-1):+.1f}%); mean JCT ratio "
+      f"{sum(s[1]/s[2] for s in summary)/k:.3f}")
+print(f"scenarios where ours is more than 2% worse than some policy: JCT "
+      f"{sum(1 for s in summary if s[5] > 2)}, cost {sum(1 for s in summary if s[6] > 2)} of {k}")
