@@ -133,7 +133,7 @@ static bool redirect(tern_swarm *sw, int fd, const swarm_hdr *j) {
   leader = sw->leader;
   pthread_mutex_unlock(&sw->mu);
   if (!yes) return false;
-  uint8_t buf[19 + SWARM_HOST_LEN];
+  uint8_t buf[SWARM_MEMBER_MAX];
   swarm_hdr h = {.type = SWARM_REDIRECT, .round = j->round, .sender = sw->id,
                  .len = swarm_member_encode(&leader, buf)};
   core_err err = {0};
@@ -148,6 +148,7 @@ static bool turn_away_late(tern_swarm *sw, int fd, const swarm_hdr *j) {
   uint32_t closed = sw->closed_rounds;
   pthread_mutex_unlock(&sw->mu);
   bool late = j->round < closed;
+  if (late && j->type == SWARM_JOIN) swarm_note_late_join(sw, j);
   if (late) swarm_send_late(sw, fd, j->round, closed);
   return late;
 }

@@ -22,6 +22,32 @@
 #include <unistd.h>
 
 #define FOLLOW_HOPS 4
+/* Matching's deadlines, as fractions of the matching time T (--match-timeout): a peer reads its
+ * key for DISCOVER_QUIET T after the last news; the leader closes its group at LEAD_CLOSE T from
+ * the start (and LEAD_AFTER_FOUND T after discovery), before the followers give up at T (and
+ * FOLLOW_AFTER_FOUND T after discovery), so that a list sent at the last moment still finds
+ * them waiting: a line takes 1.5 T at most. */
+#define DISCOVER_QUIET 0.5
+#define LEAD_CLOSE 0.8
+#define LEAD_AFTER_FOUND 0.3
+#define FOLLOW_AFTER_FOUND 0.5
+/* How long a follower sent on to a dead leader waits before it asks again: the one it asks needs
+ * a connect timeout or a refusal to find that leader dead (SWARM_REFUSED_SECONDS). */
+#define DEAD_LEADER_RETRY_MS 100
+/* A peer that was alone on its key last time reads it this long (and twice at least) before it
+ * goes on: a partner already there is seen (a loopback get takes a millisecond or two, a WAN
+ * one a few round trips, and the matching time's DISCOVER_QUIET still bounds the read); a
+ * partner that comes after sends a join that is turned away as late (it then waits a round
+ * ahead, round_ahead) and is expected here next time (swarm_match). Not a fraction of T: a
+ * lonely peer that spent 0.1 T per lonely round fell behind its partners of the other axes
+ * by that much each time. */
+#define LONELY_GLANCE_NS 50000000ull
+/* How long a leader's question "has this round closed for you?" may take (lead()). */
+#define CLOSED_ASK_SECONDS 1.5
+/* How long a line member that did not come may take to answer that it is alive (keep_line): a
+ * stalled process's kernel still accepts the connection, and only this ends the wait; a dead
+ * one's refuses at once. */
+#define ALIVE_ASK_SECONDS 0.5
 
 typedef struct seen {
   tern_swarm *sw;
@@ -142,11 +168,11 @@ static unsigned hellos_heard(tern_swarm *sw) {
 static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t quiet_ns,
                      uint64_t deadline_ns) {
   double settle = settle_s(o);
-  uint64_t last_growth = core_now_ns(), last_news = last_growth;
+  uint64_t start = core_now_ns(), last_growth = start, last_news = start;
   unsigned heard = hellos_heard(sw);
   for (int tries = 0;; tries++) {
     int before = s->n;
-    swarm_dht_get(sw, s->gkey, 0.25, on_record, s);
+    swarm_dht_get(sw, s->gkey, 0.25, CORE_MAX(o->expect, o->min_group), on_record, s);
     if (tries == 2 && s->n == 1) reconnect(sw); /* alone so far: maybe OpenDHT holds us back */
     uint64_t now = core_now_ns();
     unsigned h = hellos_heard(sw);
@@ -154,10 +180,12 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
     if (s->n > before || h != heard) last_news = now;
     heard = h;
     if (s->n >= o->target_group || now >= deadline_ns || now - last_news >= quiet_ns) break;
+    /* Everyone who was here last time is here again: nobody else is coming (a peer new to the
+     * line is seen next time). */
+    if (o->expect >= o->min_group && s->n >= o->expect) break;
+    /* Alone here last time (its partners dead, or the grid not full): a glance, not a wait. */
+    if (o->expect == 1 && s->n == 1 && tries >= 1 && now - start >= LONELY_GLANCE_NS) break;
     if (s->n >= o->min_group && (double)(now - last_growth) / 1e9 >= settle) break;
-    /* Just caught up with peers that are matching now: waiting to settle would make this peer
-     * late again. The lowest id it sees leads, or redirects it to the one that does. */
-    if (o->hurry && s->n >= o->min_group) break;
     core_sleep_ms(tries < 3 ? 20 : 60); /* each get is a DHT search: poll gently */
   }
 }
@@ -176,7 +204,8 @@ static void discover(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
   size_t len = swarm_record_encode(&sw->self, s->round, s->gkey, sw->keyed ? sw->key : NULL, rec);
   swarm_dht_put(sw, s->gkey, rec, len);
   s->m[s->n++] = sw->self;
-  read_key(sw, o, s, (uint64_t)(timeout_s * 0.5e9), start_ns + (uint64_t)(timeout_s * 1e9));
+  read_key(sw, o, s, (uint64_t)(timeout_s * DISCOVER_QUIET * 1e9),
+           start_ns + (uint64_t)(timeout_s * 1e9));
 }
 
 typedef struct join_want {
@@ -206,22 +235,32 @@ static void catch_up_to(tern_swarm *sw, uint32_t open) {
   }
 }
 
-/* Asks m whether round `round` has closed there; true (and the round to catch up to noted)
- * if it has. */
-static bool closed_at(tern_swarm *sw, const swarm_member *m, uint32_t round) {
+/* Asks m whether round `round` has closed there (ROUND_REQ), waiting at most seconds: 1 it has
+ * (*open: the first round still open there), 0 it has not, -1 no answer (dead, or stalled). */
+static int round_state(tern_swarm *sw, const swarm_member *m, uint32_t round, double seconds,
+                       uint32_t *open) {
   core_err err = {0};
   int fd = -1;
-  uint64_t deadline = core_deadline_after(1.5);
+  uint64_t deadline = core_deadline_after(seconds);
   swarm_hdr h = {.type = SWARM_ROUND_REQ, .round = round, .sender = sw->id};
   uint8_t why[SWARM_LATE_LEN];
-  bool late = swarm_dial(sw, m, deadline, &fd, &err) == TERN_OK &&
-              swarm_send(fd, &h, NULL, deadline, m->host, &err) == TERN_OK &&
-              swarm_recv_hdr(fd, &h, deadline, m->host, &err) == TERN_OK &&
-              h.type == SWARM_REJECT && h.len == sizeof why &&
+  bool answered = swarm_dial(sw, m, deadline, &fd, &err) == TERN_OK &&
+                  swarm_send(fd, &h, NULL, deadline, m->host, &err) == TERN_OK &&
+                  swarm_recv_hdr(fd, &h, deadline, m->host, &err) == TERN_OK &&
+                  h.type == SWARM_REJECT;
+  bool late = answered && h.len == sizeof why &&
               swarm_recv_payload(fd, why, sizeof why, deadline, m->host, &err) == TERN_OK &&
               why[0] == SWARM_REJECT_LATE;
   if (fd >= 0) close(fd);
-  if (late) catch_up_to(sw, core_get32(why + 1));
+  if (late) *open = core_get32(why + 1);
+  return late ? 1 : answered ? 0 : -1;
+}
+
+/* Whether round `round` has closed at m; if so, the round to catch up to is noted. */
+static bool closed_at(tern_swarm *sw, const swarm_member *m, uint32_t round) {
+  uint32_t open = 0;
+  bool late = round_state(sw, m, round, CLOSED_ASK_SECONDS, &open) == 1;
+  if (late) catch_up_to(sw, open);
   return late;
 }
 
@@ -251,12 +290,12 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
   uint64_t settle = (uint64_t)(settle_s(o) * 1e9);
   uint64_t last_join = core_now_ns();
   /* Followers join as soon as their own discovery settles, which ends within a settling time of
-   * ours: still short of min_group after twice that and a second, this peer asks the peers seen
-   * that have not joined whether they closed the round without it. One that has is ahead (it
-   * waited alone and moved on): waiting for it would fail this round and, its record being
-   * seen again, every round after; this group is late and catches up instead. If none has,
-   * it waits on. */
-  uint64_t join_by = CORE_MIN(deadline_ns, last_join + 2 * settle + 1000000000ull);
+   * ours: still short of min_group after that, this peer asks the peers seen that have not
+   * joined whether they closed the round without it. One that has is ahead (it glanced at the
+   * line and moved on, or waited alone): waiting for it would fail this round; this group is
+   * late and catches up instead. If none has, it waits on: asking costs a connection, waiting
+   * for a record left behind cost a late peer most of a matching time per round. */
+  uint64_t join_by = CORE_MIN(deadline_ns, last_join + settle);
   bool asked = false;
   while (*n < want) {
     swarm_conn c;
@@ -300,7 +339,7 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
     return;
   }
   qsort(group, (size_t)*n, sizeof *group, by_id);
-  uint8_t *buf = malloc(4 + (size_t)*n * (19 + SWARM_HOST_LEN));
+  uint8_t *buf = malloc(4 + (size_t)*n * (SWARM_MEMBER_MAX));
   size_t len = 4;
   if (buf) {
     core_put32(buf, (uint32_t)*n);
@@ -347,7 +386,7 @@ static follow_end follow(tern_swarm *sw, seen *s, swarm_member leader, uint64_t 
                          uint64_t deadline_ns, swarm_member *group, int *n, bool *late) {
   *n = 1;
   group[0] = sw->self;
-  uint8_t mine[19 + SWARM_HOST_LEN];
+  uint8_t mine[SWARM_MEMBER_MAX];
   size_t mlen = swarm_member_encode(&sw->self, mine);
   for (int hop = 0; hop < FOLLOW_HOPS; hop++) {
     core_err err = {0};
@@ -411,16 +450,29 @@ void swarm_reject_stale(tern_swarm *sw, uint32_t round, bool include_current) {
   pthread_mutex_unlock(&sw->mu);
   swarm_conn c;
   while (swarm_queue_take(sw, is_stale_join, lim, 0, &c)) {
-    if (c.hdr.type == SWARM_JOIN) swarm_send_late(sw, c.fd, c.hdr.round, open);
+    if (c.hdr.type == SWARM_JOIN) {
+      swarm_note_late_join(sw, &c.hdr);
+      swarm_send_late(sw, c.fd, c.hdr.round, open);
+    }
     swarm_conn_close(&c);
   }
+}
+
+void swarm_note_late_join(tern_swarm *sw, const swarm_hdr *join) {
+  if (sw->ndims < 1) return;
+  uint8_t gkey[32];
+  swarm_group_key(sw, join->round, gkey);
+  if (core_get64(gkey) != join->tag) return; /* another key: the pool, a random group */
+  pthread_mutex_lock(&sw->mu);
+  sw->line_late[join->round % (uint32_t)sw->ndims] = join->sender;
+  pthread_mutex_unlock(&sw->mu);
 }
 
 /* One matching on one DHT key: discover, then lead or follow; timeout_s from now. *late: the
  * others on the key had closed their group before this peer came. */
 static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uint8_t gkey[32],
                             bool pool, double timeout_s, swarm_member *group, int *n, uint64_t *tag,
-                            bool *late, core_err *err) {
+                            bool *late, swarm_member *seen_m, int *seen_n, core_err *err) {
   seen *s = calloc(1, sizeof *s);
   if (!s) return core_err_set(err, TERN_ERR_NOMEM, "matchmaking");
   uint64_t start = core_now_ns();
@@ -429,19 +481,21 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
   s->gkey = gkey;
   s->pool = pool;
   discover(sw, o, s, start, timeout_s);
-  /* Assembly keeps the time it had after a discovery of half the matching time: the leader
-   * closes 0.3 of it later, the followers wait 0.5 (so a line takes 1.5 matching times at most). */
+  *seen_n = s->n;
+  if (seen_m) memcpy(seen_m, s->m, (size_t)s->n * sizeof *seen_m);
+  /* Assembly keeps the time it had after a discovery of DISCOVER_QUIET T (see the constants). */
   uint64_t found = core_now_ns();
-  uint64_t lead_by =
-      CORE_MAX(start + (uint64_t)(timeout_s * 0.8e9), found + (uint64_t)(timeout_s * 0.3e9));
-  uint64_t deadline =
-      CORE_MAX(start + (uint64_t)(timeout_s * 1e9), found + (uint64_t)(timeout_s * 0.5e9));
+  uint64_t lead_by = CORE_MAX(start + (uint64_t)(timeout_s * LEAD_CLOSE * 1e9),
+                              found + (uint64_t)(timeout_s * LEAD_AFTER_FOUND * 1e9));
+  uint64_t deadline = CORE_MAX(start + (uint64_t)(timeout_s * 1e9),
+                               found + (uint64_t)(timeout_s * FOLLOW_AFTER_FOUND * 1e9));
   if (s->n < o->min_group) reconnect(sw);
   qsort(s->m, (size_t)s->n, sizeof s->m[0], by_id);
   /* Who saw whom decides who leads: the line that lets a run's log explain a group that did
    * not form. */
-  CORE_INFO("swarm: round %u: %d on the key after %.2f s, lowest id %016llx", s->round, s->n,
-            (double)(core_now_ns() - start) / 1e9, (unsigned long long)(s->n ? s->m[0].id : 0));
+  CORE_INFO("swarm: round %u: %d (%d expected) on the key after %.2f s, lowest id %016llx",
+            s->round, s->n, o->expect, (double)(core_now_ns() - start) / 1e9,
+            (unsigned long long)(s->n ? s->m[0].id : 0));
   uint64_t gtag = core_get64(gkey);
   *n = 1;
   *late = false;
@@ -449,8 +503,7 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
   /* A leader that cannot be reached died after writing its record: the next lowest id leads
    * instead, and everyone who saw the same records comes to the same conclusion. */
   while (s->n >= o->min_group) {
-    /* The leader closes its group at 80% of the time, so that a follower, which waits for
-     * the list until the end, does not give up just as the list is sent. */
+    /* The leader closes its group before the followers give up (LEAD_CLOSE). */
     if (s->m[0].id == sw->id) {
       /* exit-before-lead (tests/swarm/leader_dies.sh): the leader dies before taking a join. */
       if (swarm_fault("exit-before-lead")) _exit(9);
@@ -471,7 +524,7 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
     if (end == FOLLOW_ASKS_A_DEAD) {
       CORE_INFO("swarm: round %u: %016llx still follows a dead leader; asking it again", s->round,
                 (unsigned long long)s->m[0].id);
-      core_sleep_ms(100);
+      core_sleep_ms(DEAD_LEADER_RETRY_MS);
       continue;
     }
     CORE_INFO("swarm: round %u: leader %016llx unreachable; the next lowest id leads", s->round,
@@ -516,13 +569,15 @@ static uint32_t random_group(const tern_swarm *sw, const swarm_match_opts *o) {
   uint32_t at = 0;
   if (perm && draw) {
     randombytes_buf_deterministic(draw, cells * sizeof *draw, seed);
-    for (uint32_t i = 0; i < cells; i++) perm[i] = i;
+    for (uint32_t i = 0; i < cells; i++)
+      perm[i] = i;
     for (uint32_t i = cells - 1; i > 0; i--) { /* Fisher-Yates */
       uint32_t j = (uint32_t)(draw[i] % (i + 1)), t = perm[i];
       perm[i] = perm[j];
       perm[j] = t;
     }
-    while (at < cells && perm[at] != (uint32_t)sw->coords[0]) at++;
+    while (at < cells && perm[at] != (uint32_t)sw->coords[0])
+      at++;
   }
   free(perm);
   free(draw);
@@ -543,30 +598,91 @@ static void round_group(tern_swarm *sw, const swarm_match_opts *o, uint8_t gkey[
   if (cells > 0) line->target_group = CORE_MIN(line->target_group, cells);
 }
 
+/* The peers of this peer's line on the axis, for next time: those it saw now, and those it saw
+ * last time that did not come but answer that they are alive (a slower trainer, a peer that
+ * lost time elsewhere: waiting a settling time for it keeps it in step, as the catch-up test
+ * shows). One that does not answer (dead: refused at once; stalled: ALIVE_ASK_SECONDS) is
+ * not waited for again: a dead member costs one deadline, not one per round. */
+static void keep_line(tern_swarm *sw, int axis, swarm_member *seen_m, int nseen) {
+  int n = nseen;
+  for (int i = 0; i < sw->line_seen[axis]; i++) {
+    const swarm_member *m = &sw->line[axis][i];
+    bool here = m->id == sw->id;
+    for (int j = 0; j < nseen && !here; j++)
+      here = seen_m[j].id == m->id;
+    uint32_t open;
+    if (here || n == SWARM_MAX_GROUP || swarm_departed(sw, m->id)) continue;
+    if (round_state(sw, m, sw->round, ALIVE_ASK_SECONDS, &open) >= 0)
+      seen_m[n++] = *m;
+    else
+      CORE_INFO("swarm: round %u: line member %016llx did not come and does not answer; not "
+                "waited for again",
+                sw->round, (unsigned long long)m->id);
+  }
+  memcpy(sw->line[axis], seen_m, (size_t)n * sizeof *seen_m);
+  sw->line_seen[axis] = n;
+}
+
+/* Where a late peer goes: the round the others are matching in now (`open`), where they wait a
+ * settling time for the line members they know to be alive (keep_line), but past the axes whose
+ * line it was alone on last time, where nobody would come (a grid with holes: it waits for them
+ * on the next line it shares with someone). Never past the run's last round. */
+static uint32_t round_ahead(const tern_swarm *sw, uint32_t open) {
+  uint32_t r = open;
+  for (int k = 1; k < sw->ndims && sw->line_seen[r % (uint32_t)sw->ndims] == 1; k++)
+    r++;
+  return CORE_MIN(r, sw->last_round);
+}
+
 tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member *group, int *n,
                         uint64_t *tag, bool *pooled, core_err *err) {
   uint8_t gkey[32];
   swarm_match_opts line;
   bool late = false;
   tern_status rc = TERN_OK;
+  int nseen = 0, axis = 0;
+  swarm_member seen_m[SWARM_MAX_GROUP];
+  /* A peer that said hello has joined the swarm since: who is on which line is news again (the
+   * first peer, alone while the others start, would otherwise glance at its line and be gone
+   * each round as they came). */
+  unsigned heard = hellos_heard(sw);
+  if (heard != sw->hellos_known) {
+    memset(sw->line_seen, 0, sizeof sw->line_seen);
+    sw->pool_seen = 0;
+    sw->hellos_known = heard;
+  }
   /* Told "too late" (the others had closed their group: this peer lost time to a dead member,
-   * or trains more slowly), it jumps to the round they are at and matches again at once, in a
-   * hurry (match.c's discover): once per call, so that a call takes at most three matching
-   * times. */
+   * or trains more slowly), it jumps ahead of them (round_ahead) and matches again at once:
+   * once per call, so that a call takes at most three matching times. */
   for (int attempt = 0; attempt < 2; attempt++) {
     if (attempt > 0) {
       if (rc != TERN_OK || *n > 1 || !late || sw->catch_up <= sw->round) break;
-      CORE_INFO("swarm: round %u: late; on to round %u", sw->round, sw->catch_up);
-      sw->round = sw->catch_up;
+      uint32_t next = round_ahead(sw, sw->catch_up);
+      CORE_INFO("swarm: round %u: late; the others are at round %u; waiting for them in round %u",
+                sw->round, sw->catch_up, next);
+      sw->round = next;
       pthread_mutex_lock(&sw->mu);
       sw->closed_rounds = sw->round; /* the rounds skipped are closed here too */
       pthread_mutex_unlock(&sw->mu);
     }
     round_group(sw, o, gkey, &line);
-    line.hurry = attempt > 0;
+    axis = (int)(sw->round % (uint32_t)sw->ndims);
+
+    pthread_mutex_lock(&sw->mu);
+    uint64_t late_id = sw->line_late[axis];
+    sw->line_late[axis] = 0;
+    pthread_mutex_unlock(&sw->mu);
+    bool missed = late_id != 0;
+    for (int i = 0; i < sw->line_seen[axis]; i++)
+      missed &= sw->line[axis][i].id != late_id;
+    /* A peer of this line that came after it had closed last time (swarm_note_late_join) is
+     * expected too: waiting for it once is what a late peer needs to be back in step. */
+    line.expect = o->random_groups > 0 ? 0 : sw->line_seen[axis] + missed;
     swarm_reject_stale(sw, sw->round, false);
-    rc = match_on(sw, &line, gkey, false, o->match_timeout, group, n, tag, &late, err);
+    rc = match_on(sw, &line, gkey, false, o->match_timeout, group, n, tag, &late, seen_m, &nseen,
+                  err);
   }
+  if (o->random_groups == 0) keep_line(sw, axis, seen_m, nseen);
   *pooled = false;
   /* Alone and not late: its partners are dead or gone. A fixed grid would leave it alone in
    * every round on this axis, and survivors whose lines all died would never average again.
@@ -576,11 +692,14 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
    * ignores the others of its last group when that all-reduce was whole: it holds their
    * average, and averaging again with them changes nothing. Peers that averaged together reach
    * the next round, and its pool, together: before this they met there again first (a row of
-   * the 3x3 grid under TSan, 2026-12-05) while the peers they had not met came seconds later. */
+   * the 3x3 grid under TSan) while the peers they had not met came seconds later. */
   if (rc == TERN_OK && *n == 1 && !late) {
     CORE_INFO("swarm: round %u: alone on its line; trying the round's pool", sw->round);
+    swarm_match_opts pool = *o;
+    pool.expect = sw->pool_seen;
     round_key(sw, sw->round, 0, gkey);
-    rc = match_on(sw, o, gkey, true, o->match_timeout, group, n, tag, &late, err);
+    rc = match_on(sw, &pool, gkey, true, o->match_timeout, group, n, tag, &late, NULL, &nseen, err);
+    sw->pool_seen = nseen;
     *pooled = true;
   }
   pthread_mutex_lock(&sw->mu);

@@ -40,7 +40,7 @@ static tern_status check_options(const tern_swarm_options *o, core_err *err) {
 
 /* Introduces this peer to its bootstrap peers (see SWARM_HELLO in listen.c); best effort. */
 static void say_hello(tern_swarm *sw) {
-  uint8_t buf[19 + SWARM_HOST_LEN];
+  uint8_t buf[SWARM_MEMBER_MAX];
   swarm_hdr h = {.type = SWARM_HELLO, .sender = sw->id, .len = swarm_member_encode(&sw->self, buf)};
   for (int i = 0; i < sw->nbootstrap; i++) {
     swarm_member m = {.bw = 1};

@@ -82,6 +82,7 @@ tern_status swarm_hdr_decode(const uint8_t in[SWARM_HDR_LEN], swarm_hdr *h, cons
                              core_err *err);
 /* Members: u64 id | u16 port | u8 hostlen | host | f64 bw; hosts are checked to be printable
  * address characters. */
+#define SWARM_MEMBER_MAX (19 + SWARM_HOST_LEN) /* a member's encoded size at most */
 size_t swarm_member_encode(const swarm_member *m, uint8_t *out);
 tern_status swarm_member_decode(const uint8_t *in, size_t len, size_t *used, swarm_member *m,
                                 core_err *err);
@@ -208,6 +209,15 @@ struct tern_swarm {
    * peer holds their average already, and a pool avoids them (match.c). */
   uint64_t partners[SWARM_MAX_GROUP];
   int npartners;
+  /* How many peers (this one included) were on this peer's line of each axis, and in the pool,
+   * the last time it matched there: a group forms as soon as that many are in, and a peer that
+   * was alone on its line looks only briefly before it goes to the pool (match.c). 0: never
+   * matched there yet. */
+  int line_seen[TERN_SWARM_MAX_DIMS];
+  swarm_member line[TERN_SWARM_MAX_DIMS][SWARM_MAX_GROUP]; /* who they were (line_seen each) */
+  int pool_seen;
+  unsigned hellos_known; /* nhellos when they were learnt (match.c) */
+  uint64_t line_late[TERN_SWARM_MAX_DIMS]; /* under mu: a late joiner's id (swarm_note_late_join) */
   core_err err;
 };
 
@@ -241,8 +251,10 @@ void swarm_dht_ping(tern_swarm *sw, const char *host, int port);
 void swarm_dht_put(tern_swarm *sw, const uint8_t gkey[32], const uint8_t *data, size_t len);
 /* Calls each(value, len, arg) for the values stored under gkey, waiting at most timeout_s. A
  * value longer than SWARM_RECORD_MAX comes with its true len but only its first
- * SWARM_RECORD_MAX bytes: no record is that long, so it is refused by its length. */
-void swarm_dht_get(tern_swarm *sw, const uint8_t gkey[32], double timeout_s,
+ * SWARM_RECORD_MAX bytes: no record is that long, so it is refused by its length. With enough > 0
+ * it returns once that many values are in: a get waits for every node it asked, and one dead
+ * node (a killed peer's) held each get to its timeout, every round. */
+void swarm_dht_get(tern_swarm *sw, const uint8_t gkey[32], double timeout_s, int enough,
                    void (*each)(const uint8_t *, size_t, void *), void *arg);
 
 /* Opens a connection to m and runs the handshake; the fd is nonblocking. */
@@ -282,7 +294,7 @@ typedef struct swarm_match_opts {
   int min_group, target_group;
   double match_timeout;
   int random_groups; /* > 0: a random group of the round instead of the grid line */
-  bool hurry;        /* a round just jumped to: follow once a group is in sight (match.c) */
+  int expect;        /* peers seen on this kind of key the last time (match.c); 0: not known */
 } swarm_match_opts;
 tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member *group, int *n,
                         uint64_t *tag, bool *pooled, core_err *err);
@@ -291,6 +303,9 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
 void swarm_send_late(tern_swarm *sw, int fd, uint32_t round, uint32_t open);
 /* Answers the queued joins of rounds before `round` (and of `round` once assembled). */
 void swarm_reject_stale(tern_swarm *sw, uint32_t round, bool include_current);
+/* A join turned away as late: when it was for this peer's line, that line expects one more
+ * peer next time on its axis (line_late). Any thread. */
+void swarm_note_late_join(tern_swarm *sw, const swarm_hdr *join);
 
 /* clip.c: true when every value is finite (a peer's values are checked before use). */
 bool swarm_values_finite(const float *x, size_t n);

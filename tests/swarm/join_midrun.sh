@@ -3,9 +3,12 @@
 # far-off vector (--value 100) joins with --download: it must take the current vector and round
 # from a live peer before its first average (so it starts from 5 6 7 8, not 100 ...), average
 # with them, and, leaving cleanly at its end, be reported as gone in the others' logs.
-# (--rounds 10: it runs the rounds left of 0..9, about 6.)
+# (--rounds 10: it runs the rounds left of 0..9, about 6.) The first two take a 0.2 s training
+# step between rounds (--compute): a pair forms as soon as both are on its line (match.c), so
+# without one their 24 rounds ended in half a second, before the third had started.)
 source "$(dirname "$0")/lib.sh" "$1"
-common=(--run-id "join-$$" --dim 64 --target-group 3 --min-group 2 --match-timeout 1 --timeout 2)
+common=(--run-id "join-$$" --dim 64 --target-group 3 --min-group 2 --match-timeout 1 --timeout 2
+        --compute 0.2)
 TERN_DEBUG=INFO start_peer p0 --listen 127.0.0.1:0 "${common[@]}" --rounds 24 --value 0
 A=$(addr_of p0)
 TERN_DEBUG=INFO start_peer p1 --listen 127.0.0.1:0 --join "$A" "${common[@]}" --rounds 24 --value 10

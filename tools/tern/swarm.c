@@ -316,7 +316,7 @@ int cmd_swarm(int argc, char **argv) {
     else report(&o, &r, x);
     next = (long)r.round + 1;
   }
-  printf("final weight %.9g mean %.9g values", w, mean_of(&o, x));
+  printf("final weight %.15g mean %.9g values", w, mean_of(&o, x));
   for (int k = 0; k < o.show && k < o.dim; k++) printf(" %.9g", (double)x[k]);
   printf("\n");
   fflush(stdout);
