@@ -28,19 +28,22 @@ from . import AVG, MAX, MIN, PROD, SUM, Comm, TernError
 
 _STORE_KEY = "tern/store"
 
-_REDUCE_OPS = {dist.ReduceOp.SUM: SUM, dist.ReduceOp.PRODUCT: PROD, dist.ReduceOp.MIN: MIN,
-               dist.ReduceOp.MAX: MAX, dist.ReduceOp.AVG: AVG}
+# Keyed by the number of torch's RedOpType: comparing ReduceOp objects costs microseconds a call.
+_REDUCE_OPS = {int(getattr(dist.ReduceOp.RedOpType, name)): op for name, op in
+               (("SUM", SUM), ("PRODUCT", PROD), ("MIN", MIN), ("MAX", MAX), ("AVG", AVG))}
 _REDUCE_DTYPES = {torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8,
                   torch.uint8, torch.int32, torch.int64}
 
 
 def _op_of(opts, what):
-    op = getattr(opts, "reduceOp", dist.ReduceOp.SUM)
-    if op not in _REDUCE_OPS:
-        name = str(getattr(op, "op", op)).split(".")[-1]
-        raise ValueError(f"tern: {what}: reduce op {name} is not one tern has "
-                         "(SUM, PRODUCT, MIN, MAX, AVG)")
-    return _REDUCE_OPS[op]
+    if opts is None:
+        return SUM
+    kind = opts.reduceOp.op
+    op = _REDUCE_OPS.get(int(kind))
+    if op is None:
+        raise ValueError(f"tern: {what}: reduce op {str(kind).split('.')[-1]} is not one tern "
+                         "has (SUM, PRODUCT, MIN, MAX, AVG)")
+    return op
 
 
 def _root(opts):
