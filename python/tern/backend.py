@@ -91,6 +91,7 @@ def _one(tensors, what):
 
 
 _unfinished = set()
+_engine = torch.autograd.Variable._execution_engine
 
 
 class Work(dist.Work):
@@ -148,16 +149,38 @@ class Work(dist.Work):
         self.wait()
 
     def get_future(self):
-        """A completed Future: DDP's reducer waits on it from C++, where nothing could finish
-        the tern requests on this thread later."""
+        """A Future completed when the operation is. Asked for during a backward pass (DDP's
+        reducer, for each bucket), it is completed by an autograd callback, queued before the
+        reducer's own finalize (which waits on it from C++, where nothing else could finish tern's
+        requests on this thread), so the buckets' all-reduces overlap the rest of backward.
+        Elsewhere it waits at once. A failure completes it with the unreduced tensors (so that DDP
+        finalizes its step) and raises TernError from backward after DDP's finalize, as tern.ddp's
+        hook does (docs/PYTORCH.md)."""
         fut = torch.futures.Future()
+        if not self._done:
+            try:
+                _engine.queue_callback(lambda: self._settle(fut, in_backward=True))
+                return fut
+            except RuntimeError:  # not in a backward pass
+                pass
+        self._settle(fut, in_backward=False)
+        return fut
+
+    def _settle(self, fut, in_backward):
         try:
             self.wait()
         except TernError as e:
-            fut.set_exception(e)
-            return fut
+            if not in_backward:
+                fut.set_exception(e)
+                return
+            fut.set_result(self._result)
+            _engine.queue_callback(lambda err=e: _raise(err))
+            return
         fut.set_result(self._result)
-        return fut
+
+
+def _raise(err):
+    raise err
 
 
 class ProcessGroupTern(dist.ProcessGroup):
