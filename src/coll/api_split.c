@@ -11,6 +11,7 @@
  */
 #include "coll/coll.h"
 
+#include <sodium.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,9 +56,9 @@ static tern_status serve_child_store(tern_comm *parent, int child_size, store_se
   tern_status rc = net_parse_addr(parent->peers[parent->rank].addr, host, sizeof host, &port,
                                   false, &parent->err);
   if (rc != TERN_OK) return rc;
-  uint8_t run_id[16];
-  memcpy(run_id, parent->run_id, sizeof run_id);
-  run_id[0] ^= 0x5a; /* not the parent's run: a stray client of one is refused by the other */
+  uint8_t run_id[16]; /* a run of its own: shared-memory names carry it, and the children of
+                         one split must not share them */
+  randombytes_buf(run_id, sizeof run_id);
   const core_config *cfg = core_config_get();
   rc = store_server_start(srv, host, 0, child_size, run_id, cfg->have_key ? cfg->key : NULL,
                           &parent->err);
