@@ -24,15 +24,15 @@ import socket
 import torch
 import torch.distributed as dist
 
-from . import AVG, MAX, MIN, PROD, SUM, Comm, TernError
+from . import AVG, MAX, MIN, PROD, SUM, Comm, TernError, _lib
 
 _STORE_KEY = "tern/store"
 
 # Keyed by the number of torch's RedOpType: comparing ReduceOp objects costs microseconds a call.
 _REDUCE_OPS = {int(getattr(dist.ReduceOp.RedOpType, name)): op for name, op in
                (("SUM", SUM), ("PRODUCT", PROD), ("MIN", MIN), ("MAX", MAX), ("AVG", AVG))}
-_REDUCE_DTYPES = {torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8,
-                  torch.uint8, torch.int32, torch.int64}
+_TERN_DTYPES = {torch.float32: 0, torch.float64: 1, torch.float16: 2, torch.bfloat16: 3,
+                torch.int8: 4, torch.uint8: 5, torch.int32: 6, torch.int64: 7}  # tern_dtype
 
 
 def _op_of(opts, what):
@@ -62,7 +62,7 @@ def _check(t, what):
 
 def _reducible(t, what):
     _check(t, what)
-    if t.dtype not in _REDUCE_DTYPES:
+    if t.dtype not in _TERN_DTYPES:
         raise TypeError(f"tern: {what}: dtype {t.dtype} is not one tern reduces "
                         "(float32, float64, float16, bfloat16, int8, uint8, int32, int64)")
     return t
@@ -196,9 +196,19 @@ class ProcessGroupTern(dist.ProcessGroup):
     # ---- reductions ----
 
     def allreduce(self, tensors, opts=None):
-        op = _op_of(opts, "allreduce")
-        return Work([self.comm.iallreduce(_reducible(t, "allreduce"), op=op) for t in tensors],
-                    tensors)
+        # tern_iallreduce called directly, not through Comm.iallreduce's generic checks: this is
+        # the call DDP and training loops make most, and its overhead is the backend's
+        # (docs/PYTORCH.md's speed table)
+        op, comm = _op_of(opts, "allreduce"), self.comm
+        reqs = []
+        for t in tensors:
+            dt = _TERN_DTYPES.get(t.dtype)
+            if dt is None or not t.is_cpu or not t.is_contiguous():
+                _reducible(t, "allreduce")  # raises what is wrong
+            p = t.data_ptr()
+            reqs.append(comm._call("allreduce", _lib.lib.tern_iallreduce,
+                                   (p, p, t.numel(), dt, op), t, t, False))
+        return Work(reqs, tensors)
 
     def allreduce_coalesced(self, tensors, opts=None):
         return self.allreduce(tensors, opts)
