@@ -53,8 +53,8 @@ static tern_status serve_child_store(tern_comm *parent, int child_size, store_se
                                      char *addr) {
   char host[NET_HOST_LEN];
   int port;
-  tern_status rc = net_parse_addr(parent->peers[parent->rank].addr, host, sizeof host, &port,
-                                  false, &parent->err);
+  tern_status rc = net_parse_addr(parent->peers[parent->rank].addr, host, sizeof host, &port, false,
+                                  &parent->err);
   if (rc != TERN_OK) return rc;
   uint8_t run_id[16]; /* a run of its own: shared-memory names carry it, and the children of
                          one split must not share them */

@@ -23,20 +23,23 @@ static int parity_child(tern_comm *world, int rank, int n) {
   tern_status rc = tern_comm_split(world, rank % 2, -rank, &child);
   if (rc != TERN_OK) return fail(rank, "split by parity", world, rc);
   int size = (n - rank % 2 + 1) / 2, higher = 0;
-  for (int r = rank + 2; r < n; r += 2) higher++;
+  for (int r = rank + 2; r < n; r += 2)
+    higher++;
   if (tern_comm_size(child) != size || tern_comm_rank(child) != higher) {
-    printf("FAIL rank %d: parity child rank %d of %d, want %d of %d\n", rank,
-           tern_comm_rank(child), tern_comm_size(child), higher, size);
+    printf("FAIL rank %d: parity child rank %d of %d, want %d of %d\n", rank, tern_comm_rank(child),
+           tern_comm_size(child), higher, size);
     return 1;
   }
   double x = rank, want = 0, all = 1;
-  for (int r = rank % 2; r < n; r += 2) want += r;
+  for (int r = rank % 2; r < n; r += 2)
+    want += r;
   if ((rc = tern_allreduce(child, &x, &x, 1, TERN_F64, TERN_SUM)) != TERN_OK)
     return fail(rank, "allreduce in the child", child, rc);
   if ((rc = tern_allreduce(world, &all, &all, 1, TERN_F64, TERN_SUM)) != TERN_OK)
     return fail(rank, "allreduce in the parent", world, rc);
   if (x != want || all != n) {
-    printf("FAIL rank %d: child sum %g (want %g), parent sum %g (want %d)\n", rank, x, want, all, n);
+    printf("FAIL rank %d: child sum %g (want %g), parent sum %g (want %d)\n", rank, x, want, all,
+           n);
     return 1;
   }
   tern_comm *grandchild = NULL;
@@ -50,7 +53,8 @@ static int parity_child(tern_comm *world, int rank, int n) {
   if (grandchild) {
     int v = rank;
     rc = tern_broadcast(grandchild, &v, &v, 1, TERN_I32, 0);
-    if (rc != TERN_OK || v != rank) return fail(rank, "broadcast in the grandchild", grandchild, rc);
+    if (rc != TERN_OK || v != rank)
+      return fail(rank, "broadcast in the grandchild", grandchild, rc);
   }
   tern_comm_destroy(grandchild);
   tern_comm_destroy(child);
@@ -83,7 +87,8 @@ int main(void) {
   int bad = parity_child(world, rank, n) || undefined_last(world, rank, n);
   tern_comm *child = world; /* a refused split must set it to NULL */
   if (!bad && (rc = tern_comm_split(world, -2, 0, &child)) != TERN_ERR_INVALID_ARG) {
-    printf("FAIL rank %d: color -2 gave %s, want TERN_ERR_INVALID_ARG\n", rank, tern_status_str(rc));
+    printf("FAIL rank %d: color -2 gave %s, want TERN_ERR_INVALID_ARG\n", rank,
+           tern_status_str(rc));
     bad = 1;
   }
   if (!bad && child != NULL) {
