@@ -105,6 +105,17 @@ void tern_comm_destroy(tern_comm *comm);
  * on comm. */
 const char *tern_comm_last_error(const tern_comm *comm);
 
+/* ---- sub-communicators (MPI_Comm_split, ncclCommSplit) ---------------------------------- */
+
+/* No child for this rank (MPI_UNDEFINED). */
+#define TERN_SPLIT_UNDEFINED (-1)
+
+/* Collective over parent: the ranks that pass the same color (>= 0) form one child, ranked by
+ * key, ties by their parent rank; *child is this rank's, or NULL for TERN_SPLIT_UNDEFINED. The
+ * child has transports of its own of the parent's kinds (shared memory on a host, TCP across).
+ * Bounded by TERN_TIMEOUT like every wait. */
+tern_status tern_comm_split(tern_comm *parent, int color, int key, tern_comm **child);
+
 /* ---- collectives (blocking) -------------------------------------------------------------- */
 
 /* recvbuf[i] = op over ranks of sendbuf[i], on every rank; count elements. */

@@ -30,6 +30,7 @@ __all__ = ["init", "Comm", "Request", "TernError", "SUM", "PROD", "MIN", "MAX", 
            "version", "library_path"]
 
 SUM, PROD, MIN, MAX, AVG = range(5)
+SPLIT_UNDEFINED = -1  # TERN_SPLIT_UNDEFINED
 _ERR_ABORTED = 8  # tern_status TERN_ERR_ABORTED
 _OPS = {"sum": SUM, "prod": PROD, "min": MIN, "max": MAX, "avg": AVG}
 _F32, _F64, _F16, _BF16, _I8, _U8, _I32, _I64 = range(8)
@@ -159,6 +160,24 @@ class Comm:
         self._h = handle
         self.rank = _lib.lib.tern_comm_rank(handle)
         self.size = _lib.lib.tern_comm_size(handle)
+
+    @classmethod
+    def _adopt(cls, handle):
+        c = cls.__new__(cls)
+        c._pending, c._h = {}, handle
+        c.rank, c.size = _lib.lib.tern_comm_rank(handle), _lib.lib.tern_comm_size(handle)
+        return c
+
+    def split(self, color, key=0):
+        """MPI_Comm_split: every rank calls it; the ranks with the same color (>= 0) form a new
+        Comm, ranked by key (ties by this rank). color None (TERN_SPLIT_UNDEFINED): no Comm,
+        None is returned."""
+        child = ctypes.c_void_p()
+        rc = _lib.lib.tern_comm_split(self._handle(), SPLIT_UNDEFINED if color is None else color,
+                                      key, ctypes.byref(child))
+        if rc != 0:
+            raise self._error("split", rc)
+        return Comm._adopt(child) if child.value else None
 
     def _error(self, what, rc):
         detail = _lib.lib.tern_comm_last_error(self._h) if self._h else b""

@@ -89,6 +89,7 @@ _protos = {
     "tern_status_str": ([_i], ctypes.c_char_p),
     "tern_comm_init_env": ([_pp], _i),
     "tern_comm_init": ([_pp, _i, _i, ctypes.c_char_p], _i),
+    "tern_comm_split": ([_p, _i, _i, _pp], _i),
     "tern_comm_rank": ([_p], _i),
     "tern_comm_size": ([_p], _i),
     "tern_comm_abort": ([_p], None),

@@ -24,23 +24,26 @@ import socket
 import torch
 import torch.distributed as dist
 
-from . import AVG, MAX, MIN, PROD, SUM, Comm, TernError
+from . import AVG, MAX, MIN, PROD, SUM, Comm, TernError, _lib
 
 _STORE_KEY = "tern/store"
 
-_REDUCE_OPS = {dist.ReduceOp.SUM: SUM, dist.ReduceOp.PRODUCT: PROD, dist.ReduceOp.MIN: MIN,
-               dist.ReduceOp.MAX: MAX, dist.ReduceOp.AVG: AVG}
-_REDUCE_DTYPES = {torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8,
-                  torch.uint8, torch.int32, torch.int64}
+# Keyed by the number of torch's RedOpType: comparing ReduceOp objects costs microseconds a call.
+_REDUCE_OPS = {int(getattr(dist.ReduceOp.RedOpType, name)): op for name, op in
+               (("SUM", SUM), ("PRODUCT", PROD), ("MIN", MIN), ("MAX", MAX), ("AVG", AVG))}
+_TERN_DTYPES = {torch.float32: 0, torch.float64: 1, torch.float16: 2, torch.bfloat16: 3,
+                torch.int8: 4, torch.uint8: 5, torch.int32: 6, torch.int64: 7}  # tern_dtype
 
 
 def _op_of(opts, what):
-    op = getattr(opts, "reduceOp", dist.ReduceOp.SUM)
-    if op not in _REDUCE_OPS:
-        name = str(getattr(op, "op", op)).split(".")[-1]
-        raise ValueError(f"tern: {what}: reduce op {name} is not one tern has "
-                         "(SUM, PRODUCT, MIN, MAX, AVG)")
-    return _REDUCE_OPS[op]
+    if opts is None:
+        return SUM
+    kind = opts.reduceOp.op
+    op = _REDUCE_OPS.get(int(kind))
+    if op is None:
+        raise ValueError(f"tern: {what}: reduce op {str(kind).split('.')[-1]} is not one tern "
+                         "has (SUM, PRODUCT, MIN, MAX, AVG)")
+    return op
 
 
 def _root(opts):
@@ -59,7 +62,7 @@ def _check(t, what):
 
 def _reducible(t, what):
     _check(t, what)
-    if t.dtype not in _REDUCE_DTYPES:
+    if t.dtype not in _TERN_DTYPES:
         raise TypeError(f"tern: {what}: dtype {t.dtype} is not one tern reduces "
                         "(float32, float64, float16, bfloat16, int8, uint8, int32, int64)")
     return t
@@ -88,6 +91,7 @@ def _one(tensors, what):
 
 
 _unfinished = set()
+_engine = torch.autograd.Variable._execution_engine
 
 
 class Work(dist.Work):
@@ -145,16 +149,38 @@ class Work(dist.Work):
         self.wait()
 
     def get_future(self):
-        """A completed Future: DDP's reducer waits on it from C++, where nothing could finish
-        the tern requests on this thread later."""
+        """A Future completed when the operation is. Asked for during a backward pass (DDP's
+        reducer, for each bucket), it is completed by an autograd callback, queued before the
+        reducer's own finalize (which waits on it from C++, where nothing else could finish tern's
+        requests on this thread), so the buckets' all-reduces overlap the rest of backward.
+        Elsewhere it waits at once. A failure completes it with the unreduced tensors (so that DDP
+        finalizes its step) and raises TernError from backward after DDP's finalize, as tern.ddp's
+        hook does (docs/PYTORCH.md)."""
         fut = torch.futures.Future()
+        if not self._done:
+            try:
+                _engine.queue_callback(lambda: self._settle(fut, in_backward=True))
+                return fut
+            except RuntimeError:  # not in a backward pass
+                pass
+        self._settle(fut, in_backward=False)
+        return fut
+
+    def _settle(self, fut, in_backward):
         try:
             self.wait()
         except TernError as e:
-            fut.set_exception(e)
-            return fut
+            if not in_backward:
+                fut.set_exception(e)
+                return
+            fut.set_result(self._result)
+            _engine.queue_callback(lambda err=e: _raise(err))
+            return
         fut.set_result(self._result)
-        return fut
+
+
+def _raise(err):
+    raise err
 
 
 class ProcessGroupTern(dist.ProcessGroup):
@@ -170,9 +196,19 @@ class ProcessGroupTern(dist.ProcessGroup):
     # ---- reductions ----
 
     def allreduce(self, tensors, opts=None):
-        op = _op_of(opts, "allreduce")
-        return Work([self.comm.iallreduce(_reducible(t, "allreduce"), op=op) for t in tensors],
-                    tensors)
+        # tern_iallreduce called directly, not through Comm.iallreduce's generic checks: this is
+        # the call DDP and training loops make most, and its overhead is the backend's
+        # (docs/PYTORCH.md's speed table)
+        op, comm = _op_of(opts, "allreduce"), self.comm
+        reqs = []
+        for t in tensors:
+            dt = _TERN_DTYPES.get(t.dtype)
+            if dt is None or not t.is_cpu or not t.is_contiguous():
+                _reducible(t, "allreduce")  # raises what is wrong
+            p = t.data_ptr()
+            reqs.append(comm._call("allreduce", _lib.lib.tern_iallreduce,
+                                   (p, p, t.numel(), dt, op), t, t, False))
+        return Work(reqs, tensors)
 
     def allreduce_coalesced(self, tensors, opts=None):
         return self.allreduce(tensors, opts)

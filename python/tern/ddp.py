@@ -13,18 +13,17 @@ completes their Futures. So every tern call stays on the thread that runs backwa
 communicator requires. A failure raises TernError out of loss.backward(), with tern's message;
 that step's gradients are then not reduced, and the communicator is broken for good.
 
-ProcessGroup is the little DDP needs besides the gradients, done with tern too: the broadcast of
-rank 0's parameters and buffers, the all-gather that checks every rank has the same parameter
-shapes, all-reduce and barrier. Any process group works with the hook (Gloo's, say); this one
-means a job needs no other communication library. Its operations are blocking and return
-completed Work objects.
+ProcessGroup(comm) is the "tern" backend's process group (tern.backend.ProcessGroupTern) over a
+Comm of the program's own: what DDP needs besides the gradients (the broadcast of rank 0's
+parameters, the all-gather that checks every rank has the same shapes) done with tern too. Any
+process group works with the hook (Gloo's, say); this one means a job needs no other
+communication library.
 """
 
 import torch
-import torch.distributed as dist
-from torch._C._distributed_c10d import _create_work_from_future as _work_from_future
 
-from . import AVG, MAX, MIN, PROD, SUM, TernError
+from . import AVG, TernError
+from .backend import ProcessGroupTern
 
 # At most this many buckets in flight before the hook waits for the oldest: well under
 # TERN_MAX_OUTSTANDING (64), the requests a communicator holds at once.
@@ -95,54 +94,6 @@ def allreduce_hook(state, bucket):
     return fut
 
 
-def _done(result):
-    """A Work already completed with result. (A Python subclass of Work would not do: torch
-    1.13's C++ side waits on the base class's own state, which only its own futures set.)"""
-    fut = torch.futures.Future()
-    fut.set_result(result)
-    return _work_from_future(fut)
-
-
-_REDUCE_OPS = {dist.ReduceOp.SUM: SUM, dist.ReduceOp.PRODUCT: PROD, dist.ReduceOp.MIN: MIN,
-               dist.ReduceOp.MAX: MAX}
-if hasattr(dist.ReduceOp, "AVG"):
-    _REDUCE_OPS[dist.ReduceOp.AVG] = AVG
-
-
-def _op_of(opts):
-    op = getattr(opts, "reduceOp", dist.ReduceOp.SUM)
-    if op not in _REDUCE_OPS:
-        raise ValueError(f"tern.ddp.ProcessGroup: reduce op {op} is not one tern has")
-    return _REDUCE_OPS[op]
-
-
-class ProcessGroup(dist.ProcessGroup):
-    """A torch.distributed process group whose collectives are tern's, for DDP's set-up."""
-
-    def __init__(self, comm):
-        super().__init__(comm.rank, comm.size)
-        self.comm = comm
-
-    def getBackendName(self):
-        return "tern"
-
-    def broadcast(self, tensors, opts):
-        for t in tensors:
-            self.comm.broadcast(t, root=opts.rootRank)
-        return _done(tensors)
-
-    def allreduce(self, tensors, opts):
-        for t in tensors:
-            self.comm.allreduce(t, op=_op_of(opts))
-        return _done(tensors)
-
-    def allgather(self, output_tensors, input_tensors, opts=None):
-        for outs, x in zip(output_tensors, input_tensors):
-            flat = self.comm.allgather(x.contiguous().view(-1))
-            for r, out in enumerate(outs):
-                out.copy_(flat[r * x.numel():(r + 1) * x.numel()].view_as(out))
-        return _done(output_tensors)
-
-    def barrier(self, opts=None):
-        self.comm.barrier()
-        return _done([])
+# A process group over an existing Comm (tern.init()'s), for programs that join through tern
+# rather than init_process_group("tern"): the backend's own (tern/backend.py).
+ProcessGroup = ProcessGroupTern

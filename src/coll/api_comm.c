@@ -9,14 +9,20 @@
 /* The reason the last init on this thread failed, for tern_comm_last_error(NULL). */
 static __thread char init_error[CORE_ERR_LEN];
 
-static tern_status open_comm(tern_comm **out, int rank, int size, const char *store, bool serve) {
-  if (out == NULL) return TERN_ERR_INVALID_ARG;
+tern_status coll_comm_open(tern_comm **out, int rank, int size, const char *store, bool serve,
+                           store_server *served) {
+  if (out == NULL) {
+    store_server_stop(served);
+    return TERN_ERR_INVALID_ARG;
+  }
   *out = NULL;
   tern_comm *c = calloc(1, sizeof *c);
   if (c == NULL) {
+    store_server_stop(served);
     snprintf(init_error, sizeof init_error, "no memory for a communicator");
     return TERN_ERR_NOMEM;
   }
+  c->server = served; /* comm_close stops it, on failure too */
   tern_status rc = comm_open(c, rank, size, store, serve);
   if (rc == TERN_OK && (rc = coll_engine_start(c)) != TERN_OK) comm_close(c);
   if (rc == TERN_OK && (rc = coll_engine_share_tuning(c)) != TERN_OK) {
@@ -24,6 +30,7 @@ static tern_status open_comm(tern_comm **out, int rank, int size, const char *st
     comm_close(c);
   }
   if (rc != TERN_OK) {
+    store_server_stop(c->server); /* comm_open's early refusals return before comm_close */
     snprintf(init_error, sizeof init_error, "%s", c->err.msg);
     CORE_WARN("joining as rank %d of %d at %s failed: %s", rank, size, store ? store : "?",
               c->err.msg);
@@ -36,7 +43,7 @@ static tern_status open_comm(tern_comm **out, int rank, int size, const char *st
 }
 
 tern_status tern_comm_init(tern_comm **comm, int rank, int size, const char *store) {
-  return open_comm(comm, rank, size, store, rank == 0);
+  return coll_comm_open(comm, rank, size, store, rank == 0, NULL);
 }
 
 tern_status tern_comm_init_env(tern_comm **comm) {
@@ -51,7 +58,7 @@ tern_status tern_comm_init_env(tern_comm **comm) {
   }
   CORE_DEBUG("rank %d of %d from %s, store %s%s", env.rank, env.size, env.source, env.store,
              env.serve_store ? " (served here)" : "");
-  return open_comm(comm, env.rank, env.size, env.store, env.serve_store);
+  return coll_comm_open(comm, env.rank, env.size, env.store, env.serve_store, NULL);
 }
 
 int tern_comm_rank(const tern_comm *comm) {

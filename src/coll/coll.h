@@ -44,6 +44,11 @@ tern_status coll_exec_p2p(tern_comm *c, tern_request **reqs, int n);
 
 /* ---- the engine (engine.c) --------------------------------------------------------------- */
 
+/* Opens a communicator and starts its engine (tern_comm_init, tern_comm_split). served: a store
+ * this rank already serves at `store` (split's child root), owned by the communicator from then
+ * on, stopped with it or on failure; NULL otherwise. */
+tern_status coll_comm_open(tern_comm **out, int rank, int size, const char *store, bool serve,
+                           store_server *served);
 tern_status coll_engine_start(tern_comm *c);
 /* Stops the progress thread; outstanding requests end with TERN_ERR_ABORTED. */
 void coll_engine_stop(tern_comm *c);

@@ -110,6 +110,33 @@ def nonblocking_with_wait_and_test(comm):
 
 
 @check
+def reduce_alltoall_send_recv_and_split(comm):
+    n, r = comm.size, comm.rank
+    x = np.full(4, r + 1, dtype=np.int64)
+    comm.reduce(x, op=tern.SUM, root=n - 1)
+    if r == n - 1:
+        assert (x == n * (n + 1) // 2).all()
+    got = comm.alltoall(np.arange(2 * n, dtype=np.float32) + 100 * r)
+    want = np.concatenate([np.arange(2 * r, 2 * r + 2, dtype=np.float32) + 100 * q for q in range(n)])
+    assert np.array_equal(got, want)
+    right, left = (r + 1) % n, (r - 1) % n
+    inbox = torch.empty(3)
+    reqs = [comm.isend(torch.full((3,), float(r)), right), comm.irecv(inbox, left)]
+    for q in reqs:
+        q.wait()
+    assert (inbox == left).all()
+    child = comm.split(r % 2, key=-r)  # reversed: the highest rank of a parity is child rank 0
+    assert child.size == len(range(r % 2, n, 2))
+    assert child.rank == len(range(r + 2, n, 2))
+    assert child.allreduce(np.array([r], np.int32))[0] == sum(range(r % 2, n, 2))
+    child.close()
+    other = comm.split(None if r == 0 else 1)  # rank 0 takes no part (TERN_SPLIT_UNDEFINED)
+    assert (other is None) == (r == 0) and (other is None or other.size == n - 1)
+    if other is not None:
+        other.close()
+
+
+@check
 def bad_arguments_raise_before_sending(comm):
     expect_raises(TypeError, lambda: comm.allreduce([1.0, 2.0]), "numpy array or a torch tensor")
     expect_raises(TypeError, lambda: comm.allreduce(np.zeros(3, dtype=np.complex64)), "complex64")

@@ -1,8 +1,9 @@
 """torchrun_env.py N PROG ARGS...: starts N ranks of `python3 PROG ARGS` with the variables torchrun
 sets (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1, MASTER_PORT a free
 port), as torchrun would: Debian 12's torchrun (torch 1.13 under Python 3.11) fails before
-starting anything (its --redirects default is None). Ends every rank when one fails, or after
-TIMEOUT seconds (env, default 120), and exits with the first failure's code.
+starting anything (its --redirects default is None). Ends every rank when one fails (unless
+KEEP_GOING=1: a fault test's survivors report), or after TIMEOUT seconds (env, default 120), and
+exits with the first failure's code.
 """
 import os
 import socket
@@ -26,10 +27,10 @@ def main():
         env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(n),
                    LOCAL_WORLD_SIZE=str(n), MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
         procs.append(subprocess.Popen([sys.executable] + prog, env=env))
-    code = 0
+    code, keep_going = 0, os.environ.get("KEEP_GOING") == "1"
     while any(p.poll() is None for p in procs):
         failed = [p.returncode for p in procs if p.returncode not in (None, 0)]
-        if failed or time.monotonic() > deadline:
+        if (failed and not keep_going) or time.monotonic() > deadline:
             code = failed[0] if failed else 124
             print(f"torchrun_env: {'a rank exited ' + str(code) if failed else 'timed out'}; "
                   "ending the others", file=sys.stderr)

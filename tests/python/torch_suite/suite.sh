@@ -7,6 +7,7 @@ ws=$1
 here=$(cd "$(dirname "$0")" && pwd)
 out=${2:-$(mktemp -d)}
 mkdir -p "$out"
+export PYTHONPATH=${PYTHONPATH:-$(cd "$here/../../../python" && pwd)}  # a checkout's package
 for b in gloo tern; do
   tmp=$(mktemp -d)
   TEMP_DIR=$tmp /usr/bin/python3 "$here/run_suite.py" "$b" "$ws" "$out/$b$ws.csv" >"$out/$b$ws.log" 2>&1
