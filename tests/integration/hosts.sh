@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hosts.sh CASE TERN BENCH_COLL: two hosts made of network + UTS namespaces (each its own
+# hosts.sh CASE TERN RANK: two hosts made of network + UTS namespaces (each its own
 # hostname, so tern sees two hosts: shared memory within, TCP across), joined by a veth pair
 # (10.79.0.1 and 10.79.0.2, nothing routed elsewhere), 2 ranks on each, running
 # `tern bench allreduce` (every result checked: #wrong must be 0) as the user would:
@@ -8,10 +8,13 @@
 #                    variables, which must number them 0..3 with LOCAL_RANK and GROUP_RANK
 #   tern_store       `tern store --listen 10.79.0.1:PORT -n 4` on host 0, and each rank started
 #                    by hand with TERN_RANK, TERN_WORLD_SIZE and TERN_STORE=10.79.0.1:PORT
+#   rank_dies_on_other_host  as tern_run_nnodes, but the ranks are RANK (rank.c) and rank 3, on
+#                    host 1, SIGKILLs itself: ranks 0 to 2, on both hosts, must be told by the
+#                    store, host 1's tern run must exit 137, host 0's once its ranks are told
 # Needs root, ip and unshare (exit 77 without them). Namespaces are named core-hosts<pid>-{0,1}
 # and deleted on exit.
 set -u
-case=$1 tern=$2
+case=$1 tern=$2 rank=${3:-}
 [ "$(id -u)" -eq 0 ] && command -v ip >/dev/null && command -v unshare >/dev/null ||
   { echo "needs root, ip and unshare: skipped"; exit 77; }
 ns0=core-hosts$$-0 ns1=core-hosts$$-1 port=29500
@@ -47,6 +50,20 @@ case $case in
       on $h timeout -k 5 60 "$tern" run --nnodes 2 --node-rank $h --master 10.79.0.1:$port -n 2 \
         --tag-output -- sh -c "$show_vars; exec ${bench[*]}" >"$out/$h" 2>&1 &
     done ;;
+  rank_dies_on_other_host)
+    for h in 0 1; do
+      on $h timeout -k 5 60 "$tern" run --nnodes 2 --node-rank $h --master 10.79.0.1:$port -n 2 \
+        -- "$rank" kill 3 >"$out/$h" 2>&1 &
+    done
+    pids=$(jobs -p)
+    rcs=()
+    for job in $pids; do wait "$job"; rcs+=($?); done
+    cat "$out"/*
+    [ "${rcs[1]}" -eq 137 ] || { echo "FAIL $case: host 1's tern run exited ${rcs[1]}, not 137"; exit 1; }
+    [ "$(cat "$out"/* | grep -c "told: lost rank 3")" -eq 3 ] ||
+      { echo "FAIL $case: not every other rank was told of rank 3"; exit 1; }
+    echo "PASS $case: ranks 0-2 told of rank 3, host 0 exited ${rcs[0]}, host 1 ${rcs[1]}"
+    exit 0 ;;
   tern_store)
     on 0 timeout -k 5 60 "$tern" store --listen 10.79.0.1:$port -n 4 >"$out/store" 2>&1 &
     for h in 0 1; do
