@@ -192,6 +192,7 @@ static bool choose(const plan_state *s, const plan_queued *q, unsigned flags, op
  * time and shared by every job that looks ahead from it. */
 typedef struct replays {
   const plan_cluster *c;
+  int nregions; /* what after[] and freed[] are sized for */
   uint64_t version;
   double now;
   int n;
@@ -203,8 +204,10 @@ static _Thread_local replays ahead;
 static const replays *replayed(const plan_state *s) {
   replays *a = &ahead;
   int n = CORE_MIN(s->nreleases, LOOKAHEAD);
-  if (a->c == s->c && a->version == s->version && a->now == s->now && a->n == n) return a;
-  if (a->c != s->c) {
+  bool sized = a->c != NULL && a->nregions == s->c->nregions;
+  if (sized && a->c == s->c && a->version == s->version && a->now == s->now && a->n == n)
+    return a;
+  if (!sized || a->c != s->c) { /* a cluster freed and another at its address: sizes differ */
     for (int i = 0; i < LOOKAHEAD && a->c; i++)
       plan_state_free(&a->after[i]);
     a->c = NULL;
@@ -214,6 +217,7 @@ static const replays *replayed(const plan_state *s) {
       if (a->freed[i] == NULL || plan_state_init(&a->after[i], s->c, NULL) != TERN_OK) return NULL;
     }
     a->c = s->c;
+    a->nregions = s->c->nregions;
   }
   for (int i = 0; i < n; i++) {
     const plan_release *r = &s->releases[i];
