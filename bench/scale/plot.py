@@ -165,6 +165,7 @@ def main():
         timings=read(os.path.join(a.results, "timings.txt")),
         sensitivity=read(os.path.join(a.results, "sensitivity.md")),
         topologies=read(os.path.join(a.results, "topologies.md")),
+        pccl_frontier=read(os.path.join(a.results, "pccl_frontier.md")),
         cells=len(cells), rows=sum(len(v) for v in cells.values()),
         simulated=sum(math.isfinite(t) for v in cells.values() for t, _ in v.values()))
     open(os.path.join(a.docs, "SCALE.md"), "w").write(doc)

@@ -44,11 +44,14 @@ if [ "${1:-}" != "--plots" ]; then
   } >"$results/sensitivity.md"
   t4=$SECONDS
   "$here/topologies.sh" "$root/build/tern" >"$results/topologies.md"
+  t5=$SECONDS
+  "$here/pccl_frontier.sh" "$root/build/tern" >"$results/pccl_frontier.md"
   {
     echo "- sweep (sweep.py, 2 processes): $((t1 - t0)) s of wall time"
     echo "- validation (tern sim coll validate, 5 rank counts): $((t3 - t2)) s"
     echo "- the 10 us sensitivity run (2048 ranks, 64 MiB): $((t4 - t3)) s"
-    echo "- the topologies (topologies.sh): $((SECONDS - t4)) s"
+    echo "- the topologies (topologies.sh): $((t5 - t4)) s"
+    echo "- PCCL's comparison on Frontier's nodes (pccl_frontier.sh): $((SECONDS - t5)) s"
   } >"$results/timings.txt"
 fi
 "$py" "$here/plot.py" --results "$results" --docs "$root/docs"
