@@ -38,7 +38,8 @@ def model(peer, extra=0):
     ts = []
     for k in range(12):
         shape = (3 + k, 17 * (k % 4) + 5 + (extra if k == 0 else 0))
-        ts.append((torch.randn(shape, generator=g) * (k + 1) + peer).to(DTYPES[k % 3]))
+        t = (torch.randn(shape, generator=g) * (k + 1) + peer).to(DTYPES[k % 3])
+        ts.append(torch.nn.Parameter(t) if k % 2 else t)  # a model's parameters need grad
     return ts, [CODECS[k % 4] for k in range(12)]
 
 
@@ -55,7 +56,7 @@ def exact():
     n, weights = 3, [1.0, 2.0, 3.0]
     sws = peers(f"avg-exact-{time.time_ns()}", n)
     models = [model(i) for i in range(n)]
-    before = [[t.clone() for t in m[0]] for m in models]
+    before = [[t.detach().clone() for t in m[0]] for m in models]
     avgs = [Averager(sw, m[0], compression=m[1], error_feedback=False, min_group=n,
                      target_group=n, **OPTS) for sw, m in zip(sws, models)]
     h0 = avgs[0].step(weights[0], wait=False)
@@ -74,7 +75,7 @@ def exact():
         top = max(x.abs().max().item() for x in xs)
         codec, dtype = models[0][1][k], models[0][0][k].dtype
         for i in range(n):
-            got = models[i][0][k].double()
+            got = models[i][0][k].detach().double()
             err = (got - want).abs()
             bound = CODEC_ERROR[codec] * top + ROUNDING[dtype] * want.abs()
             assert bool((err <= bound).all()), \
@@ -103,7 +104,7 @@ def killed():
     env = dict(os.environ, TERN_SWARM_FAULT="exit-after-match")
     victim = subprocess.Popen([sys.executable, __file__, "victim", run, sws[0].address], env=env)
     models = [model(i) for i in range(2)]
-    before = [[t.clone() for t in m[0]] for m in models]
+    before = [[t.detach().clone() for t in m[0]] for m in models]
     avgs = [Averager(sw, m[0], compression="none", min_group=3, target_group=3, **OPTS)
             for sw, m in zip(sws, models)]
     handles = [a.step(1.0, wait=False) for a in avgs]
@@ -123,7 +124,7 @@ def victim(run, boot):
 def mismatch():
     sws = peers(f"avg-mismatch-{time.time_ns()}", 2)
     models = [model(0), model(1, extra=1)]
-    before = [[t.clone() for t in m[0]] for m in models]
+    before = [[t.detach().clone() for t in m[0]] for m in models]
     avgs = [Averager(sw, m[0], min_group=2, target_group=2, **OPTS) for sw, m in zip(sws, models)]
     handles = [a.step(1.0, wait=False) for a in avgs]
     failed = 0
