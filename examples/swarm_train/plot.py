@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 target = float(os.environ.get("TARGET", "2.5"))
 fig, ax = plt.subplots(figsize=(7, 4.2))
 for spec in sys.argv[2:]:
-    label, d = spec.split("=", 1)
+    label, d = spec.rsplit("=", 1)
     with open(os.path.join(d, "curve.csv")) as f:
         rows = [(float(r["seconds"]), float(r["val_loss"])) for r in csv.DictReader(f)]
     ax.plot([t for t, _ in rows], [v for _, v in rows], marker=".", label=label)

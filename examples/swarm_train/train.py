@@ -37,6 +37,10 @@ def args():
     p.add_argument("--peers", type=int, default=8, help="peers expected (first epoch's share)")
     p.add_argument("--local-steps", type=int, default=20)
     p.add_argument("--compress", default="none")
+    p.add_argument("--match-timeout", type=float,
+                   help="seconds a round waits for the others (default: collaborative 8, its "
+                        "rounds come often and a slow peer takes the next; diloco 30, its rounds "
+                        "are rare and one without the slow peers costs more than the wait)")
     p.add_argument("--t0", type=float, default=time.time())
     p.add_argument("--until", type=float, required=True)
     p.add_argument("--every", type=float, default=15.0, help="seconds between snapshots")
@@ -65,8 +69,10 @@ class Snapshots:
 
 
 def ddp(a, model, train):
-    ev = Snapshots(a, list(model.parameters()))
     comm = tern.Comm()
+    if comm.rank != 0:  # the ranks hold one model: rank 0 alone keeps its snapshots
+        a.out = None
+    ev = Snapshots(a, list(model.parameters()))
     opt = torch.optim.Adam(model.parameters(), a.lr)
     params = list(model.parameters())
     flat = torch.zeros(sum(p.numel() for p in params))
@@ -106,12 +112,16 @@ def swarm(a, model, train):
     mode = dict(mode="collaborative", target_batch_size=a.target_batch, expected_peers=a.peers) \
         if a.mode == "collaborative" else dict(mode="diloco", local_steps=a.local_steps)
     opt = tern.swarm.Optimizer(sw, model.parameters(), inner, compression=a.compress,
-                               min_group=2, target_group=a.peers, match_timeout=8,
+                               min_group=2, target_group=a.peers,
+                               match_timeout=a.match_timeout or (30 if a.mode == "diloco" else 8),
                                average_timeout=30, **mode)
     ev = Snapshots(a, opt.outer_params() if a.mode == "diloco" else list(model.parameters()))
     if a.late:
         opt.load_state_from_peers()
         print(f"joined at epoch {opt.epoch}", file=sys.stderr, flush=True)
+    else:  # the run's peers start together: one round of all of them (they load for seconds)
+        sw.average(torch.zeros(1), 1.0, min_group=a.peers, target_group=a.peers,
+                   match_timeout=120)
     gen = torch.Generator().manual_seed(1000 + a.seed)
     last = time.time()
     while time.time() < a.until:

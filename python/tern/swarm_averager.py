@@ -69,6 +69,7 @@ class _Bucket:
         self.flat = torch.empty(sum(t.numel() for _, t, _ in members), dtype=torch.float32)
         self.residual = torch.zeros_like(self.flat) if codec == "int8" else None
 
+    @torch.no_grad()
     def gather(self, error_feedback):
         """Copies the tensors in (and, for int8 with error feedback, adds the residual and keeps
         what int8 will not say of the sum); returns the snapshot the round started from."""
@@ -88,6 +89,7 @@ class _Bucket:
         if self.residual is not None:
             self.residual.copy_(self.residual_before)
 
+    @torch.no_grad()
     def scatter(self, result, snapshot, keep_local_progress):
         for _, t, o in self.members:
             r = result[o:o + t.numel()].view(t.shape)

@@ -21,7 +21,12 @@ rounds themselves, not through the DHT: the round's report gives the group's tot
 (weight_after x group_size, the samples of all members), and each peer's share of it sets how
 many samples this peer contributes to the next epoch (share x target_batch_size), the way
 hivemind extrapolates each peer's throughput; before the first round with others a peer
-assumes 1 / expected_peers (a round alone changes nothing of it). A peer whose share is reached enters the round and waits there (up to
+assumes 1 / expected_peers (a round alone changes nothing of it). A group smaller than the
+largest seen (or expected_peers) is taken for a part of the swarm, its members' shares scaled
+down to match, so that peers split into groups by churn keep the swarm's pace and meet again.
+average_parameters (default): the round averages the parameters too, at twice the bytes, so that
+groups that stepped apart under churn come back to one model; off, peers that never missed a
+round hold identical parameters anyway. A peer whose share is reached enters the round and waits there (up to
 match_timeout) for the others, so the epochs of the swarm stay together.
 
 diloco (Douillard et al., 2023, "DiLoCo"; Moshpit SGD's local updates): step() runs the wrapped
@@ -51,7 +56,7 @@ _log = logging.getLogger("tern.swarm")
 class Optimizer:
     def __init__(self, swarm, params, optimizer, mode="collaborative", target_batch_size=None,
                  expected_peers=1, local_steps=None, outer_lr=0.7, outer_momentum=0.9,
-                 compression="none", retries=3, **average_options):
+                 compression="none", retries=3, average_parameters=True, **average_options):
         if mode not in ("collaborative", "diloco"):
             raise ValueError(f"mode '{mode}': want 'collaborative' or 'diloco'")
         if mode == "collaborative" and not (isinstance(target_batch_size, int)
@@ -67,8 +72,13 @@ class Optimizer:
         self.last_report = None
         self._ensure_state(self.opt)
         self._buf = [torch.zeros(p.shape, dtype=torch.float32) for p in self.params]
-        codec = "int8" if compression == "int8" else compression
-        self.averager = Averager(swarm, self._buf, compression=codec, **average_options)
+        self.swarm_size = max(1, int(expected_peers))
+        # collaborative: the parameters ride along with the gradients (float32 copies), so that
+        # groups that went apart under churn come back to one model when they meet again
+        self._synced = [torch.zeros(p.shape, dtype=torch.float32) for p in self.params] \
+            if mode == "collaborative" and average_parameters else []
+        self.averager = Averager(swarm, self._buf + self._synced, compression=compression,
+                                 **average_options)
         if mode == "diloco":
             self._outer_params = [p.detach().clone() for p in self.params]
             self.outer = torch.optim.SGD(self.params, lr=outer_lr, momentum=outer_momentum,
@@ -192,6 +202,8 @@ class Optimizer:
         with torch.no_grad():
             for b in self._buf:
                 b.div_(self.samples)
+            for c, p in zip(self._synced, self.params):
+                c.copy_(p)
         try:
             rep = self._average(float(self.samples))
         except AveragingError:
@@ -200,9 +212,13 @@ class Optimizer:
                     b.mul_(self.samples)
             raise
         total = rep["weight_after"] * rep["group_size"]
+        self.swarm_size = max(self.swarm_size, rep["group_size"])
         if rep["group_size"] > 1:  # alone, a peer learns nothing of the swarm's pace
-            self.share = min(1.0, self.samples / total)
+            # its share of the group's samples, the group a part of the swarm as it has seen it
+            self.share = min(1.0, self.samples / total * rep["group_size"] / self.swarm_size)
         with torch.no_grad():
+            for c, p in zip(self._synced, self.params):
+                p.copy_(c)
             for b, p in zip(self._buf, self.params):
                 p.grad = b.to(p.dtype).clone()
         self.opt.step()
