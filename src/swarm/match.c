@@ -621,6 +621,7 @@ static void keep_line(tern_swarm *sw, int axis, swarm_member *seen_m, int nseen)
   }
   memcpy(sw->line[axis], seen_m, (size_t)n * sizeof *seen_m);
   sw->line_seen[axis] = n;
+  sw->line_known[axis] = true;
 }
 
 /* Where a late peer goes: the round the others are matching in now (`open`), where they wait a
@@ -629,8 +630,10 @@ static void keep_line(tern_swarm *sw, int axis, swarm_member *seen_m, int nseen)
  * on the next line it shares with someone). Never past the run's last round. */
 static uint32_t round_ahead(const tern_swarm *sw, uint32_t open) {
   uint32_t r = open;
-  for (int k = 1; k < sw->ndims && sw->line_seen[r % (uint32_t)sw->ndims] == 1; k++)
-    r++;
+  for (int k = 1; k < sw->ndims; k++, r++) {
+    uint32_t a = r % (uint32_t)sw->ndims;
+    if (!sw->line_known[a] || sw->line_seen[a] != 1) break;
+  }
   return CORE_MIN(r, sw->last_round);
 }
 
@@ -642,12 +645,12 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
   tern_status rc = TERN_OK;
   int nseen = 0, axis = 0;
   swarm_member seen_m[SWARM_MAX_GROUP];
-  /* A peer that said hello has joined the swarm since: who is on which line is news again (the
-   * first peer, alone while the others start, would otherwise glance at its line and be gone
-   * each round as they came). */
+  /* A peer that said hello has joined the swarm since: how many are on which line is news again
+   * (the first peer, alone while the others start, would otherwise glance at its line and be
+   * gone each round as they came); who was there is kept, for keep_line. */
   unsigned heard = hellos_heard(sw);
   if (heard != sw->hellos_known) {
-    memset(sw->line_seen, 0, sizeof sw->line_seen);
+    memset(sw->line_known, 0, sizeof sw->line_known);
     sw->pool_seen = 0;
     sw->hellos_known = heard;
   }
@@ -677,7 +680,8 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
       missed &= sw->line[axis][i].id != late_id;
     /* A peer of this line that came after it had closed last time (swarm_note_late_join) is
      * expected too: waiting for it once is what a late peer needs to be back in step. */
-    line.expect = o->random_groups > 0 ? 0 : sw->line_seen[axis] + missed;
+    line.expect =
+        o->random_groups > 0 || !sw->line_known[axis] ? 0 : sw->line_seen[axis] + missed;
     swarm_reject_stale(sw, sw->round, false);
     rc = match_on(sw, &line, gkey, false, o->match_timeout, group, n, tag, &late, seen_m, &nseen,
                   err);

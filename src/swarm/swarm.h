@@ -215,6 +215,7 @@ struct tern_swarm {
    * matched there yet. */
   int line_seen[TERN_SWARM_MAX_DIMS];
   swarm_member line[TERN_SWARM_MAX_DIMS][SWARM_MAX_GROUP]; /* who they were (line_seen each) */
+  bool line_known[TERN_SWARM_MAX_DIMS]; /* false: expect nothing yet (a hello came since) */
   int pool_seen;
   unsigned hellos_known; /* nhellos when they were learnt (match.c) */
   uint64_t line_late[TERN_SWARM_MAX_DIMS]; /* under mu: a late joiner's id (swarm_note_late_join) */
