@@ -5,7 +5,7 @@
 # [0.8, 1.3] of the prediction (a stage that skipped its sleep, or a schedule that serialised the
 # pipeline, falls far outside; the margin is for a loaded 2-core machine). Bad input is refused
 # by name: a missing job names the jobs there are, a missing or out-of-range field is named, and
-# a directory is refused. About 6 s.
+# a directory is refused. A stage killed mid-run ends the run with the lost peer named. About 10 s.
 set -u
 tern=$1
 dir=$(mktemp -d)
@@ -71,4 +71,18 @@ check() { # SCHEDULE ITERATIONS: one run; its report line must hold and match th
 }
 check 1f1b 3
 check gpipe 1
-echo "PASS: tern pipe refuses bad plans by name and runs a plan within its prediction"
+# a stage killed mid-run: the others stop at once with an error naming the lost peer, no hang
+TERN_TIMEOUT=30 "$tern" pipe "$dir/plan.json" --job big --time-scale 1 --iterations 50 \
+  >"$dir/kill.out" 2>"$dir/kill.err" &
+launcher=$!
+sleep 2
+victim=$(pgrep -P "$launcher" | sed -n 3p)
+[ -n "$victim" ] || fail "no third stage under the launcher $launcher"
+kill -9 "$victim"
+start=$(date +%s)
+wait "$launcher" && fail "a run with a killed stage exited 0"
+[ $(($(date +%s) - start)) -le 15 ] || fail "the run took more than 15 s to end after the kill"
+grep -q "killed by signal 9" "$dir/kill.err" || fail "the kill is not reported: $(cat "$dir/kill.err")"
+grep -q "tern pipe: stage [0-9]*: receive: TERN_ERR_PEER_LOST" "$dir/kill.err" ||
+  fail "no stage names the lost peer: $(cat "$dir/kill.err")"
+echo "PASS: tern pipe refuses bad plans by name, runs a plan within its prediction, fails on a kill"

@@ -36,8 +36,8 @@ static const char help[] =
     "hop h has the plan's one-way latency and the plan's bandwidth x T / B (printed per hop).\n"
     "\n"
     "  --job NAME         the job of the plan to run (required)\n"
-    "  --time-scale T     compute and transfer seconds / T (default 100)\n"
-    "  --bytes-scale B    message bytes / B (default 1000)\n"
+    "  --time-scale T     compute and transfer seconds / T (default 1)\n"
+    "  --bytes-scale B    message bytes / B (default 100)\n"
     "  --iterations N     timed iterations after one warm-up (default 3)\n"
     "  --schedule S       1f1b (default, as planned) or gpipe\n"
     "  -h, --help         this text\n"
@@ -59,7 +59,7 @@ static bool parse_scale(const char *s, double *out) {
 }
 
 static int parse(int argc, char **argv, args *a) {
-  a->o = (pipe_options){100, 1000, 3, PIPE_1F1B};
+  a->o = (pipe_options){1, 100, 3, PIPE_1F1B};
   for (int i = 1; i < argc; i++) {
     const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     long n;
