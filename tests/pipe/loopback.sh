@@ -1,28 +1,19 @@
 #!/usr/bin/env bash
-# loopback.sh TERN: `tern pipe` on this machine. A two-region plan from `tern plan -o` (4 stages,
-# 8 micro-batches, links of 0 ms, since loopback adds no latency) runs as 4 processes under 1F1B
-# and GPipe; the report must carry its fields and the measured iteration time must be within
+# loopback.sh TERN: `tern pipe` on this machine. A plan from `tern plan -o` of two-regions.json
+# (4 stages, 8 micro-batches, links of 0 ms, since loopback adds no latency) runs as 4 processes
+# under 1F1B and GPipe; the report must carry its fields and the measured iteration time must be within
 # [0.8, 1.3] of the prediction (a stage that skipped its sleep, or a schedule that serialised the
 # pipeline, falls far outside; the margin is for a loaded 2-core machine). Bad input is refused
 # by name: a missing job names the jobs there are, a missing or out-of-range field is named, and
 # a directory is refused. A stage killed mid-run ends the run with the lost peer named. About 10 s.
 set -u
 tern=$1
+fail() { echo "loopback.sh: $*"; exit 1; }
+quick() { timeout 5 "$@"; } # a refusal comes at once; 5 s is the margin for a loaded machine
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail() { echo "loopback.sh: $*"; exit 1; }
-quick() { timeout 5 "$@"; }
 
-cat > "$dir/two.json" <<'JSON'
-{"gpu_types": {"slow": {"peak_tflops": 100, "power_w": 250, "memory_gb": 8}},
- "regions": [{"name": "A", "gpu": "slow", "gpus": 2, "price_usd_per_kwh": 0.1, "intra_bandwidth_gbps": 100},
-             {"name": "B", "gpu": "slow", "gpus": 2, "price_usd_per_kwh": 0.2, "intra_bandwidth_gbps": 100}],
- "links": [{"a": "A", "b": "B", "latency_ms": 0, "bandwidth_gbps": 10}],
- "jobs": [{"name": "big", "params_b": 1.2, "layers": 12, "hidden": 1024, "seq_len": 1024,
-           "microbatch_sequences": 2, "microbatches": 8, "tokens": 1.6e7, "arrival_s": 0, "dtype_bytes": 2}],
- "assumptions": {"mfu": 0.5, "pue": 1.0, "memory_usable_fraction": 1.0}}
-JSON
-quick "$tern" plan "$dir/two.json" -o "$dir/plan.json" >/dev/null 2>&1 || fail "tern plan failed"
+quick "$tern" plan "$(dirname "$0")/two-regions.json" -o "$dir/plan.json" >/dev/null 2>&1 || fail "tern plan failed"
 
 help=$("$tern" pipe --help) || fail "--help failed"
 for o in --job --time-scale --bytes-scale --iterations --schedule; do
