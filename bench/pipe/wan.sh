@@ -5,19 +5,21 @@
 #
 #   sudo bench/pipe/wan.sh [-o CSV]        about 4 minutes on an idle machine
 #
-# For each case it writes a scenario (regions of 2 GPUs each, links of 1 Gbit/s and the latency;
+# For each case it writes a scenario (regions of 2 GPUs each, links of BANDWIDTH_GBPS and the latency;
 # the job is as large as 2 or 3 regions' memory), plans it with `tern plan -o`, builds the
 # harness's world from the plan (one peer per stage, in the plan's regions in pipeline order;
 # link rates x TIME_SCALE / BYTES_SCALE, as tern pipe --help says; the harness takes latency_ms
 # as the round trip, so it is given twice the plan's one-way figure) and runs one `tern pipe`
 # rank per peer namespace. Environment: TIME_SCALE (default 1), BYTES_SCALE (100), ITERATIONS
-# (3), LATENCIES ("0 50 100"), REGION_COUNTS ("2 3"), BUILD (build). docs/PIPE.md has the table.
+# (3), LATENCIES ("0 50 100"), REGION_COUNTS ("2 3"), SCHEDULE (1f1b or gpipe), BANDWIDTH_GBPS
+# (of every link, 1), BUILD (build). docs/PIPE.md has the table.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build=${BUILD:-$root/build}
 tern=$build/tern
 T=${TIME_SCALE:-1} B=${BYTES_SCALE:-100} ITER=${ITERATIONS:-3}
+SCHED=${SCHEDULE:-1f1b} GBPS=${BANDWIDTH_GBPS:-1}
 
 if [ "${1:-}" = --driver ]; then # inside wan.sh: WAN, WAN_STATE, WAN_PEERS are set
   plan=$2
@@ -40,7 +42,7 @@ if [ "${1:-}" = --driver ]; then # inside wan.sh: WAN, WAN_STATE, WAN_PEERS are 
   for r in $(seq 0 $((WAN_PEERS - 1))); do
     TERN_RANK=$r TERN_WORLD_SIZE=$WAN_PEERS TERN_STORE="$("$WAN" addr 0):$port" TERN_TIMEOUT=120 \
       "$WAN" exec "$r" "$tern" pipe "$plan" --job big --time-scale "$T" --bytes-scale "$B" \
-      --iterations "$ITER" >"$WAN_STATE/out-$r" 2>"$WAN_STATE/err-$r" &
+      --iterations "$ITER" --schedule "$SCHED" >"$WAN_STATE/out-$r" 2>"$WAN_STATE/err-$r" &
     pids+=($!)
   done
   rc=0
@@ -58,15 +60,15 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 scenario() { # REGIONS LATENCY_MS: the scenario, on stdout
-  python3 - "$1" "$2" <<'PY'
+  python3 - "$1" "$2" "$GBPS" <<'PY'
 import json, sys
-n, lat = int(sys.argv[1]), float(sys.argv[2])
+n, lat, gbps = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
 names = ["A", "B", "C"][:n]
 print(json.dumps({
     "gpu_types": {"slow": {"peak_tflops": 100, "power_w": 250, "memory_gb": 8}},
     "regions": [{"name": r, "gpu": "slow", "gpus": 2, "price_usd_per_kwh": 0.1 * (i + 1),
                  "intra_bandwidth_gbps": 100} for i, r in enumerate(names)],
-    "links": [{"a": a, "b": b, "latency_ms": lat, "bandwidth_gbps": 1}
+    "links": [{"a": a, "b": b, "latency_ms": lat, "bandwidth_gbps": gbps}
               for i, a in enumerate(names) for b in names[i + 1:]],
     "jobs": [{"name": "big", "params_b": 1.2 if n == 2 else 2.4, "layers": 12, "hidden": 1024,
               "seq_len": 1024, "microbatch_sequences": 2, "microbatches": 8, "tokens": 1.6e7,
@@ -92,7 +94,7 @@ print(",".join(regions), ",".join(place), len(place), intra)
 PY
 }
 
-echo "regions,latency_ms,stages,microbatches,time_scale,bytes_scale,iterations,predicted_s,replay_s,measured_s,min_s,max_s,ratio,ratio_replay,load1" >"$out"
+echo "schedule,link_gbps,regions,latency_ms,stages,microbatches,time_scale,bytes_scale,iterations,predicted_s,replay_s,measured_s,min_s,max_s,ratio,ratio_replay,load1" >"$out"
 for n in ${REGION_COUNTS:-2 3}; do
   for lat in ${LATENCIES:-0 50 100}; do
     scenario "$n" "$lat" >"$work/scenario.json"
@@ -105,11 +107,11 @@ for n in ${REGION_COUNTS:-2 3}; do
       --bw-scale 1 --intra-gbit "$intra" --links "$work/links.json" --bin "$build/tests/wan" \
       --deadline 600 -- "$0" --driver "$work/plan.json" | grep '^pipe ')
     echo "$n regions, $lat ms: $line" >&2
-    replay=$(python3 "$here/replay.py" "$work/plan.json" big --time-scale "$T")
+    replay=$(python3 "$here/replay.py" "$work/plan.json" big --time-scale "$T" --schedule "$SCHED")
     echo "$n regions, $lat ms: event-level replay of the same schedule: $replay s" >&2
-    echo "$line" | awk -v n="$n" -v lat="$lat" -v load="$load" -v replay="$replay" '{
+    echo "$line" | awk -v gbps="$GBPS" -v n="$n" -v lat="$lat" -v load="$load" -v replay="$replay" '{
       for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-      printf "%d,%g,%d,%d,%g,%g,%d,%s,%s,%s,%s,%s,%s,%.4f,%s\n", n, lat, f["stages"],
+      printf "%s,%g,%d,%g,%d,%d,%g,%g,%d,%s,%s,%s,%s,%s,%s,%.4f,%s\n", f["schedule"], gbps, n, lat, f["stages"],
         f["microbatches"], f["time_scale"], f["bytes_scale"], f["iterations"], f["predicted_s"],
         replay, f["measured_s"], f["min_s"], f["max_s"], f["ratio"], f["measured_s"] / replay,
         load }' >>"$out"
