@@ -3,7 +3,10 @@
 # predicted iteration time, for a job planned over 2 and over 3 regions at 0, 50 and 100 ms of
 # one-way link latency. Needs root (network namespaces) and a build with tests/wan (make build).
 #
-#   sudo bench/pipe/wan.sh [-o CSV]        about 4 minutes on an idle machine
+#   sudo bench/pipe/wan.sh [-o CSV]        about 3 minutes
+#   sudo bench/pipe/wan.sh [-o CSV] --scenario FILE --job NAME
+#                                          one job of any scenario, as `tern plan` (POLICY, default
+#                                          bace) places it; a peer per stage
 #
 # For each case it writes a scenario (regions of 2 GPUs each, links of BANDWIDTH_GBPS and the latency;
 # the job is as large as 2 or 3 regions' memory), plans it with `tern plan -o`, builds the
@@ -22,7 +25,7 @@ T=${TIME_SCALE:-1} B=${BYTES_SCALE:-100} ITER=${ITERATIONS:-3}
 SCHED=${SCHEDULE:-1f1b} GBPS=${BANDWIDTH_GBPS:-1}
 
 if [ "${1:-}" = --driver ]; then # inside wan.sh: WAN, WAN_STATE, WAN_PEERS are set
-  plan=$2
+  plan=$2 job=$3
   "$WAN" exec 0 "$build/tests/wan/wan_store" "$WAN_PEERS" 300 >"$WAN_STATE/store-port" \
     2>"$WAN_STATE/err-store" &
   port=""
@@ -41,7 +44,7 @@ if [ "${1:-}" = --driver ]; then # inside wan.sh: WAN, WAN_STATE, WAN_PEERS are 
   pids=()
   for r in $(seq 0 $((WAN_PEERS - 1))); do
     TERN_RANK=$r TERN_WORLD_SIZE=$WAN_PEERS TERN_STORE="$("$WAN" addr 0):$port" TERN_TIMEOUT=120 \
-      "$WAN" exec "$r" "$tern" pipe "$plan" --job big --time-scale "$T" --bytes-scale "$B" \
+      "$WAN" exec "$r" "$tern" pipe "$plan" --job "$job" --time-scale "$T" --bytes-scale "$B" \
       --iterations "$ITER" --schedule "$SCHED" >"$WAN_STATE/out-$r" 2>"$WAN_STATE/err-$r" &
     pids+=($!)
   done
@@ -53,8 +56,16 @@ if [ "${1:-}" = --driver ]; then # inside wan.sh: WAN, WAN_STATE, WAN_PEERS are 
   exit $rc
 fi
 
-out=/dev/stdout
-[ "${1:-}" = -o ] && out=$2
+out=/dev/stdout scenario_file="" job=big
+while [ $# -gt 0 ]; do
+  case $1 in
+    -o) out=$2 ;;
+    --scenario) scenario_file=$2 ;;
+    --job) job=$2 ;;
+    *) echo "wan.sh: unknown option $1 (see its first comment)" >&2; exit 2 ;;
+  esac
+  shift 2
+done
 [ -x "$tern" ] && [ -x "$build/tests/wan/wan_store" ] || { echo "build first: make build" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -77,43 +88,59 @@ print(json.dumps({
 PY
 }
 
-world() { # PLAN SCENARIO: "REGIONS PLACE PEERS" for wan.sh, and the harness's links file
-  python3 - "$1" "$2" "$T" "$B" "$work/links.json" <<'PY'
+world() { # PLAN SCENARIO JOB: "REGIONS PLACE PEERS INTRA MAX_LATENCY_MS" for wan.sh, and the
+  # harness's links file (the harness has one rate inside every region: the slowest region's)
+  python3 - "$1" "$2" "$3" "$T" "$B" "$work/links.json" <<'PY'
 import json, sys
-plan, sc, T, B, links = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), \
-    float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
-segs = plan["jobs"][0]["placement"]["regions"]
+plan, sc, job, T, B, links = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), \
+    sys.argv[3], float(sys.argv[4]), float(sys.argv[5]), sys.argv[6]
+j = [j for j in plan["jobs"] if j["name"] == job][0]
+segs = j["placement"]["regions"]
 regions = [s["region"] for s in segs]
 place = [str(i) for i, s in enumerate(segs) for _ in range(s["gpus"])]
 json.dump({"regions": regions,
            "links": [{"a": l["a"], "b": l["b"], "latency_ms": 2 * l["latency_ms"],
-                      "bandwidth_gbps": l["bandwidth_gbps"] * T / B} for l in sc["links"]]},
+                      "bandwidth_gbps": l["bandwidth_gbps"] * T / B} for l in sc["links"]
+                     if l["a"] in regions and l["b"] in regions]},
           open(links, "w"))
-intra = sc["regions"][0]["intra_bandwidth_gbps"] * T / B
-print(",".join(regions), ",".join(place), len(place), intra)
+intra = min(r["intra_bandwidth_gbps"] for r in sc["regions"] if r["name"] in regions) * T / B
+lat = max([h["latency_s"] * 1e3 for h in j["pipeline"]["hops"]] + [0])
+print(",".join(regions), ",".join(place), len(place), intra, f"{lat:g}")
 PY
 }
 
-echo "schedule,link_gbps,regions,latency_ms,stages,microbatches,time_scale,bytes_scale,iterations,predicted_s,replay_s,measured_s,min_s,max_s,ratio,ratio_replay,load1" >"$out"
+run_case() { # SCENARIO POLICY [REGIONS]: plans it, runs $job on the harness (the plan must use
+  # REGIONS regions if given), appends a row to $out
+  "$tern" plan "$1" --policy "$2" -o "$work/plan.json" >/dev/null 2>&1 ||
+    { echo "tern plan $1 --policy $2 failed" >&2; exit 1; }
+  read -r regions place peers intra lat <<<"$(world "$work/plan.json" "$1" "$job")"
+  local n
+  n=$(echo "$regions" | tr , '\n' | wc -l)
+  [ -z "${3:-}" ] || [ "$n" -eq "$3" ] || { echo "the plan uses regions $regions, not $3" >&2; exit 1; }
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  line=$("$root/tests/wan/wan.sh" --regions "$regions" --peers "$peers" --place "$place" \
+    --bw-scale 1 --intra-gbit "$intra" --links "$work/links.json" --bin "$build/tests/wan" \
+    --deadline 900 -- "$0" --driver "$work/plan.json" "$job" | grep '^pipe ')
+  echo "$job on $regions, $lat ms: $line" >&2
+  replay=$(python3 "$here/replay.py" "$work/plan.json" "$job" --time-scale "$T" --schedule "$SCHED")
+  echo "$job on $regions, $lat ms: event-level replay of the same schedule: $replay s" >&2
+  echo "$line" | awk -v gbps="$GBPS" -v n="$n" -v lat="$lat" -v load="$load" -v replay="$replay" '{
+    for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+    printf "%s,%s,%g,%d,%g,%d,%d,%g,%g,%d,%s,%s,%s,%s,%s,%s,%.4f,%s\n", f["job"], f["schedule"],
+      gbps, n, lat, f["stages"], f["microbatches"], f["time_scale"], f["bytes_scale"],
+      f["iterations"], f["predicted_s"], replay, f["measured_s"], f["min_s"], f["max_s"], f["ratio"],
+      f["measured_s"] / replay, load }' >>"$out"
+}
+
+echo "job,schedule,link_gbps,regions,latency_ms,stages,microbatches,time_scale,bytes_scale,iterations,predicted_s,replay_s,measured_s,min_s,max_s,ratio,ratio_replay,load1" >"$out"
+if [ -n "$scenario_file" ]; then
+  GBPS=0 # the scenario's own links
+  run_case "$scenario_file" "${POLICY:-bace}"
+  exit
+fi
 for n in ${REGION_COUNTS:-2 3}; do
   for lat in ${LATENCIES:-0 50 100}; do
     scenario "$n" "$lat" >"$work/scenario.json"
-    "$tern" plan "$work/scenario.json" --policy cr-lcf -o "$work/plan.json" >/dev/null 2>&1
-    read -r regions place peers intra <<<"$(world "$work/plan.json" "$work/scenario.json")"
-    [ "$(echo "$regions" | tr , '\n' | wc -l)" -eq "$n" ] ||
-      { echo "the plan uses regions $regions, not $n" >&2; exit 1; }
-    load=$(cut -d' ' -f1 /proc/loadavg)
-    line=$("$root/tests/wan/wan.sh" --regions "$regions" --peers "$peers" --place "$place" \
-      --bw-scale 1 --intra-gbit "$intra" --links "$work/links.json" --bin "$build/tests/wan" \
-      --deadline 600 -- "$0" --driver "$work/plan.json" | grep '^pipe ')
-    echo "$n regions, $lat ms: $line" >&2
-    replay=$(python3 "$here/replay.py" "$work/plan.json" big --time-scale "$T" --schedule "$SCHED")
-    echo "$n regions, $lat ms: event-level replay of the same schedule: $replay s" >&2
-    echo "$line" | awk -v gbps="$GBPS" -v n="$n" -v lat="$lat" -v load="$load" -v replay="$replay" '{
-      for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-      printf "%s,%g,%d,%g,%d,%d,%g,%g,%d,%s,%s,%s,%s,%s,%s,%.4f,%s\n", f["schedule"], gbps, n, lat, f["stages"],
-        f["microbatches"], f["time_scale"], f["bytes_scale"], f["iterations"], f["predicted_s"],
-        replay, f["measured_s"], f["min_s"], f["max_s"], f["ratio"], f["measured_s"] / replay,
-        load }' >>"$out"
+    run_case "$work/scenario.json" cr-lcf "$n"
   done
 done
