@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #define MAX_MESSAGE_BYTES (256.0 * 1024 * 1024) /* one scaled message: memory, not the wire */
-#define MAX_RUN_S 3600.0                          /* a scaled run that long is a wrong scale */
+#define MAX_RUN_S 3600.0                        /* a scaled run that long is a wrong scale */
 
 static const char help[] =
     "usage: tern pipe PLAN.json --job NAME [--time-scale T] [--bytes-scale B]\n"
@@ -114,13 +114,16 @@ static double predicted(const pipe_job *j, const pipe_options *o, double time_sc
 static int check_scales(const pipe_job *j, const pipe_options *o) {
   for (int h = 0; h + 1 < j->stages; h++)
     if (j->hop[h].bytes / o->bytes_scale > MAX_MESSAGE_BYTES)
-      return cmd_usage_error("pipe", "hop %d: %.0f bytes / %g is above %.0f MiB a message: "
-                             "raise --bytes-scale", h, j->hop[h].bytes, o->bytes_scale,
-                             MAX_MESSAGE_BYTES / 1048576);
+      return cmd_usage_error("pipe",
+                             "hop %d: %.0f bytes / %g is above %.0f MiB a message: "
+                             "raise --bytes-scale",
+                             h, j->hop[h].bytes, o->bytes_scale, MAX_MESSAGE_BYTES / 1048576);
   double run = predicted(j, o, o->time_scale) * (o->iterations + 1);
   if (run > MAX_RUN_S)
-    return cmd_usage_error("pipe", "the run would take about %.0f s (above %.0f): raise "
-                           "--time-scale or lower --iterations", run, MAX_RUN_S);
+    return cmd_usage_error("pipe",
+                           "the run would take about %.0f s (above %.0f): raise "
+                           "--time-scale or lower --iterations",
+                           run, MAX_RUN_S);
   return -1;
 }
 
@@ -135,11 +138,11 @@ static void report(const pipe_job *j, const pipe_options *o, const pipe_result *
     printf("  hop %d->%d: %.0f bytes a message, link as planned %.1f ms one-way, %.4g MB/s "
            "(emulated: %.4g MB/s)\n",
            h, h + 1, j->hop[h].bytes / o->bytes_scale, j->hop[h].latency_s * 1e3,
-           j->hop[h].bandwidth_Bps / 1e6, j->hop[h].bandwidth_Bps * o->time_scale / o->bytes_scale / 1e6);
+           j->hop[h].bandwidth_Bps / 1e6,
+           j->hop[h].bandwidth_Bps * o->time_scale / o->bytes_scale / 1e6);
   printf("  predicted %.4f s per iteration (unscaled: the model %.4f s, the plan says %.4f s)\n",
          pred, predicted(j, o, 1), j->iteration_s);
-  printf("  measured  %.4f s per iteration (min %.4f, max %.4f)\n", r->mean_s, r->min_s,
-         r->max_s);
+  printf("  measured  %.4f s per iteration (min %.4f, max %.4f)\n", r->mean_s, r->min_s, r->max_s);
   printf("pipe job=%s stages=%d microbatches=%d schedule=%s time_scale=%g bytes_scale=%g "
          "iterations=%d predicted_s=%.6f measured_s=%.6f min_s=%.6f max_s=%.6f ratio=%.4f\n",
          j->name, j->stages, j->microbatches, sched, o->time_scale, o->bytes_scale, o->iterations,

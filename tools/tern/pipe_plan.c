@@ -33,8 +33,8 @@ static int refuse(const reader *r, const char *fmt, ...) {
 }
 
 /* A number field of obj at `where`, in [lo, hi] (lo excluded when open_lo). */
-static int number(const reader *r, const json_t *obj, const char *where, const char *key,
-                  double lo, double hi, bool open_lo, double *out) {
+static int number(const reader *r, const json_t *obj, const char *where, const char *key, double lo,
+                  double hi, bool open_lo, double *out) {
   const json_t *v = json_object_get(obj, key);
   if (!v) return refuse(r, "%s.%s: missing (is this a plan from `tern plan -o`?)", where, key);
   if (!json_is_number(v)) return refuse(r, "%s.%s: not a number", where, key);
@@ -46,11 +46,12 @@ static int number(const reader *r, const json_t *obj, const char *where, const c
   return 0;
 }
 
-static const json_t *array(const reader *r, const json_t *obj, const char *where,
-                           const char *key) {
+static const json_t *array(const reader *r, const json_t *obj, const char *where, const char *key) {
   const json_t *v = json_object_get(obj, key);
-  if (!v) refuse(r, "%s.%s: missing (is this a plan from `tern plan -o`?)", where, key);
-  else if (!json_is_array(v)) refuse(r, "%s.%s: not an array", where, key);
+  if (!v)
+    refuse(r, "%s.%s: missing (is this a plan from `tern plan -o`?)", where, key);
+  else if (!json_is_array(v))
+    refuse(r, "%s.%s: not an array", where, key);
   return json_is_array(v) ? v : NULL;
 }
 
@@ -62,8 +63,8 @@ static int read_stages(const reader *r, const json_t *pipe, const char *where, p
     return refuse(r, "%s.stages: %zu stages: valid is 1 to %d (one process each)", where, n,
                   PIPE_MAX_STAGES);
   if (json_array_size(hops) != n - 1)
-    return refuse(r, "%s.hops: %zu hops for %zu stages: want %zu", where, json_array_size(hops),
-                  n, n - 1);
+    return refuse(r, "%s.hops: %zu hops for %zu stages: want %zu", where, json_array_size(hops), n,
+                  n - 1);
   job->stages = (int)n;
   char at[96];
   for (size_t i = 0; i < n; i++) {
