@@ -8,8 +8,8 @@
 #                                          one job of any scenario, as `tern plan` (POLICY, default
 #                                          bace) places it; a peer per stage
 #
-# For each case it writes a scenario (regions of 2 GPUs each, links of BANDWIDTH_GBPS and the latency;
-# the job is as large as 2 or 3 regions' memory), plans it with `tern plan -o`, builds the
+# For each case it writes a scenario (regions of 2 GPUs each, links of BANDWIDTH_GBPS and the
+# latency; the job is as large as 2 or 3 regions' memory), plans it with `tern plan -o`, builds the
 # harness's world from the plan (one peer per stage, in the plan's regions in pipeline order;
 # link rates x TIME_SCALE / BYTES_SCALE, as tern pipe --help says; the harness takes latency_ms
 # as the round trip, so it is given twice the plan's one-way figure) and runs one `tern pipe`
@@ -66,7 +66,8 @@ while [ $# -gt 0 ]; do
   esac
   shift 2
 done
-[ -x "$tern" ] && [ -x "$build/tests/wan/wan_store" ] || { echo "build first: make build" >&2; exit 2; }
+[ -x "$tern" ] && [ -x "$build/tests/wan/wan_store" ] ||
+  { echo "build first: make build" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -116,7 +117,8 @@ run_case() { # SCENARIO POLICY [REGIONS]: plans it, runs $job on the harness (th
   read -r regions place peers intra lat <<<"$(world "$work/plan.json" "$1" "$job")"
   local n
   n=$(echo "$regions" | tr , '\n' | wc -l)
-  [ -z "${3:-}" ] || [ "$n" -eq "$3" ] || { echo "the plan uses regions $regions, not $3" >&2; exit 1; }
+  [ -z "${3:-}" ] || [ "$n" -eq "$3" ] ||
+    { echo "the plan uses regions $regions, not $3" >&2; exit 1; }
   load=$(cut -d' ' -f1 /proc/loadavg)
   line=$("$root/tests/wan/wan.sh" --regions "$regions" --peers "$peers" --place "$place" \
     --bw-scale 1 --intra-gbit "$intra" --links "$work/links.json" --bin "$build/tests/wan" \
@@ -128,11 +130,13 @@ run_case() { # SCENARIO POLICY [REGIONS]: plans it, runs $job on the harness (th
     for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
     printf "%s,%s,%g,%d,%g,%d,%d,%g,%g,%d,%s,%s,%s,%s,%s,%s,%.4f,%s\n", f["job"], f["schedule"],
       gbps, n, lat, f["stages"], f["microbatches"], f["time_scale"], f["bytes_scale"],
-      f["iterations"], f["predicted_s"], replay, f["measured_s"], f["min_s"], f["max_s"], f["ratio"],
-      f["measured_s"] / replay, load }' >>"$out"
+      f["iterations"], f["predicted_s"], replay, f["measured_s"], f["min_s"], f["max_s"],
+      f["ratio"], f["measured_s"] / replay, load }' >>"$out"
 }
 
-echo "job,schedule,link_gbps,regions,latency_ms,stages,microbatches,time_scale,bytes_scale,iterations,predicted_s,replay_s,measured_s,min_s,max_s,ratio,ratio_replay,load1" >"$out"
+header=job,schedule,link_gbps,regions,latency_ms,stages,microbatches,time_scale,bytes_scale
+header+=,iterations,predicted_s,replay_s,measured_s,min_s,max_s,ratio,ratio_replay,load1
+echo "$header" >"$out"
 if [ -n "$scenario_file" ]; then
   GBPS=0 # the scenario's own links
   run_case "$scenario_file" "${POLICY:-bace}"
