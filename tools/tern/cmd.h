@@ -14,6 +14,7 @@ int cmd_tune(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_sim_plan(int argc, char **argv); /* `tern sim plan`, in sim_plan.c */
 int cmd_demo(int argc, char **argv);
+int cmd_pipe(int argc, char **argv); /* pipe.c: a plan's pipeline run for real */
 int cmd_sim_averaging(int argc, char **argv);
 int cmd_swarm(int argc, char **argv);
 

@@ -18,6 +18,7 @@ static const struct {
     {"sim", cmd_sim, "sim WHAT ...: the simulators"},
     {"swarm", cmd_swarm, "swarm --listen H:P --run-id ID [--join H:P]...: a swarm averaging peer"},
     {"plan", cmd_plan, "plan SCENARIO.json: place training jobs across regions (geo planner)"},
+    {"pipe", cmd_pipe, "pipe PLAN.json --job NAME: run a planned job's pipeline for real"},
     {"demo", cmd_demo, "demo [-n N] [--epochs E]: ranks train a model with tern, live"},
 };
 
