@@ -274,39 +274,31 @@ class ProcessGroupTern(dist.ProcessGroup):
         per_input = [[outs[j] for outs in output_lists] for j in range(len(input_list))]
         return self.allgather(per_input, input_list, opts)
 
-    def gather(self, output_tensors, input_tensors, opts=None):
-        """Every rank sends to the root, which receives from each: tern's point to point."""
-        x = _one(input_tensors, "gather")
+    def _rooted(self, what, mine, lists, opts, at_leaf, at_root, local, result):
+        """gather and scatter: the root exchanges a tensor with every other rank through tern's
+        point to point (at_leaf / at_root post one transfer) and hands local its own block."""
         root, me = _root(opts), self.comm.rank
         if me != root:
-            if output_tensors and any(output_tensors):
-                raise ValueError("tern: gather: only the root passes output tensors")
-            return Work([self.comm.isend(_bytes(x, "gather input"), root)], [])
-        outs = _one(output_tensors, "gather")
-        if len(outs) != self.comm.size:
-            raise ValueError(f"tern: gather: want {self.comm.size} output tensors on the root")
-        _same_layout([x] + list(outs), "gather")
-        reqs = [self.comm.irecv(_bytes(out, "gather output"), r)
-                for r, out in enumerate(outs) if r != me]
-        outs[me].copy_(x)
-        return Work(reqs, output_tensors)
+            if lists and any(lists):
+                raise ValueError(f"tern: {what}: only the root passes a list of tensors")
+            return Work([at_leaf(_bytes(mine, what), root)], result)
+        many = _one(lists, what)
+        if len(many) != self.comm.size:
+            raise ValueError(f"tern: {what}: want {self.comm.size} tensors on the root")
+        _same_layout([mine] + list(many), what)
+        reqs = [at_root(_bytes(t, what), r) for r, t in enumerate(many) if r != me]
+        local(many[me])
+        return Work(reqs, result)
+
+    def gather(self, output_tensors, input_tensors, opts=None):
+        x = _one(input_tensors, "gather")
+        return self._rooted("gather", x, output_tensors, opts, self.comm.isend, self.comm.irecv,
+                            lambda slot: slot.copy_(x), output_tensors)
 
     def scatter(self, output_tensors, input_tensors, opts=None):
-        """The root sends block r to rank r: tern's point to point."""
         out = _one(output_tensors, "scatter")
-        root, me = _root(opts), self.comm.rank
-        if me != root:
-            if input_tensors and any(input_tensors):
-                raise ValueError("tern: scatter: only the root passes input tensors")
-            return Work([self.comm.irecv(_bytes(out, "scatter output"), root)], output_tensors)
-        ins = _one(input_tensors, "scatter")
-        if len(ins) != self.comm.size:
-            raise ValueError(f"tern: scatter: want {self.comm.size} input tensors on the root")
-        _same_layout([out] + list(ins), "scatter")
-        reqs = [self.comm.isend(_bytes(t, "scatter input"), r)
-                for r, t in enumerate(ins) if r != me]
-        out.copy_(ins[me])
-        return Work(reqs, output_tensors)
+        return self._rooted("scatter", out, input_tensors, opts, self.comm.irecv, self.comm.isend,
+                            out.copy_, output_tensors)
 
     def _exchange(self, sends, recvs, what):
         """Point-to-point all-to-all: sends[r] goes to rank r, recvs[r] comes from it (byte
