@@ -20,6 +20,7 @@ tensors; anything else raises ValueError or TypeError before anything is sent.
 import datetime
 import os
 import socket
+import sys
 
 import torch
 import torch.distributed as dist
@@ -27,12 +28,25 @@ import torch.distributed as dist
 from . import AVG, MAX, MIN, PROD, SUM, Comm, TernError, _lib
 
 _STORE_KEY = "tern/store"
+_C10D_FILE = dist.distributed_c10d.__file__
 
 # Keyed by the number of torch's RedOpType: comparing ReduceOp objects costs microseconds a call.
 _REDUCE_OPS = {int(getattr(dist.ReduceOp.RedOpType, name)): op for name, op in
                (("SUM", SUM), ("PRODUCT", PROD), ("MIN", MIN), ("MAX", MAX), ("AVG", AVG))}
 _TERN_DTYPES = {torch.float32: 0, torch.float64: 1, torch.float16: 2, torch.bfloat16: 3,
                 torch.int8: 4, torch.uint8: 5, torch.int32: 6, torch.int64: 7}  # tern_dtype
+
+
+def _caller_waits():
+    """True when the call comes from torch.distributed's own function with async_op=False, which
+    waits for the Work at once: then tern's blocking form runs on this thread. The nonblocking
+    form hands the operation to tern's progress thread, and that handoff cost 20-35 us a call at
+    2 and 4 ranks on 2 cores (docs/PYTORCH.md's speed table)."""
+    try:
+        frame = sys._getframe(2)  # here <- the backend's method <- torch's function
+    except ValueError:
+        return False
+    return frame.f_code.co_filename == _C10D_FILE and frame.f_locals.get("async_op") is False
 
 
 def _op_of(opts, what):
@@ -200,14 +214,17 @@ class ProcessGroupTern(dist.ProcessGroup):
         # the call DDP and training loops make most, and its overhead is the backend's
         # (docs/PYTORCH.md's speed table)
         op, comm = _op_of(opts, "allreduce"), self.comm
+        blocking = _caller_waits()
+        fn = _lib.lib.tern_allreduce if blocking else _lib.lib.tern_iallreduce
         reqs = []
         for t in tensors:
             dt = _TERN_DTYPES.get(t.dtype)
             if dt is None or not t.is_cpu or not t.is_contiguous():
                 _reducible(t, "allreduce")  # raises what is wrong
             p = t.data_ptr()
-            reqs.append(comm._call("allreduce", _lib.lib.tern_iallreduce,
-                                   (p, p, t.numel(), dt, op), t, t, False))
+            req = comm._call("allreduce", fn, (p, p, t.numel(), dt, op), t, t, blocking)
+            if not blocking:
+                reqs.append(req)
         return Work(reqs, tensors)
 
     def allreduce_coalesced(self, tensors, opts=None):
