@@ -20,6 +20,7 @@ tensors; anything else raises ValueError or TypeError before anything is sent.
 import datetime
 import os
 import socket
+import sys
 
 import torch
 import torch.distributed as dist
@@ -27,12 +28,25 @@ import torch.distributed as dist
 from . import AVG, MAX, MIN, PROD, SUM, Comm, TernError, _lib
 
 _STORE_KEY = "tern/store"
+_C10D_FILE = dist.distributed_c10d.__file__
 
 # Keyed by the number of torch's RedOpType: comparing ReduceOp objects costs microseconds a call.
 _REDUCE_OPS = {int(getattr(dist.ReduceOp.RedOpType, name)): op for name, op in
                (("SUM", SUM), ("PRODUCT", PROD), ("MIN", MIN), ("MAX", MAX), ("AVG", AVG))}
 _TERN_DTYPES = {torch.float32: 0, torch.float64: 1, torch.float16: 2, torch.bfloat16: 3,
                 torch.int8: 4, torch.uint8: 5, torch.int32: 6, torch.int64: 7}  # tern_dtype
+
+
+def _caller_waits():
+    """True when the call comes from torch.distributed's own function with async_op=False, which
+    waits for the Work at once: then tern's blocking form runs on this thread. The nonblocking
+    form hands the operation to tern's progress thread, and that handoff cost 20-35 us a call at
+    2 and 4 ranks on 2 cores (docs/PYTORCH.md's speed table)."""
+    try:
+        frame = sys._getframe(2)  # here <- the backend's method <- torch's function
+    except ValueError:
+        return False
+    return frame.f_code.co_filename == _C10D_FILE and frame.f_locals.get("async_op") is False
 
 
 def _op_of(opts, what):
@@ -200,14 +214,17 @@ class ProcessGroupTern(dist.ProcessGroup):
         # the call DDP and training loops make most, and its overhead is the backend's
         # (docs/PYTORCH.md's speed table)
         op, comm = _op_of(opts, "allreduce"), self.comm
+        blocking = _caller_waits()
+        fn = _lib.lib.tern_allreduce if blocking else _lib.lib.tern_iallreduce
         reqs = []
         for t in tensors:
             dt = _TERN_DTYPES.get(t.dtype)
             if dt is None or not t.is_cpu or not t.is_contiguous():
                 _reducible(t, "allreduce")  # raises what is wrong
             p = t.data_ptr()
-            reqs.append(comm._call("allreduce", _lib.lib.tern_iallreduce,
-                                   (p, p, t.numel(), dt, op), t, t, False))
+            req = comm._call("allreduce", fn, (p, p, t.numel(), dt, op), t, t, blocking)
+            if not blocking:
+                reqs.append(req)
         return Work(reqs, tensors)
 
     def allreduce_coalesced(self, tensors, opts=None):
@@ -274,39 +291,31 @@ class ProcessGroupTern(dist.ProcessGroup):
         per_input = [[outs[j] for outs in output_lists] for j in range(len(input_list))]
         return self.allgather(per_input, input_list, opts)
 
-    def gather(self, output_tensors, input_tensors, opts=None):
-        """Every rank sends to the root, which receives from each: tern's point to point."""
-        x = _one(input_tensors, "gather")
+    def _rooted(self, what, mine, lists, opts, at_leaf, at_root, local, result):
+        """gather and scatter: the root exchanges a tensor with every other rank through tern's
+        point to point (at_leaf / at_root post one transfer) and hands local its own block."""
         root, me = _root(opts), self.comm.rank
         if me != root:
-            if output_tensors and any(output_tensors):
-                raise ValueError("tern: gather: only the root passes output tensors")
-            return Work([self.comm.isend(_bytes(x, "gather input"), root)], [])
-        outs = _one(output_tensors, "gather")
-        if len(outs) != self.comm.size:
-            raise ValueError(f"tern: gather: want {self.comm.size} output tensors on the root")
-        _same_layout([x] + list(outs), "gather")
-        reqs = [self.comm.irecv(_bytes(out, "gather output"), r)
-                for r, out in enumerate(outs) if r != me]
-        outs[me].copy_(x)
-        return Work(reqs, output_tensors)
+            if lists and any(lists):
+                raise ValueError(f"tern: {what}: only the root passes a list of tensors")
+            return Work([at_leaf(_bytes(mine, what), root)], result)
+        many = _one(lists, what)
+        if len(many) != self.comm.size:
+            raise ValueError(f"tern: {what}: want {self.comm.size} tensors on the root")
+        _same_layout([mine] + list(many), what)
+        reqs = [at_root(_bytes(t, what), r) for r, t in enumerate(many) if r != me]
+        local(many[me])
+        return Work(reqs, result)
+
+    def gather(self, output_tensors, input_tensors, opts=None):
+        x = _one(input_tensors, "gather")
+        return self._rooted("gather", x, output_tensors, opts, self.comm.isend, self.comm.irecv,
+                            lambda slot: slot.copy_(x), output_tensors)
 
     def scatter(self, output_tensors, input_tensors, opts=None):
-        """The root sends block r to rank r: tern's point to point."""
         out = _one(output_tensors, "scatter")
-        root, me = _root(opts), self.comm.rank
-        if me != root:
-            if input_tensors and any(input_tensors):
-                raise ValueError("tern: scatter: only the root passes input tensors")
-            return Work([self.comm.irecv(_bytes(out, "scatter output"), root)], output_tensors)
-        ins = _one(input_tensors, "scatter")
-        if len(ins) != self.comm.size:
-            raise ValueError(f"tern: scatter: want {self.comm.size} input tensors on the root")
-        _same_layout([out] + list(ins), "scatter")
-        reqs = [self.comm.isend(_bytes(t, "scatter input"), r)
-                for r, t in enumerate(ins) if r != me]
-        out.copy_(ins[me])
-        return Work(reqs, output_tensors)
+        return self._rooted("scatter", out, input_tensors, opts, self.comm.irecv, self.comm.isend,
+                            out.copy_, output_tensors)
 
     def _exchange(self, sends, recvs, what):
         """Point-to-point all-to-all: sends[r] goes to rank r, recvs[r] comes from it (byte

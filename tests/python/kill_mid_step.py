@@ -16,6 +16,16 @@ import tern
 import tern.ddp
 
 
+def arm(net, step, kill_step):
+    """This process SIGKILLs itself in step kill_step's backward (step[0]), from the first
+    layer's gradient hook: that gradient comes last, while other buckets are in flight."""
+    def die(grad):
+        if step[0] == kill_step:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return grad
+    net[0].weight.register_hook(die)
+
+
 def main():
     victim, kill_step = int(sys.argv[1]), int(sys.argv[2])
     comm = tern.init()
@@ -28,11 +38,7 @@ def main():
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     step = [0]
     if comm.rank == victim:
-        def die(grad):
-            if step[0] == kill_step:
-                os.kill(os.getpid(), signal.SIGKILL)
-            return grad
-        net[0].weight.register_hook(die)  # the first layer's gradient comes last in backward
+        arm(net, step, kill_step)
     x, y = torch.randn(32, 64), torch.randint(0, 8, (32,))
     start = time.monotonic()
     try:

@@ -5,13 +5,13 @@ internal assert of an unfinished reduction): each prints "PASS rank R ..." or "F
 Run by kill_mid_step_backend.sh under torchrun's variables.
 """
 import os
-import signal
 import sys
 
 import torch
 import torch.distributed as dist
 
 import tern
+from kill_mid_step import arm
 
 VICTIM, KILL_STEP = 1, 3
 
@@ -31,11 +31,7 @@ def main():
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     at = [0]
     if rank == VICTIM:
-        def die(grad):
-            if at[0] == KILL_STEP:
-                os.kill(os.getpid(), signal.SIGKILL)
-            return grad
-        net[0].weight.register_hook(die)  # the first layer's gradient comes last in backward
+        arm(net, at, KILL_STEP)
     x, y = torch.randn(32, 64), torch.randint(0, 8, (32,))
     seen = []
     for attempt in ("the step", "the next step"):
