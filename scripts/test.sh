@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test.sh: everything `make test` runs, in stages, each timed:
-#   1. the normal build (-O3) and every test;
+#   1. the normal build (-O3) and every test (the builds of stages 1-3 compile in the swarm's
+#      failpoints, -DTERN_FAILPOINTS=ON, which `make build` leaves out of a release);
 #   2. an ASan+UBSan build and every test again;
 #   3. a TSan build and the tests labelled tsan (the threaded parts: progress engine, abort,
 #      the swarm's listener and all-reduce threads; tests/tsan.supp holds OpenDHT's own races);
@@ -54,13 +55,14 @@ stage() {
 
 for s in $stages; do
   case $s in
-    1) stage "normal build" build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    1) stage "normal build" build build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTERN_FAILPOINTS=ON
        stage "tests" run_ctest build ;;
     2) stage "ASan+UBSan build" build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-         -DTERN_SANITIZE=address,undefined
+         -DTERN_SANITIZE=address,undefined -DTERN_FAILPOINTS=ON
        ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
          stage "tests under ASan+UBSan" run_ctest build-asan -LE nosan ;;
-    3) stage "TSan build" build build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTERN_SANITIZE=thread
+    3) stage "TSan build" build build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTERN_SANITIZE=thread \
+         -DTERN_FAILPOINTS=ON
        TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp \
          stage "tests under TSan" run_ctest build-tsan -L tsan ;;
     4) stage "fuzz build" env CC=clang bash -c "$(declare -f build); build build-fuzz \

@@ -309,7 +309,7 @@ static void scatter(contrib *have, int n, const job *jobs, const swarm_hdr *h,
       if (r > 0) {
         c->done += (size_t)r;
         if (c->done == all) *sent += all;
-        if (c->done == all && die) _exit(9);
+        if (c->done == all && die) swarm_fault_exit();
       } else if (r < 0 && errno != EAGAIN && errno != EINTR) {
         c->complete = false; /* it will not hear back; it keeps its own values for this part */
       }
@@ -428,7 +428,7 @@ tern_status swarm_butterfly(tern_swarm *sw, const swarm_member *g, int n, uint64
   int me = 0;
   while (g[me].id != sw->id) me++;
   /* exit-after-match (tests/swarm/member_dies.sh): dies in a group, before sending a byte. */
-  if (swarm_fault("exit-after-match")) _exit(9);
+  if (swarm_fault("exit-after-match")) swarm_fault_exit();
   uint64_t t0 = core_now_ns(), T = (uint64_t)(timeout_s * 1e9);
   job *jobs = calloc((size_t)n, sizeof *jobs);
   if (!jobs) return core_err_set(err, TERN_ERR_NOMEM, "all-reduce of %zu values", count);

@@ -506,7 +506,7 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
     /* The leader closes its group before the followers give up (LEAD_CLOSE). */
     if (s->m[0].id == sw->id) {
       /* exit-before-lead (tests/swarm/leader_dies.sh): the leader dies before taking a join. */
-      if (swarm_fault("exit-before-lead")) _exit(9);
+      if (swarm_fault("exit-before-lead")) swarm_fault_exit();
       lead(sw, o, s, gtag, lead_by, group, n, late);
       break;
     }

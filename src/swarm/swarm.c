@@ -314,6 +314,7 @@ void tern_swarm_leave(tern_swarm *sw) {
   free(sw);
 }
 
+#ifdef TERN_FAILPOINTS
 bool swarm_fault(const char *name) {
   const char *f = getenv("TERN_SWARM_FAULT"), *once = getenv("TERN_SWARM_FAULT_ONCE");
   if (!f || strcmp(f, name) != 0) return false;
@@ -323,3 +324,8 @@ bool swarm_fault(const char *name) {
   close(fd);
   return true;
 }
+
+void swarm_fault_exit(void) {
+  _exit(9);
+}
+#endif

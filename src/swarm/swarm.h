@@ -340,11 +340,23 @@ void swarm_held_serve(tern_swarm *sw, int fd, const swarm_hdr *req, const char *
 bool swarm_repair(tern_swarm *sw, const swarm_member *g, int n, int me, int part, uint64_t tag,
                   float *out, size_t len, double *W, uint64_t *mask, uint64_t deadline);
 
-/* swarm.c: failpoints for the tests. true: TERN_SWARM_FAULT names this moment, and the caller
- * _exits (code 9). With TERN_SWARM_FAULT_ONCE naming a file, only the first process of the
- * swarm to come to the moment fires (it creates the file; the others find it there): a test can
- * kill "the leader" without knowing which peer will lead. */
+/* swarm.c: failpoints for the tests, compiled in only with -DTERN_FAILPOINTS=ON (a test build,
+ * CMakeLists.txt): in a release build swarm_fault is always false and swarm_fault_exit does
+ * nothing, so the library never ends the process. swarm_fault: true when TERN_SWARM_FAULT names
+ * this moment, and the caller then calls swarm_fault_exit (code 9). With TERN_SWARM_FAULT_ONCE
+ * naming a file, only the first process of the swarm to come to the moment fires (it creates
+ * the file; the others find it there): a test can kill "the leader" without knowing which peer
+ * will lead. */
+#ifdef TERN_FAILPOINTS
 bool swarm_fault(const char *name);
+_Noreturn void swarm_fault_exit(void);
+#else
+static inline bool swarm_fault(const char *name) {
+  (void)name;
+  return false;
+}
+static inline void swarm_fault_exit(void) {}
+#endif
 
 /* [off[j], off[j+1]) is part j: shares of count proportional to the members' bandwidths. */
 void swarm_parts(const swarm_member *group, int n, size_t count, size_t *off);
