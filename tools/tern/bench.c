@@ -278,7 +278,7 @@ static tern_status measure(bench *b, size_t count, bool inplace, double *secs, l
     double want = target / (per_call > 0 ? per_call : 1e-9);
     iters = want < 3 ? 3 : want > 100000 ? 100000 : (int)want;
   }
-  double reps[64];
+  double reps[64] = {0};
   for (int r = 0; r < b->repeats; r++)
     if ((rc = timed_batch(b, send, recv, count, iters, &reps[r])) != TERN_OK) return rc;
   qsort(reps, (size_t)b->repeats, sizeof *reps, cmp_double);

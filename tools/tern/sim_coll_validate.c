@@ -66,7 +66,7 @@ static int cmp_double(const void *a, const void *b) {
 
 /* The median over runs of size i's time, in seconds. */
 static double median_s(const bench_times *t, int i) {
-  double v[MAX_RUNS];
+  double v[MAX_RUNS] = {0};
   for (int r = 0; r < t->runs; r++)
     v[r] = t->us[r][i];
   qsort(v, (size_t)t->runs, sizeof v[0], cmp_double);
@@ -333,7 +333,7 @@ static int make_specs(const vopts *o, spec *specs, int cap) {
  * when every cell agrees or the retries are spent. */
 static int validate(const vopts *o, spec *specs, int nspecs, cell *cells) {
   int ncells = 0, bad = 1, round = 0;
-  sim_platform calib;
+  sim_platform calib = {0};
   while (bad && round < o->repeat + o->retries) {
     if (!bench_round(o, specs, nspecs)) return 1;
     if (++round < o->repeat) continue;
