@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """replay.py PLAN.json JOB [--time-scale T] [--schedule 1f1b|gpipe]: the iteration time of the
-exact schedule `tern pipe` runs (tools/tern/pipe_run.c), replayed event by event from the plan's
+exact schedule `tern pipe` runs (tools/tern/pipe/run.c), replayed event by event from the plan's
 figures: each stage runs its forwards and backwards in order (1F1B: S - s - 1 warm-up forwards,
 then one forward one backward, then the remaining backwards; GPipe: all forwards first), a
 forward waits for its activation and a backward for its gradient, a send does not hold the

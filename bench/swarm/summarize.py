@@ -110,7 +110,7 @@ def swarm(tag, skip=()):
 def agreement_over_time(live, sketch_of, ref, t0):
     """[(t - t0, a)] after every report once each live peer has reported: a = the largest
     |sketch_a - sketch_b| / |sketch(global average)| over pairs of live peers (see
-    tools/tern/swarm.c's print_sketch): how far apart the live peers' vectors are."""
+    tools/tern/swarm/swarm.c's print_sketch): how far apart the live peers' vectors are."""
     if not ref or not live or any(not sketch_of.get(k) for k in live):
         return []
     norm = sum(v * v for v in ref) ** 0.5

@@ -12,13 +12,13 @@ int cmd_sim(int argc, char **argv);
 int cmd_sim_coll(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
-int cmd_sim_plan(int argc, char **argv); /* `tern sim plan`, in sim_plan.c */
+int cmd_sim_plan(int argc, char **argv); /* `tern sim plan`, in sim/plan.c */
 int cmd_demo(int argc, char **argv);
 int cmd_pipe(int argc, char **argv); /* pipe.c: a plan's pipeline run for real */
 int cmd_sim_averaging(int argc, char **argv);
 int cmd_swarm(int argc, char **argv);
 
-/* `tern demo`'s swarm phase (demo_swarm.c): peers that train by swarm averaging, one killed and
+/* `tern demo`'s swarm phase (demo/swarm.c): peers that train by swarm averaging, one killed and
  * one joining mid-run. Returns 0 when every live peer ends at min_accuracy or above. */
 typedef struct demo_swarm_options {
   int rounds, hidden;

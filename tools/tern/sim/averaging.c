@@ -1,4 +1,4 @@
-/* sim_averaging.c: `tern sim averaging`, rounds of decentralised averaging to consensus
+/* sim/averaging.c: `tern sim averaging`, rounds of decentralised averaging to consensus
  * (src/sim/averaging.h) for a table of peer counts and failure probabilities.
  *
  * With no options it runs the Moshpit SGD paper's experiment (N 512, 768, 900; p 0, 0.001,
@@ -7,7 +7,7 @@
  * table does. --curve prints instead the mean error after every round, one line per round,
  * for plots.
  */
-#include "cmd.h"
+#include "tern/cmd.h"
 
 #include "sim/averaging.h"
 

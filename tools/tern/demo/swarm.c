@@ -1,4 +1,4 @@
-/* demo_swarm.c: `tern demo`'s second phase: the same model trained by a swarm of peers that
+/* demo/swarm.c: `tern demo`'s second phase: the same model trained by a swarm of peers that
  * average their weights in groups through tern_swarm_average (examples/train/swarm_train.c),
  * while one peer is killed and a new one joins mid-run.
  *
@@ -11,7 +11,7 @@
  * on the grid and shard, and trains the rounds that are left. The phase passes when every live
  * peer ends above the accuracy asked, within a deadline; a peer that hangs is killed and named.
  */
-#include "cmd.h"
+#include "tern/cmd.h"
 
 #include "core/core.h"
 #include "swarm_train.h"

@@ -7,7 +7,7 @@
  * every other has left, and exits 0; a signal ends it sooner. `tern run --nnodes` serves the
  * same store from its node 0 (run.c).
  */
-#include "cmd.h"
+#include "tern/cmd.h"
 
 #include "comm/store.h"
 #include "core/core.h"

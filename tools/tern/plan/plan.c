@@ -14,7 +14,7 @@
  *   tern plan bench [--regions R] [--jobs N] [--seed S] [--policy P] [--repeat K]
  *       one planning round over N jobs queued at once on R regions, timed.
  */
-#include "cmd.h"
+#include "tern/cmd.h"
 #include "plan/plan.h"
 #include "sim/jobs.h"
 

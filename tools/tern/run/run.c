@@ -40,8 +40,8 @@
  * without one. The exit code is the first failure's (128 + signal for a signal), or
  * 128 + the signal tern run was asked to stop with, or 0.
  */
-#include "cmd.h"
-#include "run_output.h"
+#include "tern/cmd.h"
+#include "output.h"
 
 #include "comm/store.h"
 #include "core/core.h"

@@ -9,10 +9,10 @@
  * samples per second, the bytes every rank has sent so far (one all-reduce of the counters at
  * each epoch's end) and the algorithm the last gradient all-reduce ran (coll_engine_counters).
  * On a terminal the line is redrawn in place; otherwise each epoch is a line of its own.
- * Phase 2, "swarm" (demo_swarm.c), trains the same model by swarm averaging, with a peer killed
+ * Phase 2, "swarm" (demo/swarm.c), trains the same model by swarm averaging, with a peer killed
  * and a new one joining mid-run.
  */
-#include "cmd.h"
+#include "tern/cmd.h"
 
 #include "coll/coll.h"
 #include "core/core.h"
@@ -168,7 +168,7 @@ static int phase_collectives(demo *d) {
   return cmd_run(argc, argv);
 }
 
-/* Phase 2: swarm averaging, a peer killed and a new one joining (demo_swarm.c). */
+/* Phase 2: swarm averaging, a peer killed and a new one joining (demo/swarm.c). */
 static int phase_swarm(demo *d) {
   demo_swarm_options o = {.rounds = d->rounds,
                           .hidden = d->hidden,

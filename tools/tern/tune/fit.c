@@ -1,4 +1,4 @@
-/* tune_fit.c: from the measured rows to the tuning file.
+/* tune/fit.c: from the measured rows to the tuning file.
  *
  * Three predictors are compared on points they did not see: the built-in model (select.c's
  * constants), the model refitted to the host (alpha, beta, gamma, o per transport and rank

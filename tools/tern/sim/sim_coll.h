@@ -1,5 +1,5 @@
-/* sim_coll.h: what `tern sim coll` (sim_coll.c) shares with `tern sim coll validate`
- * (sim_coll_validate.c). */
+/* sim_coll.h: what `tern sim coll` (sim/coll.c) shares with `tern sim coll validate`
+ * (sim/coll_validate.c). */
 #ifndef TERN_TOOLS_SIM_COLL_H
 #define TERN_TOOLS_SIM_COLL_H
 

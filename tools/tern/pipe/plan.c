@@ -1,4 +1,4 @@
-/* pipe_plan.c: one job's pipeline out of a plan JSON, the file `tern plan -o` writes
+/* pipe/plan.c: one job's pipeline out of a plan JSON, the file `tern plan -o` writes
  * (src/plan/plan_json.c): jobs[].name, and jobs[].pipeline with microbatches, iteration_s,
  * stages[] {fwd_s, bwd_s} and hops[] {bytes, bandwidth_Bps, latency_s, transfer_s}. Every figure
  * is required and checked against physical limits, and a refusal names the file and the field:

@@ -28,8 +28,8 @@
  * -s 8,1K,... gives the sizes as a list instead of -b -e -f; --inplace 0 skips the in-place mode
  * (its columns print N/A), 2 the out-of-place one.
  */
-#include "cmd.h"
-#include "pattern.h"
+#include "tern/cmd.h"
+#include "tern/pattern.h"
 
 #include "comm/env.h"
 #include "core/core.h"

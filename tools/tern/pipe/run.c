@@ -1,4 +1,4 @@
-/* pipe_run.c: one stage of a planned pipeline, as a process. Compute is emulated by sleeping
+/* pipe/run.c: one stage of a planned pipeline, as a process. Compute is emulated by sleeping
  * for the planned seconds over the time scale (sleep, not spin: the emulation must not need the
  * cores it emulates); activations go forward and gradients back as real messages of the planned
  * bytes over the bytes scale, through tern_send and tern_recv. docs/PIPE.md says why each

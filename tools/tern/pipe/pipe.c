@@ -3,11 +3,11 @@
  * Started by hand (no TERN_RANK in the environment), it checks the plan and starts one rank per
  * stage through `tern run`, each rank this same command; started as a rank (by tern run, or by
  * a driver of the WAN harness that sets TERN_RANK, TERN_WORLD_SIZE and TERN_STORE itself), it
- * runs its stage (pipe_run.c). Rank 0, the first stage, reports the measured iteration time
+ * runs its stage (pipe/run.c). Rank 0, the first stage, reports the measured iteration time
  * against the plan's time model (src/plan/pipeline.c) replayed on the scaled figures.
  * docs/PIPE.md has the scales, the links a harness must emulate, and the measurements.
  */
-#include "cmd.h"
+#include "tern/cmd.h"
 #include "comm/env.h"
 #include "core/core.h"
 #include "pipe.h"

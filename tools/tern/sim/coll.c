@@ -1,4 +1,4 @@
-/* sim_coll.c: `tern sim coll COLL ...`: tern's own schedules on a simulated platform.
+/* sim/coll.c: `tern sim coll COLL ...`: tern's own schedules on a simulated platform.
  *
  * For every collective named, every size from -b to -e (times -f) and every algorithm asked
  * (default: each that has the collective), one simulated run (src/sim/coll.h) on the platform
@@ -7,7 +7,7 @@
  * simulated time, algbw and busbw per (collective, size, algorithm), marks the fastest with '*',
  * or with --csv writes one comma-separated line per run for the sweeps in bench/scale/.
  */
-#include "cmd.h"
+#include "tern/cmd.h"
 #include "sim_coll.h"
 
 #include "coll/select_learned.h"

@@ -4,16 +4,16 @@
  *             [--save-rows FILE]
  *   tern tune --from ROWS [--from ROWS ...] [-o FILE]
  *
- * --save-rows keeps what was measured (tune_rows.c); --from fits and writes a tuning file from
+ * --save-rows keeps what was measured (tune/rows.c); --from fits and writes a tuning file from
  * such files again without measuring, merging them (sweeps of other rank counts, other days).
  *
- * For each (transport, rank count) it runs one worker job under `tern run` (tune_worker.c) with
- * an equal share of the budget, then fits and scores the predictors (tune_fit.c) and writes the
+ * For each (transport, rank count) it runs one worker job under `tern run` (tune/worker.c) with
+ * an equal share of the budget, then fits and scores the predictors (tune/fit.c) and writes the
  * file (default: TERN_TUNING, else ~/.cache/tern/tuning). The budget covers the measurements, as
  * a deadline each worker keeps (dropping its largest sizes if it must); start-up and fitting add
  * a few seconds.
  */
-#include "cmd.h"
+#include "tern/cmd.h"
 #include "tune.h"
 
 #include <errno.h>

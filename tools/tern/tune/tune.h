@@ -1,6 +1,6 @@
 /* tune.h: `tern tune`, in four files: tune.c (the command: the plan, the budget, the runs),
- * tune_worker.c (one run: every algorithm of every collective timed at every size),
- * tune_rows.c (the measured rows as text), tune_fit.c (the predictors, their held-out accuracy,
+ * tune/worker.c (one run: every algorithm of every collective timed at every size),
+ * tune/rows.c (the measured rows as text), tune/fit.c (the predictors, their held-out accuracy,
  * the tuning file). */
 #ifndef TERN_TOOLS_TUNE_H
 #define TERN_TOOLS_TUNE_H
@@ -24,7 +24,7 @@ typedef struct tune_rows {
 } tune_rows;
 
 int tune_worker(int argc, char **argv);
-/* Reads rows (tune_rows.c's format) and appends them; false, with the file, the line and what
+/* Reads rows (tune/rows.c's format) and appends them; false, with the file, the line and what
  * is wrong on stderr, at the first bad line. */
 bool tune_read_rows(const char *path, tune_rows *rows);
 bool tune_write_rows(const tune_rows *rows, const char *path);

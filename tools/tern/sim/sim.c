@@ -1,5 +1,5 @@
 /* sim.c: `tern sim WHAT`, the simulators: each kind of simulation is its own file. */
-#include "cmd.h"
+#include "tern/cmd.h"
 
 #include <stdio.h>
 #include <string.h>

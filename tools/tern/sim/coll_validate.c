@@ -1,4 +1,4 @@
-/* sim_coll_validate.c: `tern sim coll validate`: the simulator against the host it runs on.
+/* sim/coll_validate.c: `tern sim coll validate`: the simulator against the host it runs on.
  *
  * It measures, then predicts, then compares:
  *  1. calibration: `tern run -n 2 --bind none -- tern bench allgather` over TCP
@@ -24,7 +24,7 @@
  * the measured column) and simulates those cells again, which is how the unit test holds the
  * simulator to a recorded host's figures without timing anything itself.
  */
-#include "cmd.h"
+#include "tern/cmd.h"
 #include "sim_coll.h"
 
 #include "sim/coll.h"

@@ -1,9 +1,9 @@
-/* tune_rows.c: the rows `tern tune` measures, as text: one line per (transport, ranks,
+/* tune/rows.c: the rows `tern tune` measures, as text: one line per (transport, ranks,
  * collective, count, algorithm) with the median seconds of one call,
  *
  *   shm,4,allreduce,256,rhd,1.234e-05
  *
- * The workers write them (tune_worker.c), `--save-rows` keeps them and `--from` fits a tuning
+ * The workers write them (tune/worker.c), `--save-rows` keeps them and `--from` fits a tuning
  * file from them again, so a file read here may come from a user: every line is checked, and
  * the first bad one is named with its file and line. Lines starting with '#' are comments.
  */

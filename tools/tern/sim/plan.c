@@ -1,4 +1,4 @@
-/* sim_plan.c: `tern sim plan`, the job-queue simulator of the geo planner.
+/* sim/plan.c: `tern sim plan`, the job-queue simulator of the geo planner.
  *
  *   tern sim plan SCENARIO.json [--policy P] [--json FILE] [--gantt FILE.svg]
  *       one policy: every job's wait, JCT, GPUs, regions, iteration time and cost, then the
@@ -9,7 +9,7 @@
  *   tern sim plan --list
  *       the policies.
  */
-#include "cmd.h"
+#include "tern/cmd.h"
 #include "plan/plan.h"
 #include "sim/jobs.h"
 

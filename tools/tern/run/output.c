@@ -1,10 +1,10 @@
-/* run_output.c: tagged output for `tern run --tag-output` (run_output.h).
+/* run/output.c: tagged output for `tern run --tag-output` (run/output.h).
  *
  * A line is written out whole, with one write(2), so that lines of different ranks never mix;
  * bytes wait in a stream's buffer until their newline comes, and a line longer than the buffer
  * goes out in buffer-sized pieces, each tagged.
  */
-#include "run_output.h"
+#include "output.h"
 
 #include "core/core.h"
 

@@ -5,7 +5,7 @@
  * is --value + (k mod 7). The last line sums up: the peer's weight, the vector's mean and its
  * first elements, so that a script can check what the swarm computed.
  */
-#include "cmd.h"
+#include "tern/cmd.h"
 
 #include "compress/compress.h"
 #include "core/core.h"

@@ -1,4 +1,4 @@
-/* tune_worker.c: one run of `tern tune` under `tern run`: every algorithm of every collective,
+/* tune/worker.c: one run of `tern tune` under `tern run`: every algorithm of every collective,
  * forced in turn, timed at sizes from 8 B to --max-bytes in powers of two.
  *
  * Timing follows tern bench: warm-up, a barrier, back-to-back calls, the time of one call being
@@ -26,7 +26,7 @@
  * then set a mark that a pick of the other missed by more than 5% for no reason (the TCP n = 2
  * ring and tree broadcasts, one schedule, came out 4-27% apart from 4 to 16 MiB).
  */
-#include "cmd.h"
+#include "tern/cmd.h"
 #include "tune.h"
 
 #include "coll/coll.h"

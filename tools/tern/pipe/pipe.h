@@ -1,5 +1,5 @@
-/* pipe.h: `tern pipe`, a plan's pipeline run for real (docs/PIPE.md). pipe_plan.c reads one
- * job's pipeline out of a plan JSON (`tern plan -o`); pipe_run.c runs its schedule as one rank
+/* pipe.h: `tern pipe`, a plan's pipeline run for real (docs/PIPE.md). pipe/plan.c reads one
+ * job's pipeline out of a plan JSON (`tern plan -o`); pipe/run.c runs its schedule as one rank
  * per stage over tern's point-to-point send and receive; pipe.c is the command. */
 #ifndef TERN_TOOLS_PIPE_H
 #define TERN_TOOLS_PIPE_H

@@ -1,4 +1,4 @@
-/* run_output.h: `tern run --tag-output`: each rank's stdout and stderr come through pipes, and
+/* run/output.h: `tern run --tag-output`: each rank's stdout and stderr come through pipes, and
  * every line goes out on tern run's own stream with the rank in front, as Open MPI's mpirun
  * --tag-output writes it: "[1,R]<stdout>:" and "[1,R]<stderr>:". */
 #ifndef TERN_TOOLS_RUN_OUTPUT_H
