@@ -3,9 +3,11 @@
  *
  *  1. More candidates. From every start region the pathfinder grows a chain for the K* of the
  *     start's GPU type, and the start region alone is a candidate too (up to its K*); on a chain
- *     the job may take the chain's GPUs (up to K*), or only as many as its slowest stage needs (trim: ceil(L / ceil(L / k)) run as fast), or, when the queue asks
- *     for more GPUs than are free, its energy-delay count (least K T^2, Gonzalez and Horowitz,
- *     IEEE JSSC 1996) so that a crowded cluster runs more jobs at once.
+ *     the job may take the chain's GPUs (up to K*), or only as many as its slowest stage
+ *     needs (trim: ceil(L / ceil(L / k)) run as fast), or, when the queue asks for more GPUs
+ *     than are free, its energy-delay count (least K T^2, Gonzalez and Horowitz, IEEE JSSC
+ *     1996) so that a crowded cluster runs more jobs at once; while it asks for fewer, the
+ *     region alone may also run 2 to PLAN_MAX_REPLICAS copies of the pipeline (DP x PP).
  *  2. One score for all of them: predicted run time over the least run time among them, plus
  *     the cost weight times predicted cost over the least cost among them. Both terms are
  *     ratios, so the score trades a percent of time for a percent of cost whatever the job's
@@ -28,7 +30,16 @@
  * whole choice (tests/unit/test_plan_scale.c times a 1,000-job workload). */
 #define LOOKAHEAD 3
 
-enum { OURS_WAIT = 16u, OURS_EDP = 32u, OURS_FLAGS = PLAN_BACE_TRIM | OURS_WAIT | OURS_EDP };
+/* What one start region offers: the region alone, the chain, trimmed, EDP-sized, and DP x PP
+ * with 2 to PLAN_MAX_REPLICAS copies. */
+#define OFFER_MAX (4 + PLAN_MAX_REPLICAS - 1)
+
+enum {
+  OURS_WAIT = 16u,
+  OURS_EDP = 32u,
+  OURS_DP = 64u,
+  OURS_FLAGS = PLAN_BACE_TRIM | OURS_WAIT | OURS_EDP | OURS_DP
+};
 
 /* An option more than this much slower than the fastest is never taken, whatever it saves: a
  * floor under the JCT side of the objective (docs/PLANNING.md gives the measured choice). */
@@ -42,7 +53,7 @@ void plan_ours_weights(double jct, double cost) {
 }
 
 typedef struct option {
-  plan_placement p; /* regions and GPUs; the layers are split once chosen (ours_place) */
+  plan_placement p;   /* regions and GPUs; the layers are split once chosen (ours_place) */
   double run_s, cost; /* predicted from now (or from the release it waits for) */
   double wait_s;
   int kstar;
@@ -60,9 +71,9 @@ typedef struct start_offer {
   int region;
   unsigned mode; /* contended and the flags that change the offer */
   int n, kstar;
-  plan_seg seg[4][PLAN_MAX_PATH];
-  int nseg[4];
-  double iter[4];
+  plan_seg seg[OFFER_MAX][PLAN_MAX_PATH];
+  int nseg[OFFER_MAX], replicas[OFFER_MAX];
+  double iter[OFFER_MAX];
 } start_offer;
 
 #define OFFERS 4096 /* a power of two; a collision only recomputes */
@@ -77,18 +88,35 @@ static uint64_t offer_hash(const plan_state *s, const plan_job *j, int r, unsign
   return core_splitmix64(&h);
 }
 
-/* Adds k GPUs over path (cost-min fill) to the offer if they fit and run. */
+/* Adds `replicas` copies of k GPUs over path (cost-min fill) to the offer if they fit and run. */
 static void offer_add(const plan_state *s, const plan_queued *q, const plan_path *path, int k,
-                      start_offer *o) {
+                      int replicas, start_offer *o) {
   static _Thread_local plan_placement p;
   int gpus[PLAN_MAX_PATH];
   plan_alloc_costmin(s, path->region, path->n, k, gpus);
   if (!plan_build(s->c, q->job, path->region, gpus, path->n, &p)) return;
+  p.replicas = replicas;
   double iter = plan_predict_iter(s, q->job, &p);
   if (!isfinite(iter)) return;
   memcpy(o->seg[o->n], p.seg, (size_t)p.nseg * sizeof p.seg[0]);
   o->nseg[o->n] = p.nseg;
+  o->replicas[o->n] = replicas;
   o->iter[o->n++] = iter;
+}
+
+/* DP x PP in region r alone: d copies of min(K*, free / d) stages each, for d = 2 up to
+ * PLAN_MAX_REPLICAS, where a copy still holds the job. The score then weighs the copies' speed
+ * against the GPUs they hold. Offered only while the queue asks for fewer GPUs than are free:
+ * on a contended cluster the copies' GPUs are those another job waits for, which the job's
+ * own score does not see (measured on the family: docs/PLANNING.md, "DP x PP"). */
+static void offer_replicas(const plan_state *s, const plan_queued *q, int r, start_offer *o) {
+  int smin = q->d->smin[s->c->regions[r].type];
+  for (int d = 2; d <= PLAN_MAX_REPLICAS && d <= q->job->microbatches; d++) {
+    int k = CORE_MIN(o->kstar, s->free[r] / d);
+    if (k < smin || k < 1) break;
+    plan_path alone = {1, {r}, s->free[r], k};
+    offer_add(s, q, &alone, k, d, o);
+  }
 }
 
 static void offer_compute(const plan_state *s, const plan_queued *q, unsigned flags, int r,
@@ -100,13 +128,15 @@ static void offer_compute(const plan_state *s, const plan_queued *q, unsigned fl
   plan_path path, alone = {1, {r}, s->free[r], CORE_MIN(o->kstar, s->free[r])};
   plan_pathfind(s, q, r, o->kstar, true, &path);
   if (path.n > 1 && alone.k >= q->d->smin[c->regions[r].type]) /* as the single-region ones */
-    offer_add(s, q, &alone, alone.k, o);
+    offer_add(s, q, &alone, alone.k, 1, o);
+  if ((flags & OURS_DP) && !s->contended) offer_replicas(s, q, r, o);
   if (path.k < plan_smin_path(c, q->d, path.region, path.n)) return;
   int layers = q->job->layers, ks[3] = {path.k, 0, 0};
   if (path.k < o->kstar) ks[1] = (int)ceil(layers / ceil((double)layers / path.k));
   if (s->contended && (flags & OURS_EDP) && q->d->kedp < path.k) ks[2] = q->d->kedp;
   for (int i = 0; i < 3; i++)
-    if (ks[i] >= path.n && ks[i] >= 1 && (i == 0 || ks[i] < path.k)) offer_add(s, q, &path, ks[i], o);
+    if (ks[i] >= path.n && ks[i] >= 1 && (i == 0 || ks[i] < path.k))
+      offer_add(s, q, &path, ks[i], 1, o);
 }
 
 /* The offer of start region r, from the table or computed into it; NULL without memory. */
@@ -114,7 +144,7 @@ static const start_offer *offer_of(const plan_state *s, const plan_queued *q, un
                                    int r) {
   static _Thread_local start_offer spare;
   if (offers == NULL) offers = calloc(OFFERS, sizeof *offers);
-  unsigned mode = (flags & OURS_EDP) | (s->contended ? 1u : 0u);
+  unsigned mode = (flags & (OURS_EDP | OURS_DP)) | (s->contended ? 1u : 0u);
   start_offer *o = offers ? &offers[offer_hash(s, q->job, r, mode) & (OFFERS - 1)] : &spare;
   if (o->shape != NULL && o->version == s->version && o->now == s->now && o->region == r &&
       o->mode == mode && plan_job_same_shape(o->shape, q->job))
@@ -132,6 +162,7 @@ typedef struct options {
   option best, o;
   double score_best;
   double tmin, cmin; /* least run time and cost over the options seen */
+  double tfloor;     /* least run time of one pipeline: what SLOWER_AT_MOST is counted from */
   int n;
 } options;
 
@@ -140,6 +171,9 @@ typedef void (*visit_fn)(options *all, const option *o);
 
 static void visit_minima(options *all, const option *o) {
   all->tmin = fmin(all->tmin, o->wait_s + o->run_s);
+  /* DP x PP's copies buy speed with GPUs: the floor under the JCT side is set by single
+   * pipelines, or the fastest copies would rule out every cheaper option */
+  if (plan_replicas(&o->p) == 1) all->tfloor = fmin(all->tfloor, o->wait_s + o->run_s);
   all->cmin = fmin(all->cmin, o->cost);
 }
 
@@ -148,7 +182,8 @@ static double score(const options *all, const option *o) {
 }
 
 static void visit_score(options *all, const option *o) {
-  if (o->wait_s + o->run_s > all->tmin * (1 + SLOWER_AT_MOST)) return;
+  double floor = isfinite(all->tfloor) ? all->tfloor : all->tmin;
+  if (o->wait_s + o->run_s > floor * (1 + SLOWER_AT_MOST)) return;
   double v = score(all, o);
   if (all->n == 0 || v < all->score_best) {
     all->best = *o;
@@ -168,6 +203,7 @@ static void each_option(const plan_state *s, const plan_queued *q, unsigned flag
     for (int i = 0; i < of->n; i++) {
       option *o = &all->o;
       o->p.nseg = of->nseg[i];
+      o->p.replicas = of->replicas[i];
       memcpy(o->p.seg, of->seg[i], (size_t)of->nseg[i] * sizeof o->p.seg[0]);
       o->wait_s = wait_s;
       o->kstar = of->kstar;
@@ -181,7 +217,7 @@ static void each_option(const plan_state *s, const plan_queued *q, unsigned flag
 /* The best option as s stands; false when the job fits nowhere now. */
 static bool choose(const plan_state *s, const plan_queued *q, unsigned flags, options *all) {
   all->n = 0;
-  all->tmin = all->cmin = INFINITY;
+  all->tmin = all->cmin = all->tfloor = INFINITY;
   each_option(s, q, flags, 0, NULL, all, visit_minima);
   if (!isfinite(all->tmin)) return false;
   each_option(s, q, flags, 0, NULL, all, visit_score);
@@ -205,8 +241,7 @@ static const replays *replayed(const plan_state *s) {
   replays *a = &ahead;
   int n = CORE_MIN(s->nreleases, LOOKAHEAD);
   bool sized = a->c != NULL && a->nregions == s->c->nregions;
-  if (sized && a->c == s->c && a->version == s->version && a->now == s->now && a->n == n)
-    return a;
+  if (sized && a->c == s->c && a->version == s->version && a->now == s->now && a->n == n) return a;
   if (!sized || a->c != s->c) { /* a cluster freed and another at its address: sizes differ */
     for (int i = 0; i < LOOKAHEAD && a->c; i++)
       plan_state_free(&a->after[i]);
@@ -227,8 +262,10 @@ static const replays *replayed(const plan_state *s) {
     later->contended = s->contended;
     plan_state_apply(later, r->job, r->d, r->p, -1);
     later->now = CORE_MAX(s->now, r->t);
-    if (i > 0) memcpy(a->freed[i], a->freed[i - 1], (size_t)s->c->nregions);
-    else memset(a->freed[i], 0, (size_t)s->c->nregions);
+    if (i > 0)
+      memcpy(a->freed[i], a->freed[i - 1], (size_t)s->c->nregions);
+    else
+      memset(a->freed[i], 0, (size_t)s->c->nregions);
     for (int k = 0; k < r->p->nseg; k++)
       a->freed[i][r->p->seg[k].region] = 1;
   }
@@ -303,17 +340,22 @@ static bool ours_place(const plan_policy *pol, const plan_state *s, const plan_q
     k += gpus[i] = all.best.p.seg[i].gpus;
   }
   /* short of K*, or far slower than at K* alone: a release may offer better */
-  bool short_of = k < all.best.kstar ||
-                  all.best.run_s > (1 + SLOWER_AT_MOST) * q->d->iter_kstar * plan_job_iterations(q->job);
+  bool short_of = k < all.best.kstar || all.best.run_s > (1 + SLOWER_AT_MOST) * q->d->iter_kstar *
+                                                             plan_job_iterations(q->job);
   if (short_of && (pol->flags & OURS_WAIT) && later_is_better(s, q, pol->flags, &all))
     return stay(s, q, pol->flags);
-  return plan_build(s->c, q->job, regions, gpus, all.best.p.nseg, out);
+  if (!plan_build(s->c, q->job, regions, gpus, all.best.p.nseg, out)) return false;
+  out->replicas = all.best.p.replicas;
+  return true;
 }
 
-const plan_policy plan_policy_ours_trim = {"ours-trim", "ours without EDP sizing or waiting",
+const plan_policy plan_policy_ours_trim = {"ours-trim", "ours without EDP sizing, DP or waiting",
                                            ours_order, ours_place, PLAN_BACE_TRIM};
+const plan_policy plan_policy_ours_nodp = {"ours-nodp", "ours without DP x PP", ours_order,
+                                           ours_place, OURS_FLAGS & ~(unsigned)OURS_DP};
 const plan_policy plan_policy_ours_nowait = {"ours-nowait", "ours without start-or-wait",
-                                             ours_order, ours_place, PLAN_BACE_TRIM | OURS_EDP};
+                                             ours_order, ours_place,
+                                             PLAN_BACE_TRIM | OURS_EDP | OURS_DP};
 const plan_policy plan_policy_ours = {
-    "ours", "scored choice over more placements (trim, EDP) + start-or-wait", ours_order,
+    "ours", "scored choice over more placements (trim, EDP, DP x PP) + start-or-wait", ours_order,
     ours_place, OURS_FLAGS};

@@ -16,13 +16,13 @@
 
 extern const plan_policy plan_policy_bace, plan_policy_bace_noprio, plan_policy_bace_nopath,
     plan_policy_bace_nocost, plan_policy_lcf, plan_policy_ldf, plan_policy_crlcf, plan_policy_crldf,
-    plan_policy_ours, plan_policy_ours_trim, plan_policy_ours_nowait;
+    plan_policy_ours, plan_policy_ours_trim, plan_policy_ours_nowait, plan_policy_ours_nodp;
 
 static const plan_policy *const table[] = {
     &plan_policy_ours,        &plan_policy_bace,        &plan_policy_lcf,
     &plan_policy_ldf,         &plan_policy_crlcf,       &plan_policy_crldf,
     &plan_policy_bace_noprio, &plan_policy_bace_nopath, &plan_policy_bace_nocost,
-    &plan_policy_ours_trim,   &plan_policy_ours_nowait, NULL,
+    &plan_policy_ours_trim,   &plan_policy_ours_nowait, &plan_policy_ours_nodp, NULL,
 };
 
 const plan_policy *const *plan_policies(void) {
@@ -89,18 +89,20 @@ void plan_state_apply(plan_state *s, const plan_job *j, const plan_demand *d,
   memcpy(&bits, &bps, sizeof bits);
   mix ^= core_splitmix64(&bits);
   for (int i = 0; i < p->nseg; i++) {
-    uint64_t seg = ((uint64_t)(unsigned)p->seg[i].region << 32 | (unsigned)p->seg[i].gpus) + mix;
+    uint64_t seg = ((uint64_t)(unsigned)p->seg[i].region << 32 | (unsigned)plan_seg_gpus(p, i)) + mix;
     mix ^= core_splitmix64(&seg);
   }
   s->version = core_splitmix64(&mix);
   for (int i = 0; i < p->nseg; i++) {
-    s->free[p->seg[i].region] -= sign * p->seg[i].gpus;
+    s->free[p->seg[i].region] -= sign * plan_seg_gpus(p, i);
     if (i == 0) continue;
+    /* each copy of a DP x PP job is a pipeline of its own on the link */
     size_t a = (size_t)p->seg[i - 1].region, b = (size_t)p->seg[i].region;
-    s->share[a * n + b] += sign;
-    s->share[b * n + a] += sign;
-    s->load_Bps[a * n + b] += sign * d->demand_Bps;
-    s->load_Bps[b * n + a] += sign * d->demand_Bps;
+    int copies = plan_replicas(p);
+    s->share[a * n + b] += sign * copies;
+    s->share[b * n + a] += sign * copies;
+    s->load_Bps[a * n + b] += sign * copies * d->demand_Bps;
+    s->load_Bps[b * n + a] += sign * copies * d->demand_Bps;
   }
 }
 
