@@ -104,16 +104,14 @@ static void offer_add(const plan_state *s, const plan_queued *q, const plan_path
   o->iter[o->n++] = iter;
 }
 
-/* DP x PP in region r alone: d copies of min(K*, free / d) stages each, for d = 2 up to
- * PLAN_MAX_REPLICAS, where a copy still holds the job. The score then weighs the copies' speed
- * against the GPUs they hold. Offered only while the queue asks for fewer GPUs than are free:
- * on a contended cluster the copies' GPUs are those another job waits for, which the job's
- * own score does not see (measured on the family: docs/PLANNING.md, "DP x PP"). */
+/* DP x PP in region r alone: d copies of K* stages each, for d = 2 up to PLAN_MAX_REPLICAS,
+ * where the region has d K* GPUs free: GPUs one pipeline cannot use. The score then weighs the
+ * copies' speed against the GPUs they hold. Offered only while the queue asks for fewer GPUs than
+ * are free: on a contended cluster the copies' GPUs are those another job waits for, which the
+ * job's own score does not see (measured on the family: docs/PLANNING.md, "DP x PP"). */
 static void offer_replicas(const plan_state *s, const plan_queued *q, int r, start_offer *o) {
-  int smin = q->d->smin[s->c->regions[r].type];
-  for (int d = 2; d <= PLAN_MAX_REPLICAS && d <= q->job->microbatches; d++) {
-    int k = CORE_MIN(o->kstar, s->free[r] / d);
-    if (k < smin || k < 1) break;
+  int k = o->kstar;
+  for (int d = 2; d <= PLAN_MAX_REPLICAS && d <= q->job->microbatches && d * k <= s->free[r]; d++) {
     plan_path alone = {1, {r}, s->free[r], k};
     offer_add(s, q, &alone, k, d, o);
   }
@@ -291,6 +289,82 @@ static bool later_is_better(const plan_state *s, const plan_queued *q, unsigned 
   return false;
 }
 
+/* A job shape's iteration time at its K* in region r alone, idle links: it depends on the shape
+ * and the region only, so it is kept (a collision only recomputes). False if it does not fit. */
+typedef struct alone_time {
+  const plan_job *shape;
+  const plan_cluster *c;
+  int region;
+  bool fits;
+  plan_placement p;
+  double iter;
+} alone_time;
+#define ALONE_TIMES 1024 /* a power of two */
+static _Thread_local alone_time *alone_times;
+
+static const alone_time *alone_at(const plan_cluster *c, const plan_queued *q, int r, int kstar) {
+  static _Thread_local alone_time spare;
+  if (alone_times == NULL) alone_times = calloc(ALONE_TIMES, sizeof *alone_times);
+  uint64_t h = (uint64_t)q->job->layers << 40 ^ (uint64_t)q->job->hidden << 20 ^
+               (uint64_t)q->job->microbatches << 8 ^ (uint64_t)(unsigned)r;
+  alone_time *a = alone_times ? &alone_times[core_splitmix64(&h) & (ALONE_TIMES - 1)] : &spare;
+  if (a->shape != NULL && a->c == c && a->region == r && plan_job_same_shape(a->shape, q->job))
+    return a;
+  *a = (alone_time){.shape = q->job, .c = c, .region = r};
+  a->fits = plan_build(c, q->job, &r, &kstar, 1, &a->p);
+  a->iter = a->fits ? plan_iter_time(c, q->job, &a->p, NULL, 0) : INFINITY;
+  a->fits = a->fits && isfinite(a->iter);
+  return a;
+}
+
+/* Whether waiting for one region to hold the job's K* of its type alone scores better than now's
+ * best. The wait is estimated from the running jobs' predicted releases (s->releases, sorted):
+ * the first release after which the region's free GPUs reach that K*, as far ahead as the
+ * releases go, past the lookahead's few. Only the region alone is priced there (no links to
+ * share, so the time model needs no replayed state): what a job short of K* on a slow chain
+ * waits for. Other jobs may take those GPUs first; the job is planned again at every event. */
+static bool region_later_is_better(const plan_state *s, const plan_queued *q, options *all) {
+  static _Thread_local int *freed;
+  static _Thread_local int nfreed;
+  const plan_cluster *c = s->c;
+  if (nfreed < c->nregions) {
+    free(freed);
+    freed = malloc((size_t)c->nregions * sizeof *freed);
+    nfreed = freed ? c->nregions : 0;
+    if (freed == NULL) return false;
+  }
+  memcpy(freed, s->free, (size_t)c->nregions * sizeof *freed);
+  double iters = plan_job_iterations(q->job);
+  double floor = (isfinite(all->tfloor) ? all->tfloor : all->tmin) * (1 + SLOWER_AT_MOST);
+  for (int i = 0; i < s->nreleases; i++) {
+    const plan_release *rel = &s->releases[i];
+    if (rel->t - s->now > floor) break; /* sorted: every later wait alone is past the floor */
+    for (int k = 0; k < rel->p->nseg; k++) {
+      int r = rel->p->seg[k].region, kstar = plan_kstar_at(c, q->d, r);
+      int before = freed[r];
+      freed[r] += plan_seg_gpus(rel->p, k);
+      if (before >= kstar || freed[r] < kstar || kstar < 1) continue; /* not the first time */
+      const alone_time *a = alone_at(c, q, r, kstar);
+      if (!a->fits) continue;
+      option *o = &all->o;
+      double t = CORE_MAX(s->now, rel->t);
+      o->p = a->p;
+      o->wait_s = t - s->now;
+      o->kstar = kstar;
+      o->run_s = a->iter * iters;
+      o->cost = plan_placement_cost(c, &o->p, t, t + o->run_s);
+      options then = *all;
+      then.n = 0;
+      visit_score(&then, o);
+      /* the wait must be shorter than the slowdown it avoids, and the whole score better */
+      if (then.n > 0 && then.score_best < all->score_best &&
+          o->wait_s + o->run_s < all->best.wait_s + all->best.run_s)
+        return true;
+    }
+  }
+  return false;
+}
+
 /* Shortest run first: what minimises the mean completion time of jobs waiting together. */
 static void ours_order(const plan_policy *pol, const plan_state *s, plan_queued *q, int n) {
   (void)pol;
@@ -342,7 +416,8 @@ static bool ours_place(const plan_policy *pol, const plan_state *s, const plan_q
   /* short of K*, or far slower than at K* alone: a release may offer better */
   bool short_of = k < all.best.kstar || all.best.run_s > (1 + SLOWER_AT_MOST) * q->d->iter_kstar *
                                                              plan_job_iterations(q->job);
-  if (short_of && (pol->flags & OURS_WAIT) && later_is_better(s, q, pol->flags, &all))
+  if (short_of && (pol->flags & OURS_WAIT) &&
+      (region_later_is_better(s, q, &all) || later_is_better(s, q, pol->flags, &all)))
     return stay(s, q, pol->flags);
   if (!plan_build(s->c, q->job, regions, gpus, all.best.p.nseg, out)) return false;
   out->replicas = all.best.p.replicas;
