@@ -88,18 +88,66 @@ static uint64_t offer_hash(const plan_state *s, const plan_job *j, int r, unsign
   return core_splitmix64(&h);
 }
 
+/* The predicted iteration of a job shape on a chain depends on the chain (regions, GPUs, copies)
+ * and the jobs on its links only, not on the rest of the state: kept by those, so that a new
+ * state version, which changes few chains, recomputes few (tests/plan/speed.sh). */
+typedef struct chain_time {
+  const plan_job *shape;
+  const plan_cluster *c;
+  int n, replicas;
+  int region[PLAN_MAX_PATH], gpus[PLAN_MAX_PATH], share[PLAN_MAX_PATH];
+  double iter; /* INFINITY: does not fit or does not run */
+} chain_time;
+#define CHAIN_TIMES 8192 /* a power of two; a collision only recomputes */
+static _Thread_local chain_time *chain_times;
+
+static double chain_iter(const plan_state *s, const plan_queued *q, const plan_path *path,
+                         const int *gpus, int replicas) {
+  static _Thread_local plan_placement p;
+  static _Thread_local chain_time spare;
+  chain_time key = {.shape = q->job, .c = s->c, .replicas = replicas};
+  uint64_t h = (uint64_t)q->job->layers << 40 ^ (uint64_t)q->job->hidden << 16 ^
+               (uint64_t)q->job->microbatches << 8 ^ (uint64_t)(unsigned)replicas;
+  size_t nr = (size_t)s->c->nregions;
+  for (int j = 0; j < path->n; j++) { /* the regions that get GPUs, as plan_build keeps them */
+    if (gpus[j] <= 0) continue;
+    int i = key.n++;
+    key.region[i] = path->region[j];
+    key.gpus[i] = gpus[j];
+    key.share[i] = i > 0 ? s->share[(size_t)key.region[i - 1] * nr + (size_t)key.region[i]] : 0;
+    uint64_t x = h ^ ((uint64_t)(unsigned)key.region[i] << 42 |
+                      (uint64_t)(unsigned)key.gpus[i] << 21 | (uint64_t)(unsigned)key.share[i]);
+    h = core_splitmix64(&x);
+  }
+  if (chain_times == NULL) chain_times = calloc(CHAIN_TIMES, sizeof *chain_times);
+  chain_time *e = chain_times ? &chain_times[h & (CHAIN_TIMES - 1)] : &spare;
+  size_t cmp = (size_t)key.n * sizeof(int);
+  if (e->shape != NULL && e->c == s->c && e->n == key.n && e->replicas == replicas &&
+      plan_job_same_shape(e->shape, q->job) && !memcmp(e->region, key.region, cmp) &&
+      !memcmp(e->gpus, key.gpus, cmp) && !memcmp(e->share, key.share, cmp))
+    return e->iter;
+  key.iter = INFINITY;
+  if (plan_build(s->c, q->job, path->region, gpus, path->n, &p)) {
+    p.replicas = replicas;
+    key.iter = plan_predict_iter(s, q->job, &p);
+  }
+  *e = key;
+  return e->iter;
+}
+
 /* Adds `replicas` copies of k GPUs over path (cost-min fill) to the offer if they fit and run. */
 static void offer_add(const plan_state *s, const plan_queued *q, const plan_path *path, int k,
                       int replicas, start_offer *o) {
-  static _Thread_local plan_placement p;
   int gpus[PLAN_MAX_PATH];
   plan_alloc_costmin(s, path->region, path->n, k, gpus);
-  if (!plan_build(s->c, q->job, path->region, gpus, path->n, &p)) return;
-  p.replicas = replicas;
-  double iter = plan_predict_iter(s, q->job, &p);
+  double iter = chain_iter(s, q, path, gpus, replicas);
   if (!isfinite(iter)) return;
-  memcpy(o->seg[o->n], p.seg, (size_t)p.nseg * sizeof p.seg[0]);
-  o->nseg[o->n] = p.nseg;
+  plan_seg seg[PLAN_MAX_PATH]; /* as plan_build makes them: the regions that get GPUs */
+  int nseg = 0;
+  for (int i = 0; i < path->n; i++)
+    if (gpus[i] > 0) seg[nseg++] = (plan_seg){path->region[i], gpus[i]};
+  memcpy(o->seg[o->n], seg, (size_t)nseg * sizeof seg[0]);
+  o->nseg[o->n] = nseg;
   o->replicas[o->n] = replicas;
   o->iter[o->n++] = iter;
 }
