@@ -92,8 +92,9 @@ static uint64_t offer_hash(const plan_state *s, const plan_job *j, int r, unsign
  * and the jobs on its links only, not on the rest of the state: kept by those, so that a new
  * state version, which changes few chains, recomputes few (tests/plan/speed.sh). */
 typedef struct chain_time {
-  const plan_job *shape;
-  const plan_cluster *c;
+  plan_job shape; /* a copy: the job it came from may be freed */
+  uint64_t cluster_id;
+  bool set;
   int n, replicas;
   int region[PLAN_MAX_PATH], gpus[PLAN_MAX_PATH], share[PLAN_MAX_PATH];
   double iter; /* INFINITY: does not fit or does not run */
@@ -105,7 +106,8 @@ static double chain_iter(const plan_state *s, const plan_queued *q, const plan_p
                          const int *gpus, int replicas) {
   static _Thread_local plan_placement p;
   static _Thread_local chain_time spare;
-  chain_time key = {.shape = q->job, .c = s->c, .replicas = replicas};
+  chain_time key = {
+      .shape = *q->job, .cluster_id = s->cluster_id, .set = true, .replicas = replicas};
   uint64_t h = (uint64_t)q->job->layers << 40 ^ (uint64_t)q->job->hidden << 16 ^
                (uint64_t)q->job->microbatches << 8 ^ (uint64_t)(unsigned)replicas;
   size_t nr = (size_t)s->c->nregions;
@@ -122,8 +124,8 @@ static double chain_iter(const plan_state *s, const plan_queued *q, const plan_p
   if (chain_times == NULL) chain_times = calloc(CHAIN_TIMES, sizeof *chain_times);
   chain_time *e = chain_times ? &chain_times[h & (CHAIN_TIMES - 1)] : &spare;
   size_t cmp = (size_t)key.n * sizeof(int);
-  if (e->shape != NULL && e->c == s->c && e->n == key.n && e->replicas == replicas &&
-      plan_job_same_shape(e->shape, q->job) && !memcmp(e->region, key.region, cmp) &&
+  if (e->set && e->cluster_id == s->cluster_id && e->n == key.n && e->replicas == replicas &&
+      plan_job_same_shape(&e->shape, q->job) && !memcmp(e->region, key.region, cmp) &&
       !memcmp(e->gpus, key.gpus, cmp) && !memcmp(e->share, key.share, cmp))
     return e->iter;
   key.iter = INFINITY;
@@ -340,8 +342,9 @@ static bool later_is_better(const plan_state *s, const plan_queued *q, unsigned 
 /* A job shape's iteration time at its K* in region r alone, idle links: it depends on the shape
  * and the region only, so it is kept (a collision only recomputes). False if it does not fit. */
 typedef struct alone_time {
-  const plan_job *shape;
-  const plan_cluster *c;
+  plan_job shape; /* a copy: the job it came from may be freed */
+  uint64_t cluster_id;
+  bool set;
   int region;
   bool fits;
   plan_placement p;
@@ -350,15 +353,17 @@ typedef struct alone_time {
 #define ALONE_TIMES 1024 /* a power of two */
 static _Thread_local alone_time *alone_times;
 
-static const alone_time *alone_at(const plan_cluster *c, const plan_queued *q, int r, int kstar) {
+static const alone_time *alone_at(const plan_state *s, const plan_queued *q, int r, int kstar) {
+  const plan_cluster *c = s->c;
   static _Thread_local alone_time spare;
   if (alone_times == NULL) alone_times = calloc(ALONE_TIMES, sizeof *alone_times);
   uint64_t h = (uint64_t)q->job->layers << 40 ^ (uint64_t)q->job->hidden << 20 ^
                (uint64_t)q->job->microbatches << 8 ^ (uint64_t)(unsigned)r;
   alone_time *a = alone_times ? &alone_times[core_splitmix64(&h) & (ALONE_TIMES - 1)] : &spare;
-  if (a->shape != NULL && a->c == c && a->region == r && plan_job_same_shape(a->shape, q->job))
+  if (a->set && a->cluster_id == s->cluster_id && a->region == r &&
+      plan_job_same_shape(&a->shape, q->job))
     return a;
-  *a = (alone_time){.shape = q->job, .c = c, .region = r};
+  *a = (alone_time){.shape = *q->job, .cluster_id = s->cluster_id, .set = true, .region = r};
   a->fits = plan_build(c, q->job, &r, &kstar, 1, &a->p);
   a->iter = a->fits ? plan_iter_time(c, q->job, &a->p, NULL, 0) : INFINITY;
   a->fits = a->fits && isfinite(a->iter);
@@ -392,7 +397,7 @@ static bool region_later_is_better(const plan_state *s, const plan_queued *q, op
       int before = freed[r];
       freed[r] += plan_seg_gpus(rel->p, k);
       if (before >= kstar || freed[r] < kstar || kstar < 1) continue; /* not the first time */
-      const alone_time *a = alone_at(c, q, r, kstar);
+      const alone_time *a = alone_at(s, q, r, kstar);
       if (!a->fits) continue;
       option *o = &all->o;
       double t = CORE_MAX(s->now, rel->t);

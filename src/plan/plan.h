@@ -241,6 +241,7 @@ typedef struct plan_state {
   int nreleases;
   bool contended; /* the queue asks for more than K* x jobs GPUs than are free (plan_decide) */
   uint64_t version; /* names free, share and load: plan_state_apply and plan_state_touch set it */
+  uint64_t cluster_id; /* a hash of what the time model reads of c: types, regions, links */
 } plan_state;
 
 /* One queued job as a policy sees it. */
