@@ -14,6 +14,7 @@
 bool plan_build(const plan_cluster *c, const plan_job *j, const int *regions, const int *gpus,
                 int n, plan_placement *out) {
   out->nseg = 0;
+  out->replicas = 1;
   if (n > PLAN_MAX_PATH) return false;
   for (int i = 0; i < n; i++) {
     if (gpus[i] <= 0) continue;

@@ -46,13 +46,13 @@ double plan_cost_usd(const plan_cluster *c, int r, int n, double t0, double t1) 
 double plan_placement_kwh(const plan_cluster *c, const plan_placement *p, double s) {
   double e = 0;
   for (int i = 0; i < p->nseg; i++)
-    e += plan_energy_kwh(c, p->seg[i].region, p->seg[i].gpus, s);
+    e += plan_energy_kwh(c, p->seg[i].region, plan_seg_gpus(p, i), s);
   return e;
 }
 
 double plan_placement_cost(const plan_cluster *c, const plan_placement *p, double t0, double t1) {
   double usd = 0;
   for (int i = 0; i < p->nseg; i++)
-    usd += plan_cost_usd(c, p->seg[i].region, p->seg[i].gpus, t0, t1);
+    usd += plan_cost_usd(c, p->seg[i].region, plan_seg_gpus(p, i), t0, t1);
   return usd;
 }

@@ -3,9 +3,11 @@
  *
  *  1. More candidates. From every start region the pathfinder grows a chain for the K* of the
  *     start's GPU type, and the start region alone is a candidate too (up to its K*); on a chain
- *     the job may take the chain's GPUs (up to K*), or only as many as its slowest stage needs (trim: ceil(L / ceil(L / k)) run as fast), or, when the queue asks
- *     for more GPUs than are free, its energy-delay count (least K T^2, Gonzalez and Horowitz,
- *     IEEE JSSC 1996) so that a crowded cluster runs more jobs at once.
+ *     the job may take the chain's GPUs (up to K*), or only as many as its slowest stage
+ *     needs (trim: ceil(L / ceil(L / k)) run as fast), or, when the queue asks for more GPUs
+ *     than are free, its energy-delay count (least K T^2, Gonzalez and Horowitz, IEEE JSSC
+ *     1996) so that a crowded cluster runs more jobs at once; while it asks for fewer, the
+ *     region alone may also run 2 to PLAN_MAX_REPLICAS copies of the pipeline (DP x PP).
  *  2. One score for all of them: predicted run time over the least run time among them, plus
  *     the cost weight times predicted cost over the least cost among them. Both terms are
  *     ratios, so the score trades a percent of time for a percent of cost whatever the job's
@@ -28,7 +30,16 @@
  * whole choice (tests/unit/test_plan_scale.c times a 1,000-job workload). */
 #define LOOKAHEAD 3
 
-enum { OURS_WAIT = 16u, OURS_EDP = 32u, OURS_FLAGS = PLAN_BACE_TRIM | OURS_WAIT | OURS_EDP };
+/* What one start region offers: the region alone, the chain, trimmed, EDP-sized, and DP x PP
+ * with 2 to PLAN_MAX_REPLICAS copies. */
+#define OFFER_MAX (4 + PLAN_MAX_REPLICAS - 1)
+
+enum {
+  OURS_WAIT = 16u,
+  OURS_EDP = 32u,
+  OURS_DP = 64u,
+  OURS_FLAGS = PLAN_BACE_TRIM | OURS_WAIT | OURS_EDP | OURS_DP
+};
 
 /* An option more than this much slower than the fastest is never taken, whatever it saves: a
  * floor under the JCT side of the objective (docs/PLANNING.md gives the measured choice). */
@@ -42,7 +53,7 @@ void plan_ours_weights(double jct, double cost) {
 }
 
 typedef struct option {
-  plan_placement p; /* regions and GPUs; the layers are split once chosen (ours_place) */
+  plan_placement p;   /* regions and GPUs; the layers are split once chosen (ours_place) */
   double run_s, cost; /* predicted from now (or from the release it waits for) */
   double wait_s;
   int kstar;
@@ -60,9 +71,9 @@ typedef struct start_offer {
   int region;
   unsigned mode; /* contended and the flags that change the offer */
   int n, kstar;
-  plan_seg seg[4][PLAN_MAX_PATH];
-  int nseg[4];
-  double iter[4];
+  plan_seg seg[OFFER_MAX][PLAN_MAX_PATH];
+  int nseg[OFFER_MAX], replicas[OFFER_MAX];
+  double iter[OFFER_MAX];
 } start_offer;
 
 #define OFFERS 4096 /* a power of two; a collision only recomputes */
@@ -77,18 +88,83 @@ static uint64_t offer_hash(const plan_state *s, const plan_job *j, int r, unsign
   return core_splitmix64(&h);
 }
 
-/* Adds k GPUs over path (cost-min fill) to the offer if they fit and run. */
-static void offer_add(const plan_state *s, const plan_queued *q, const plan_path *path, int k,
-                      start_offer *o) {
+/* The predicted iteration of a job shape on a chain depends on the chain (regions, GPUs, copies)
+ * and the jobs on its links only, not on the rest of the state: kept by those, so that a new
+ * state version, which changes few chains, recomputes few (tests/plan/speed.sh). */
+typedef struct chain_time {
+  plan_job shape; /* a copy: the job it came from may be freed */
+  uint64_t cluster_id;
+  bool set;
+  int n, replicas;
+  int region[PLAN_MAX_PATH], gpus[PLAN_MAX_PATH], share[PLAN_MAX_PATH];
+  double iter; /* INFINITY: does not fit or does not run */
+} chain_time;
+#define CHAIN_TIMES 8192 /* a power of two; a collision only recomputes */
+static _Thread_local chain_time *chain_times;
+
+static double chain_iter(const plan_state *s, const plan_queued *q, const plan_path *path,
+                         const int *gpus, int replicas) {
   static _Thread_local plan_placement p;
+  static _Thread_local chain_time spare;
+  chain_time key = {
+      .shape = *q->job, .cluster_id = s->cluster_id, .set = true, .replicas = replicas};
+  uint64_t h = (uint64_t)q->job->layers << 40 ^ (uint64_t)q->job->hidden << 16 ^
+               (uint64_t)q->job->microbatches << 8 ^ (uint64_t)(unsigned)replicas;
+  size_t nr = (size_t)s->c->nregions;
+  for (int j = 0; j < path->n; j++) { /* the regions that get GPUs, as plan_build keeps them */
+    if (gpus[j] <= 0) continue;
+    int i = key.n++;
+    key.region[i] = path->region[j];
+    key.gpus[i] = gpus[j];
+    key.share[i] = i > 0 ? s->share[(size_t)key.region[i - 1] * nr + (size_t)key.region[i]] : 0;
+    uint64_t x = h ^ ((uint64_t)(unsigned)key.region[i] << 42 |
+                      (uint64_t)(unsigned)key.gpus[i] << 21 | (uint64_t)(unsigned)key.share[i]);
+    h = core_splitmix64(&x);
+  }
+  if (chain_times == NULL) chain_times = calloc(CHAIN_TIMES, sizeof *chain_times);
+  chain_time *e = chain_times ? &chain_times[h & (CHAIN_TIMES - 1)] : &spare;
+  size_t cmp = (size_t)key.n * sizeof(int);
+  if (e->set && e->cluster_id == s->cluster_id && e->n == key.n && e->replicas == replicas &&
+      plan_job_same_shape(&e->shape, q->job) && !memcmp(e->region, key.region, cmp) &&
+      !memcmp(e->gpus, key.gpus, cmp) && !memcmp(e->share, key.share, cmp))
+    return e->iter;
+  key.iter = INFINITY;
+  if (plan_build(s->c, q->job, path->region, gpus, path->n, &p)) {
+    p.replicas = replicas;
+    key.iter = plan_predict_iter(s, q->job, &p);
+  }
+  *e = key;
+  return e->iter;
+}
+
+/* Adds `replicas` copies of k GPUs over path (cost-min fill) to the offer if they fit and run. */
+static void offer_add(const plan_state *s, const plan_queued *q, const plan_path *path, int k,
+                      int replicas, start_offer *o) {
   int gpus[PLAN_MAX_PATH];
   plan_alloc_costmin(s, path->region, path->n, k, gpus);
-  if (!plan_build(s->c, q->job, path->region, gpus, path->n, &p)) return;
-  double iter = plan_predict_iter(s, q->job, &p);
+  double iter = chain_iter(s, q, path, gpus, replicas);
   if (!isfinite(iter)) return;
-  memcpy(o->seg[o->n], p.seg, (size_t)p.nseg * sizeof p.seg[0]);
-  o->nseg[o->n] = p.nseg;
+  plan_seg seg[PLAN_MAX_PATH]; /* as plan_build makes them: the regions that get GPUs */
+  int nseg = 0;
+  for (int i = 0; i < path->n; i++)
+    if (gpus[i] > 0) seg[nseg++] = (plan_seg){path->region[i], gpus[i]};
+  memcpy(o->seg[o->n], seg, (size_t)nseg * sizeof seg[0]);
+  o->nseg[o->n] = nseg;
+  o->replicas[o->n] = replicas;
   o->iter[o->n++] = iter;
+}
+
+/* DP x PP in region r alone: d copies of K* stages each, for d = 2 up to PLAN_MAX_REPLICAS,
+ * where the region has d K* GPUs free: GPUs one pipeline cannot use. The score then weighs the
+ * copies' speed against the GPUs they hold. Offered only while the queue asks for fewer GPUs than
+ * are free: on a contended cluster the copies' GPUs are those another job waits for, which the
+ * job's own score does not see (measured on the family: docs/PLANNING.md, "DP x PP"). */
+static void offer_replicas(const plan_state *s, const plan_queued *q, int r, start_offer *o) {
+  int k = o->kstar;
+  for (int d = 2; d <= PLAN_MAX_REPLICAS && d <= q->job->microbatches && d * k <= s->free[r]; d++) {
+    plan_path alone = {1, {r}, s->free[r], k};
+    offer_add(s, q, &alone, k, d, o);
+  }
 }
 
 static void offer_compute(const plan_state *s, const plan_queued *q, unsigned flags, int r,
@@ -100,13 +176,15 @@ static void offer_compute(const plan_state *s, const plan_queued *q, unsigned fl
   plan_path path, alone = {1, {r}, s->free[r], CORE_MIN(o->kstar, s->free[r])};
   plan_pathfind(s, q, r, o->kstar, true, &path);
   if (path.n > 1 && alone.k >= q->d->smin[c->regions[r].type]) /* as the single-region ones */
-    offer_add(s, q, &alone, alone.k, o);
+    offer_add(s, q, &alone, alone.k, 1, o);
+  if ((flags & OURS_DP) && !s->contended) offer_replicas(s, q, r, o);
   if (path.k < plan_smin_path(c, q->d, path.region, path.n)) return;
   int layers = q->job->layers, ks[3] = {path.k, 0, 0};
   if (path.k < o->kstar) ks[1] = (int)ceil(layers / ceil((double)layers / path.k));
   if (s->contended && (flags & OURS_EDP) && q->d->kedp < path.k) ks[2] = q->d->kedp;
   for (int i = 0; i < 3; i++)
-    if (ks[i] >= path.n && ks[i] >= 1 && (i == 0 || ks[i] < path.k)) offer_add(s, q, &path, ks[i], o);
+    if (ks[i] >= path.n && ks[i] >= 1 && (i == 0 || ks[i] < path.k))
+      offer_add(s, q, &path, ks[i], 1, o);
 }
 
 /* The offer of start region r, from the table or computed into it; NULL without memory. */
@@ -114,7 +192,7 @@ static const start_offer *offer_of(const plan_state *s, const plan_queued *q, un
                                    int r) {
   static _Thread_local start_offer spare;
   if (offers == NULL) offers = calloc(OFFERS, sizeof *offers);
-  unsigned mode = (flags & OURS_EDP) | (s->contended ? 1u : 0u);
+  unsigned mode = (flags & (OURS_EDP | OURS_DP)) | (s->contended ? 1u : 0u);
   start_offer *o = offers ? &offers[offer_hash(s, q->job, r, mode) & (OFFERS - 1)] : &spare;
   if (o->shape != NULL && o->version == s->version && o->now == s->now && o->region == r &&
       o->mode == mode && plan_job_same_shape(o->shape, q->job))
@@ -132,6 +210,7 @@ typedef struct options {
   option best, o;
   double score_best;
   double tmin, cmin; /* least run time and cost over the options seen */
+  double tfloor;     /* least run time of one pipeline: what SLOWER_AT_MOST is counted from */
   int n;
 } options;
 
@@ -140,6 +219,9 @@ typedef void (*visit_fn)(options *all, const option *o);
 
 static void visit_minima(options *all, const option *o) {
   all->tmin = fmin(all->tmin, o->wait_s + o->run_s);
+  /* DP x PP's copies buy speed with GPUs: the floor under the JCT side is set by single
+   * pipelines, or the fastest copies would rule out every cheaper option */
+  if (plan_replicas(&o->p) == 1) all->tfloor = fmin(all->tfloor, o->wait_s + o->run_s);
   all->cmin = fmin(all->cmin, o->cost);
 }
 
@@ -148,7 +230,8 @@ static double score(const options *all, const option *o) {
 }
 
 static void visit_score(options *all, const option *o) {
-  if (o->wait_s + o->run_s > all->tmin * (1 + SLOWER_AT_MOST)) return;
+  double floor = isfinite(all->tfloor) ? all->tfloor : all->tmin;
+  if (o->wait_s + o->run_s > floor * (1 + SLOWER_AT_MOST)) return;
   double v = score(all, o);
   if (all->n == 0 || v < all->score_best) {
     all->best = *o;
@@ -168,6 +251,7 @@ static void each_option(const plan_state *s, const plan_queued *q, unsigned flag
     for (int i = 0; i < of->n; i++) {
       option *o = &all->o;
       o->p.nseg = of->nseg[i];
+      o->p.replicas = of->replicas[i];
       memcpy(o->p.seg, of->seg[i], (size_t)of->nseg[i] * sizeof o->p.seg[0]);
       o->wait_s = wait_s;
       o->kstar = of->kstar;
@@ -181,7 +265,7 @@ static void each_option(const plan_state *s, const plan_queued *q, unsigned flag
 /* The best option as s stands; false when the job fits nowhere now. */
 static bool choose(const plan_state *s, const plan_queued *q, unsigned flags, options *all) {
   all->n = 0;
-  all->tmin = all->cmin = INFINITY;
+  all->tmin = all->cmin = all->tfloor = INFINITY;
   each_option(s, q, flags, 0, NULL, all, visit_minima);
   if (!isfinite(all->tmin)) return false;
   each_option(s, q, flags, 0, NULL, all, visit_score);
@@ -205,8 +289,7 @@ static const replays *replayed(const plan_state *s) {
   replays *a = &ahead;
   int n = CORE_MIN(s->nreleases, LOOKAHEAD);
   bool sized = a->c != NULL && a->nregions == s->c->nregions;
-  if (sized && a->c == s->c && a->version == s->version && a->now == s->now && a->n == n)
-    return a;
+  if (sized && a->c == s->c && a->version == s->version && a->now == s->now && a->n == n) return a;
   if (!sized || a->c != s->c) { /* a cluster freed and another at its address: sizes differ */
     for (int i = 0; i < LOOKAHEAD && a->c; i++)
       plan_state_free(&a->after[i]);
@@ -227,8 +310,10 @@ static const replays *replayed(const plan_state *s) {
     later->contended = s->contended;
     plan_state_apply(later, r->job, r->d, r->p, -1);
     later->now = CORE_MAX(s->now, r->t);
-    if (i > 0) memcpy(a->freed[i], a->freed[i - 1], (size_t)s->c->nregions);
-    else memset(a->freed[i], 0, (size_t)s->c->nregions);
+    if (i > 0)
+      memcpy(a->freed[i], a->freed[i - 1], (size_t)s->c->nregions);
+    else
+      memset(a->freed[i], 0, (size_t)s->c->nregions);
     for (int k = 0; k < r->p->nseg; k++)
       a->freed[i][r->p->seg[k].region] = 1;
   }
@@ -250,6 +335,85 @@ static bool later_is_better(const plan_state *s, const plan_queued *q, unsigned 
     then.n = 0;
     each_option(later, q, flags, later->now - s->now, a->freed[i], &then, visit_score);
     if (then.n > 0 && then.score_best < now_score) return true;
+  }
+  return false;
+}
+
+/* A job shape's iteration time at its K* in region r alone, idle links: it depends on the shape
+ * and the region only, so it is kept (a collision only recomputes). False if it does not fit. */
+typedef struct alone_time {
+  plan_job shape; /* a copy: the job it came from may be freed */
+  uint64_t cluster_id;
+  bool set;
+  int region;
+  bool fits;
+  plan_placement p;
+  double iter;
+} alone_time;
+#define ALONE_TIMES 1024 /* a power of two */
+static _Thread_local alone_time *alone_times;
+
+static const alone_time *alone_at(const plan_state *s, const plan_queued *q, int r, int kstar) {
+  const plan_cluster *c = s->c;
+  static _Thread_local alone_time spare;
+  if (alone_times == NULL) alone_times = calloc(ALONE_TIMES, sizeof *alone_times);
+  uint64_t h = (uint64_t)q->job->layers << 40 ^ (uint64_t)q->job->hidden << 20 ^
+               (uint64_t)q->job->microbatches << 8 ^ (uint64_t)(unsigned)r;
+  alone_time *a = alone_times ? &alone_times[core_splitmix64(&h) & (ALONE_TIMES - 1)] : &spare;
+  if (a->set && a->cluster_id == s->cluster_id && a->region == r &&
+      plan_job_same_shape(&a->shape, q->job))
+    return a;
+  *a = (alone_time){.shape = *q->job, .cluster_id = s->cluster_id, .set = true, .region = r};
+  a->fits = plan_build(c, q->job, &r, &kstar, 1, &a->p);
+  a->iter = a->fits ? plan_iter_time(c, q->job, &a->p, NULL, 0) : INFINITY;
+  a->fits = a->fits && isfinite(a->iter);
+  return a;
+}
+
+/* Whether waiting for one region to hold the job's K* of its type alone scores better than now's
+ * best. The wait is estimated from the running jobs' predicted releases (s->releases, sorted):
+ * the first release after which the region's free GPUs reach that K*, as far ahead as the
+ * releases go, past the lookahead's few. Only the region alone is priced there (no links to
+ * share, so the time model needs no replayed state): what a job short of K* on a slow chain
+ * waits for. Other jobs may take those GPUs first; the job is planned again at every event. */
+static bool region_later_is_better(const plan_state *s, const plan_queued *q, options *all) {
+  static _Thread_local int *freed;
+  static _Thread_local int nfreed;
+  const plan_cluster *c = s->c;
+  if (nfreed < c->nregions) {
+    free(freed);
+    freed = malloc((size_t)c->nregions * sizeof *freed);
+    nfreed = freed ? c->nregions : 0;
+    if (freed == NULL) return false;
+  }
+  memcpy(freed, s->free, (size_t)c->nregions * sizeof *freed);
+  double iters = plan_job_iterations(q->job);
+  double floor = (isfinite(all->tfloor) ? all->tfloor : all->tmin) * (1 + SLOWER_AT_MOST);
+  for (int i = 0; i < s->nreleases; i++) {
+    const plan_release *rel = &s->releases[i];
+    if (rel->t - s->now > floor) break; /* sorted: every later wait alone is past the floor */
+    for (int k = 0; k < rel->p->nseg; k++) {
+      int r = rel->p->seg[k].region, kstar = plan_kstar_at(c, q->d, r);
+      int before = freed[r];
+      freed[r] += plan_seg_gpus(rel->p, k);
+      if (before >= kstar || freed[r] < kstar || kstar < 1) continue; /* not the first time */
+      const alone_time *a = alone_at(s, q, r, kstar);
+      if (!a->fits) continue;
+      option *o = &all->o;
+      double t = CORE_MAX(s->now, rel->t);
+      o->p = a->p;
+      o->wait_s = t - s->now;
+      o->kstar = kstar;
+      o->run_s = a->iter * iters;
+      o->cost = plan_placement_cost(c, &o->p, t, t + o->run_s);
+      options then = *all;
+      then.n = 0;
+      visit_score(&then, o);
+      /* the wait must be shorter than the slowdown it avoids, and the whole score better */
+      if (then.n > 0 && then.score_best < all->score_best &&
+          o->wait_s + o->run_s < all->best.wait_s + all->best.run_s)
+        return true;
+    }
   }
   return false;
 }
@@ -303,17 +467,23 @@ static bool ours_place(const plan_policy *pol, const plan_state *s, const plan_q
     k += gpus[i] = all.best.p.seg[i].gpus;
   }
   /* short of K*, or far slower than at K* alone: a release may offer better */
-  bool short_of = k < all.best.kstar ||
-                  all.best.run_s > (1 + SLOWER_AT_MOST) * q->d->iter_kstar * plan_job_iterations(q->job);
-  if (short_of && (pol->flags & OURS_WAIT) && later_is_better(s, q, pol->flags, &all))
+  bool short_of = k < all.best.kstar || all.best.run_s > (1 + SLOWER_AT_MOST) * q->d->iter_kstar *
+                                                             plan_job_iterations(q->job);
+  if (short_of && (pol->flags & OURS_WAIT) &&
+      (region_later_is_better(s, q, &all) || later_is_better(s, q, pol->flags, &all)))
     return stay(s, q, pol->flags);
-  return plan_build(s->c, q->job, regions, gpus, all.best.p.nseg, out);
+  if (!plan_build(s->c, q->job, regions, gpus, all.best.p.nseg, out)) return false;
+  out->replicas = all.best.p.replicas;
+  return true;
 }
 
-const plan_policy plan_policy_ours_trim = {"ours-trim", "ours without EDP sizing or waiting",
+const plan_policy plan_policy_ours_trim = {"ours-trim", "ours without EDP sizing, DP or waiting",
                                            ours_order, ours_place, PLAN_BACE_TRIM};
+const plan_policy plan_policy_ours_nodp = {"ours-nodp", "ours without DP x PP", ours_order,
+                                           ours_place, OURS_FLAGS & ~(unsigned)OURS_DP};
 const plan_policy plan_policy_ours_nowait = {"ours-nowait", "ours without start-or-wait",
-                                             ours_order, ours_place, PLAN_BACE_TRIM | OURS_EDP};
+                                             ours_order, ours_place,
+                                             PLAN_BACE_TRIM | OURS_EDP | OURS_DP};
 const plan_policy plan_policy_ours = {
-    "ours", "scored choice over more placements (trim, EDP) + start-or-wait", ours_order,
+    "ours", "scored choice over more placements (trim, EDP, DP x PP) + start-or-wait", ours_order,
     ours_place, OURS_FLAGS};

@@ -197,7 +197,9 @@ int plan_pipeline_times(const plan_cluster *c, const plan_job *j, const plan_pla
       if (g > 0) continue;
       int prev = p->seg[s - 1].region; /* the first stage of a later segment: a link */
       const plan_link *l = plan_link_at(c, prev, r);
-      int n = (share ? share[(size_t)prev * (size_t)c->nregions + (size_t)r] : 0) + extra;
+      /* every copy of a DP x PP job crosses the link: a job not yet counted adds them all */
+      int n = (share ? share[(size_t)prev * (size_t)c->nregions + (size_t)r] : 0) +
+              extra * plan_replicas(p);
       lat[i - 1] = l->latency_s;
       beta[i - 1] = l->Bps > 0 ? bytes * CORE_MAX(n, 1) / l->Bps : INFINITY;
     }
@@ -269,7 +271,9 @@ double plan_iter_time_sched(const plan_cluster *c, const plan_job *j, const plan
                             const int *share, int extra, plan_schedule sched) {
   static _Thread_local double fb[PLAN_MAX_STAGES], lat[PLAN_MAX_STAGES], beta[PLAN_MAX_STAGES];
   int S = plan_pipeline_times(c, j, p, share, extra, fb, lat, beta);
-  return plan_schedule_time(sched, S, j->microbatches, fb, lat, beta);
+  /* DP x PP: each copy's pipeline, then the gradient all-reduce, not overlapped (dp.c) */
+  return plan_schedule_time(sched, S, plan_dp_microbatches(j, p), fb, lat, beta) +
+         plan_dp_allreduce_s(c, j, p);
 }
 
 double plan_iter_time(const plan_cluster *c, const plan_job *j, const plan_placement *p,

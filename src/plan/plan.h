@@ -149,7 +149,39 @@ typedef struct plan_placement {
   plan_seg seg[PLAN_MAX_PATH];
   int stages;
   uint16_t layers[PLAN_MAX_STAGES];
+  /* data parallelism: the job runs as this many copies of the pipeline (DP x PP), each copy's
+   * stage i in stage i's region, m / replicas micro-batches each, and every stage's gradients
+   * all-reduced among its copies after the pipeline (dp.c). plan_build sets 1. */
+  int replicas;
 } plan_placement;
+
+/* The most copies a placement runs: past a few, each copy's m / copies micro-batches leave its
+ * 1F1B fill and drain uncovered. The bounds (src/sim/jobs_bounds.c) hold up to this. */
+#define PLAN_MAX_REPLICAS 4
+
+/* The copies of the pipeline (at least 1) and the GPUs segment s holds over all of them. */
+static inline int plan_replicas(const plan_placement *p) {
+  return p->replicas > 1 ? p->replicas : 1;
+}
+static inline int plan_seg_gpus(const plan_placement *p, int s) {
+  return p->seg[s].gpus * plan_replicas(p);
+}
+
+/* ---- data parallelism across pipeline replicas (dp.c) ------------------------------------ */
+
+/* Seconds of a ring all-reduce of bytes over n ranks, each step paying alpha_s and moving a
+ * 1/n block over a link of Bps each way: 2 (n - 1) (alpha + bytes / (n Bps)), the reduce-scatter
+ * then the allgather (Patarasuk and Yuan, JPDC 2009; Thakur, Rabenseifner and Gropp 2005). The
+ * same closed form as tern's collective cost model's ring (src/coll/select.c) with o and gamma 0
+ * and links full duplex; tests/unit/test_plan_dp.c holds the two together. */
+double plan_ring_allreduce_s(int n, double bytes, double alpha_s, double Bps);
+/* The gradient all-reduce of a placement with replicas > 1: every stage's copies sit in one
+ * region and all-reduce its layers' bf16 gradients over the region's intra-region bandwidth
+ * (no latency inside a region, as the pipeline model); the copies of all stages run at once,
+ * so the slowest stage's sets the time. 0 with one replica. */
+double plan_dp_allreduce_s(const plan_cluster *c, const plan_job *j, const plan_placement *p);
+/* The micro-batches each copy runs: ceil(m / replicas), so the global batch stays the job's. */
+int plan_dp_microbatches(const plan_job *j, const plan_placement *p);
 
 /* Splits the job's layers over the placement's stages so that the slowest stage is as fast as
  * possible and every stage fits in memory. False when no split fits. */
@@ -209,6 +241,7 @@ typedef struct plan_state {
   int nreleases;
   bool contended; /* the queue asks for more than K* x jobs GPUs than are free (plan_decide) */
   uint64_t version; /* names free, share and load: plan_state_apply and plan_state_touch set it */
+  uint64_t cluster_id; /* a hash of what the time model reads of c: types, regions, links */
 } plan_state;
 
 /* One queued job as a policy sees it. */

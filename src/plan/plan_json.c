@@ -27,7 +27,8 @@ json_t *plan_placement_json(const plan_cluster *c, const plan_placement *p) {
                                           "first_stage", first, "last_stage",
                                           first + p->seg[s].gpus - 1, "layers", layers));
   }
-  return json_pack("{s:i, s:o}", "stages", p->stages, "regions", segs);
+  return json_pack("{s:i, s:i, s:o}", "stages", p->stages, "replicas", plan_replicas(p), "regions",
+                   segs);
 }
 
 json_t *plan_pipeline_json(const plan_cluster *c, const plan_job *j, const plan_placement *p,
@@ -47,10 +48,13 @@ json_t *plan_pipeline_json(const plan_cluster *c, const plan_job *j, const plan_
                                             bytes / beta[i], "latency_s", lat[i], "transfer_s",
                                             beta[i]));
   }
-  return json_pack("{s:s, s:i, s:f, s:o, s:o}", "schedule", "1F1B", "microbatches",
-                   j->microbatches, "iteration_s",
-                   plan_schedule_time(PLAN_1F1B, S, j->microbatches, fb, lat, beta), "stages",
-                   stages, "hops", hops);
+  /* DP x PP: microbatches is each copy's; iteration_s its pipeline plus allreduce_s (dp.c) */
+  int m = plan_dp_microbatches(j, p);
+  double allreduce = plan_dp_allreduce_s(c, j, p);
+  return json_pack("{s:s, s:i, s:i, s:f, s:f, s:o, s:o}", "schedule", "1F1B", "replicas",
+                   plan_replicas(p), "microbatches", m, "allreduce_s", allreduce, "iteration_s",
+                   plan_schedule_time(PLAN_1F1B, S, m, fb, lat, beta) + allreduce, "stages", stages,
+                   "hops", hops);
 }
 
 void plan_layers_text(const plan_placement *p, int seg, char *out, size_t cap) {

@@ -16,13 +16,22 @@
 
 extern const plan_policy plan_policy_bace, plan_policy_bace_noprio, plan_policy_bace_nopath,
     plan_policy_bace_nocost, plan_policy_lcf, plan_policy_ldf, plan_policy_crlcf, plan_policy_crldf,
-    plan_policy_ours, plan_policy_ours_trim, plan_policy_ours_nowait;
+    plan_policy_ours, plan_policy_ours_trim, plan_policy_ours_nowait, plan_policy_ours_nodp;
 
 static const plan_policy *const table[] = {
-    &plan_policy_ours,        &plan_policy_bace,        &plan_policy_lcf,
-    &plan_policy_ldf,         &plan_policy_crlcf,       &plan_policy_crldf,
-    &plan_policy_bace_noprio, &plan_policy_bace_nopath, &plan_policy_bace_nocost,
-    &plan_policy_ours_trim,   &plan_policy_ours_nowait, NULL,
+    &plan_policy_ours,
+    &plan_policy_bace,
+    &plan_policy_lcf,
+    &plan_policy_ldf,
+    &plan_policy_crlcf,
+    &plan_policy_crldf,
+    &plan_policy_bace_noprio,
+    &plan_policy_bace_nopath,
+    &plan_policy_bace_nocost,
+    &plan_policy_ours_trim,
+    &plan_policy_ours_nowait,
+    &plan_policy_ours_nodp,
+    NULL,
 };
 
 const plan_policy *const *plan_policies(void) {
@@ -33,6 +42,27 @@ const plan_policy *plan_policy_find(const char *name) {
   for (int i = 0; table[i]; i++)
     if (strcmp(table[i]->name, name) == 0) return table[i];
   return NULL;
+}
+
+/* What the time model reads of a cluster, hashed: what ours keeps by (a cluster freed and another
+ * allocated at its address must not share them). */
+static uint64_t mix_double(uint64_t h, double v) {
+  uint64_t bits;
+  memcpy(&bits, &v, sizeof bits);
+  h ^= bits;
+  return core_splitmix64(&h);
+}
+
+static uint64_t cluster_hash(const plan_cluster *c) {
+  uint64_t h = (uint64_t)(unsigned)c->nregions << 32 | (unsigned)c->ntypes;
+  h = mix_double(mix_double(h, c->mfu), c->mem_fraction);
+  for (int t = 0; t < c->ntypes; t++)
+    h = mix_double(mix_double(h, c->types[t].peak_flops), c->types[t].memory_bytes);
+  for (int r = 0; r < c->nregions; r++)
+    h = mix_double(mix_double(h, (double)c->regions[r].type), c->regions[r].intra_Bps);
+  for (size_t i = 0; i < (size_t)c->nregions * (size_t)c->nregions; i++)
+    h = mix_double(mix_double(h, c->links[i].latency_s), c->links[i].Bps);
+  return h;
 }
 
 tern_status plan_state_init(plan_state *s, const plan_cluster *c, core_err *err) {
@@ -48,6 +78,7 @@ tern_status plan_state_init(plan_state *s, const plan_cluster *c, core_err *err)
   }
   for (size_t i = 0; i < r; i++)
     s->free[i] = c->regions[i].gpus;
+  s->cluster_id = cluster_hash(c);
   plan_state_touch(s);
   return TERN_OK;
 }
@@ -65,6 +96,7 @@ void plan_state_copy(plan_state *dst, const plan_state *src) {
   memcpy(dst->load_Bps, src->load_Bps, r * r * sizeof *dst->load_Bps);
   dst->now = src->now;
   dst->version = src->version;
+  dst->cluster_id = src->cluster_id;
   dst->releases = src->releases;
   dst->nreleases = src->nreleases;
 }
@@ -89,18 +121,21 @@ void plan_state_apply(plan_state *s, const plan_job *j, const plan_demand *d,
   memcpy(&bits, &bps, sizeof bits);
   mix ^= core_splitmix64(&bits);
   for (int i = 0; i < p->nseg; i++) {
-    uint64_t seg = ((uint64_t)(unsigned)p->seg[i].region << 32 | (unsigned)p->seg[i].gpus) + mix;
+    uint64_t seg =
+        ((uint64_t)(unsigned)p->seg[i].region << 32 | (unsigned)plan_seg_gpus(p, i)) + mix;
     mix ^= core_splitmix64(&seg);
   }
   s->version = core_splitmix64(&mix);
   for (int i = 0; i < p->nseg; i++) {
-    s->free[p->seg[i].region] -= sign * p->seg[i].gpus;
+    s->free[p->seg[i].region] -= sign * plan_seg_gpus(p, i);
     if (i == 0) continue;
+    /* each copy of a DP x PP job is a pipeline of its own on the link */
     size_t a = (size_t)p->seg[i - 1].region, b = (size_t)p->seg[i].region;
-    s->share[a * n + b] += sign;
-    s->share[b * n + a] += sign;
-    s->load_Bps[a * n + b] += sign * d->demand_Bps;
-    s->load_Bps[b * n + a] += sign * d->demand_Bps;
+    int copies = plan_replicas(p);
+    s->share[a * n + b] += sign * copies;
+    s->share[b * n + a] += sign * copies;
+    s->load_Bps[a * n + b] += sign * copies * d->demand_Bps;
+    s->load_Bps[b * n + a] += sign * copies * d->demand_Bps;
   }
 }
 

@@ -136,7 +136,7 @@ static tern_status start_job(run *r, int job, const plan_placement *p) {
                                 (size_t)p->seg[s].region];
   r->span_first[job] = r->out->nspans;
   for (int s = 0; s < p->nseg; s++) {
-    tern_status st = take_gpus(r, job, p->seg[s].region, p->seg[s].gpus);
+    tern_status st = take_gpus(r, job, p->seg[s].region, plan_seg_gpus(p, s));
     if (st != TERN_OK) return st;
   }
   r->left[job] = plan_job_iterations(&r->sc->jobs[job]);
@@ -269,7 +269,7 @@ static void summarize(run *r) {
     o->usd += j->usd;
     first = CORE_MIN(first, r->sc->jobs[i].arrival_s);
     last = CORE_MAX(last, j->finish);
-    held += j->pl.stages * (j->finish - j->start);
+    held += j->pl.stages * plan_replicas(&j->pl) * (j->finish - j->start);
   }
   o->makespan = last - first;
   o->gpu_util = o->makespan > 0 ? held / (plan_cluster_total_gpus(&r->sc->c) * o->makespan) : 0;

@@ -4,11 +4,15 @@
  * Any placement of a job is S stages of l_i layers on GPUs of per-layer forward+backward time
  * f_i and power p_i, with S - 1 hops between them. Its 1F1B iteration is at least
  * sum_i l_i f_i + 2 (S - 1) beta + (m - 1) max(max_i l_i f_i, beta if S > 1), beta a boundary's
- * bytes over the fastest bandwidth anywhere (latency, link sharing and 1F1B's cycles only add). With f the
- * fastest type's per-layer time, the sum is at least L f and the largest stage at least
+ * bytes over the fastest bandwidth anywhere (latency, link sharing and 1F1B's cycles only add).
+ * With f the fastest type's per-layer time, the sum is at least L f and the largest stage at least
  * max(f, L f / S). S is at least the least memory floor over the types and at most
  * min(L, the cluster's GPUs): the least of the bound over those S holds for every placement. The
  * job starts no earlier than it arrives, so its JCT is at least iterations times that.
+ * DP x PP: D copies of S stages (D S GPUs, D up to PLAN_MAX_REPLICAS) each run ceil(m / D)
+ * micro-batches, so m becomes ceil(m / D) above, plus the all-reduce of the largest stage's
+ * gradients (at least ceil(L / S) layers' bf16) over the fastest bandwidth anywhere (plan/dp.c);
+ * the held power is D S p.
  *
  * Energy: each stage's GPU is held the whole iteration, so the held power times the iteration is
  * at least S p times the iteration's bound above (p the least power of any type), least over S;
@@ -56,22 +60,26 @@ static double fastest_Bps(const plan_cluster *c) {
   return b;
 }
 
-/* The least iteration time of any placement of s stages (the header's bound). */
-static double iter_bound(const plan_job *j, int s, double f, double beta) {
+/* The least iteration time of any placement of s stages in d copies (the header's bound). */
+static double iter_bound(const plan_job *j, int s, int d, double f, double beta, double Bps) {
   double beat = CORE_MAX(f, j->layers * f / s);
   if (s > 1) beat = CORE_MAX(beat, beta);
-  return j->layers * f + 2 * (s - 1) * beta + (j->microbatches - 1) * beat;
+  double grads = ceil((double)j->layers / s) * j->params / j->layers * 2;
+  return j->layers * f + 2 * (s - 1) * beta + ((j->microbatches + d - 1) / d - 1) * beat +
+         plan_ring_allreduce_s(d, grads, 0, Bps);
 }
 
-/* The least of iter_bound (held_power false) or of s p iter_bound (true) over the stage counts
- * a placement can have. */
+/* The least of iter_bound (held_power false) or of d s p iter_bound (true) over the stage and
+ * copy counts a placement can have. */
 static double least_over_stages(const plan_cluster *c, const plan_job *j, const plan_demand *d,
                                 bool held_power) {
-  double f, p, e, beta = plan_job_boundary_bytes(j) / fastest_Bps(c), best = INFINITY;
+  double f, p, e, Bps = fastest_Bps(c), beta = plan_job_boundary_bytes(j) / Bps, best = INFINITY;
   type_extremes(c, j, &f, &p, &e);
-  int smax = CORE_MIN(CORE_MIN(j->layers, PLAN_MAX_STAGES), plan_cluster_total_gpus(c));
+  int gpus = plan_cluster_total_gpus(c),
+      smax = CORE_MIN(CORE_MIN(j->layers, PLAN_MAX_STAGES), gpus);
   for (int s = least_floor(c, d); s <= smax; s++)
-    best = CORE_MIN(best, (held_power ? s * p : 1.0) * iter_bound(j, s, f, beta));
+    for (int k = 1; k <= PLAN_MAX_REPLICAS && k * s <= gpus; k++)
+      best = CORE_MIN(best, (held_power ? k * s * p : 1.0) * iter_bound(j, s, k, f, beta, Bps));
   return best;
 }
 

@@ -196,7 +196,7 @@ static void check_jobs(const plan_scenario *sc, const sim_jobs_result *r) {
         held += r->spans[k].count;
         assert_true(r->spans[k].t0 == o->start && r->spans[k].t1 == o->finish);
       }
-    assert_int_equal(held, o->pl.stages);
+    assert_int_equal(held, o->pl.stages * plan_replicas(&o->pl)); /* every DP copy */
     sum += o->jct;
     usd += o->usd;
   }

@@ -49,7 +49,9 @@ static void print_plan_row(FILE *table, const plan_scenario *sc, const sim_jobs_
   double kwh = plan_placement_kwh(&sc->c, &o->pl, run);
   double usd = plan_placement_cost(&sc->c, &o->pl, o->start, o->start + run);
   fprintf(table, "%-18s %8.2f %8.2f %5d %8.2f %8.1f %10.0f %9.0f  ", j->name, j->arrival_s / 3600,
-          o->start / 3600, o->pl.stages, o->iter_pred, run / 3600, kwh, usd);
+          o->start / 3600, o->pl.stages * plan_replicas(&o->pl), o->iter_pred, run / 3600, kwh,
+          usd);
+  if (plan_replicas(&o->pl) > 1) fprintf(table, "%d copies of: ", plan_replicas(&o->pl));
   for (int s = 0; s < o->pl.nseg; s++) {
     char layers[256];
     plan_layers_text(&o->pl, s, layers, sizeof layers);

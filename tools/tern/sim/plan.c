@@ -45,7 +45,9 @@ static void print_jobs(const plan_scenario *sc, const sim_jobs_result *r) {
     const sim_job_out *o = &r->jobs[i];
     const plan_job *j = &sc->jobs[i];
     printf("%-18s %8.2f %8.2f %8.2f %5d %8.2f %9.0f  ", j->name, j->arrival_s / 3600,
-           (o->start - j->arrival_s) / 3600, o->jct / 3600, o->pl.stages, o->iter_mean, o->usd);
+           (o->start - j->arrival_s) / 3600, o->jct / 3600, o->pl.stages * plan_replicas(&o->pl),
+           o->iter_mean, o->usd);
+    if (plan_replicas(&o->pl) > 1) printf("%d copies of: ", plan_replicas(&o->pl));
     for (int s = 0; s < o->pl.nseg; s++)
       printf("%s%s %d", s ? " -> " : "", sc->c.regions[o->pl.seg[s].region].name,
              o->pl.seg[s].gpus);
