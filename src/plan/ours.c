@@ -144,7 +144,7 @@ static void offer_add(const plan_state *s, const plan_queued *q, const plan_path
   plan_alloc_costmin(s, path->region, path->n, k, gpus);
   double iter = chain_iter(s, q, path, gpus, replicas);
   if (!isfinite(iter)) return;
-  plan_seg seg[PLAN_MAX_PATH]; /* as plan_build makes them: the regions that get GPUs */
+  plan_seg seg[PLAN_MAX_PATH] = {0}; /* as plan_build makes them: the regions that get GPUs */
   int nseg = 0;
   for (int i = 0; i < path->n; i++)
     if (gpus[i] > 0) seg[nseg++] = (plan_seg){path->region[i], gpus[i]};

@@ -160,6 +160,7 @@ static bool split_uncached(const plan_cluster *c, const plan_job *j, plan_placem
     for (int i = 0; i < p->stages; i++)
       if (p->layers[i] > 1 && (worst < 0 || p->layers[i] * fb[i] > p->layers[worst] * fb[worst]))
         worst = i;
+    if (worst < 0) return false; /* every stage down to one layer: more stages than layers */
     p->layers[worst]--;
     sum--;
   }

@@ -157,7 +157,7 @@ static int compare(const opts *o, const plan_scenario *sc) {
   sim_jobs_result all[32];
   char failed[32][CORE_ERR_LEN + 16];
   int n = 0, nfailed = 0, rc = 0, ref = -1;
-  for (int p = 0; pols[p] && p < 32; p++) {
+  for (int p = 0; p < 32 && pols[p]; p++) {
     core_err err = {0};
     if (sim_jobs_run(sc, pols[p], &all[n], &err) != TERN_OK) {
       snprintf(failed[nfailed++], sizeof failed[0], "%s: %s", pols[p]->name, err.msg);
