@@ -122,8 +122,9 @@ static void dequeue_at(coll_engine *e, int j) {
 
 /* Ends those of the first `posted` queue entries (posted point-to-point requests) whose transfer
  * is complete, or all of them with rc when rc is a failure; they leave the queue at once, so
- * that their callers may reuse them. Returns how many stay posted. */
-static int retire_p2p(tern_comm *c, int posted, tern_status rc) {
+ * that their callers may reuse them. Returns how many stay posted; *oldest, the transfer of the
+ * first of them. */
+static int retire_p2p(tern_comm *c, int posted, tern_status rc, const net_xfer **oldest) {
   coll_engine *e = c->engine;
   bool any = false;
   pthread_mutex_lock(&e->lock);
@@ -140,6 +141,7 @@ static int retire_p2p(tern_comm *c, int posted, tern_status rc) {
     any = true;
   }
   if (any) pthread_cond_broadcast(&e->done_cond);
+  *oldest = posted ? &e->queue[e->qhead]->xfers[0] : NULL;
   pthread_mutex_unlock(&e->lock);
   return posted;
 }
@@ -153,7 +155,7 @@ static tern_status post_issued_p2p(tern_comm *c, int *posted, bool *moved) {
     tern_request *r = e->queue[(e->qhead + *posted) % POOL];
     pthread_mutex_unlock(&e->lock);
     if (r->type == COLL_REQ_COLL) break;
-    ++*posted;
+    ++*posted; /* before it is posted: a request that fails to post ends with the others */
     *moved = true;
     tern_status rc = coll_exec_p2p_post(c, r);
     if (rc != TERN_OK) return rc;
@@ -170,29 +172,25 @@ static tern_status post_issued_p2p(tern_comm *c, int *posted, bool *moved) {
  * isend waited the same way, each receive queued behind its rank's send (docs/API.md,
  * "Nonblocking twins"). */
 static void run_p2p(tern_comm *c) {
-  coll_engine *e = c->engine;
   bool fresh = coll_exec_fresh(c);
   int posted = 0;
+  const net_xfer *oldest;
   comm_idle_state idle;
   comm_idle_reset(&idle);
-  tern_status rc = comm_check_alive(c);
+  tern_status rc = TERN_OK; /* on a broken communicator, the first post fails (and ends) */
   while (rc == TERN_OK) {
     bool moved = false;
     if ((rc = post_issued_p2p(c, &posted, &moved)) != TERN_OK ||
         (rc = comm_progress(c, &moved)) != TERN_OK)
       break;
-    if (moved) {
-      if ((posted = retire_p2p(c, posted, TERN_OK)) == 0) return;
-      comm_idle_reset(&idle);
-      continue;
-    }
-    pthread_mutex_lock(&e->lock);
-    const net_xfer *oldest = &e->queue[e->qhead]->xfers[0];
-    pthread_mutex_unlock(&e->lock);
-    rc = comm_idle(c, &idle, oldest);
+    /* after every pass, not only one that moved: the wait's own looks (comm_idle's last look
+     * before it sleeps) complete transfers too */
+    if ((posted = retire_p2p(c, posted, TERN_OK, &oldest)) == 0) return;
+    if (moved) comm_idle_reset(&idle);
+    else rc = comm_idle(c, &idle, oldest);
   }
   atomic_store(&c->arg_err_last, false);
-  retire_p2p(c, posted, coll_exec_p2p_failed(c, rc, fresh, posted));
+  retire_p2p(c, posted, coll_exec_p2p_failed(c, rc, fresh, posted), &oldest);
 }
 
 /* Runs the request at the queue's head (and the point-to-point ones behind it). Called with
