@@ -38,9 +38,17 @@ struct tern_request {
 
 /* Runs a collective request to the end (or the first failure) on the calling thread. */
 tern_status coll_exec_coll(tern_comm *c, tern_request *r);
-/* Runs a batch of point-to-point requests together, as one phase: a swap (each side isend then
- * irecv) completes however large the messages. */
-tern_status coll_exec_p2p(tern_comm *c, tern_request **reqs, int n);
+/* Posts point-to-point request r (its one transfer: r->xfers[0]). The engine keeps every
+ * point-to-point request issued in a row in flight together, so that a swap (each side isend then
+ * irecv) completes however large the messages (engine.c, run_p2p). */
+tern_status coll_exec_p2p_post(tern_comm *c, tern_request *r);
+/* Runs one point-to-point request to the end on the calling thread (a blocking call). */
+tern_status coll_exec_p2p(tern_comm *c, tern_request *r);
+/* Whether c is healthy as an operation starts (its error text is then cleared), so that a
+ * failure of the operation names it. */
+bool coll_exec_fresh(tern_comm *c);
+/* Puts "send/recv (n requests)" in front of a fresh failure's message. */
+tern_status coll_exec_p2p_failed(tern_comm *c, tern_status rc, bool fresh, int n);
 
 /* ---- the engine (engine.c) --------------------------------------------------------------- */
 

@@ -1,7 +1,8 @@
 /* engine.c: requests, their queue, and the progress thread.
  *
  * Operations run one at a time, in the order they were issued (that is how every rank agrees on
- * what each message belongs to), except that consecutive point-to-point requests run together.
+ * what each message belongs to), except that consecutive point-to-point requests run together,
+ * those issued while they run included (run_p2p).
  * Whoever holds run_lock runs the queue: the progress thread, woken by an eventfd when a
  * nonblocking request is submitted, or a caller in tern_wait or a blocking call that finds the
  * thread idle. A blocking call on an idle communicator never meets the thread at all: it runs on
@@ -112,34 +113,111 @@ static void load(tern_request *slot, const tern_request *proto) {
   slot->status = TERN_OK;
 }
 
-/* Runs the request at the queue's head (and the point-to-point ones right behind it). Called
- * with run_lock held and `lock` not held. Returns false when the queue is empty. */
+/* Takes the queue's entry at place j (from its head) out of it, under `lock`. */
+static void dequeue_at(coll_engine *e, int j) {
+  for (int k = j; k + 1 < e->qlen; k++)
+    e->queue[(e->qhead + k) % POOL] = e->queue[(e->qhead + k + 1) % POOL];
+  e->qlen--;
+}
+
+/* Ends those of the first `posted` queue entries (posted point-to-point requests) whose transfer
+ * is complete, or all of them with rc when rc is a failure; they leave the queue at once, so
+ * that their callers may reuse them. Returns how many stay posted; *oldest, the transfer of the
+ * first of them. */
+static int retire_p2p(tern_comm *c, int posted, tern_status rc, const net_xfer **oldest) {
+  coll_engine *e = c->engine;
+  bool any = false;
+  pthread_mutex_lock(&e->lock);
+  for (int j = 0; j < posted;) {
+    tern_request *r = e->queue[(e->qhead + j) % POOL];
+    if (rc == TERN_OK && !r->xfers[0].complete) {
+      j++;
+      continue;
+    }
+    r->status = rc;
+    r->done = true;
+    dequeue_at(e, j);
+    posted--;
+    any = true;
+  }
+  if (any) pthread_cond_broadcast(&e->done_cond);
+  *oldest = posted ? &e->queue[e->qhead]->xfers[0] : NULL;
+  pthread_mutex_unlock(&e->lock);
+  return posted;
+}
+
+/* Posts the point-to-point requests queued behind the first *posted entries, up to the next
+ * collective; they may have been issued while the posted ones ran. */
+static tern_status post_issued_p2p(tern_comm *c, int *posted, bool *moved) {
+  coll_engine *e = c->engine;
+  while (*posted < atomic_load(&e->qlen)) {
+    pthread_mutex_lock(&e->lock);
+    tern_request *r = e->queue[(e->qhead + *posted) % POOL];
+    pthread_mutex_unlock(&e->lock);
+    if (r->type == COLL_REQ_COLL) break;
+    ++*posted; /* before it is posted: a request that fails to post ends with the others */
+    *moved = true;
+    tern_status rc = coll_exec_p2p_post(c, r);
+    if (rc != TERN_OK) return rc;
+  }
+  return TERN_OK;
+}
+
+/* Runs the point-to-point requests at the queue's head, and those issued behind them while they
+ * run, all in flight at once; each ends as its transfer completes. In MPI's terms: isend and
+ * irecv do not block each other. Running only those queued when the run began deadlocked a swap:
+ * the progress thread could start a rank's isend alone before the caller had issued its irecv,
+ * and a send that completes only once its receiver has taken it (a single-copy shared-memory
+ * message, or one larger than the ring or the socket buffers hold) then waited for a peer whose
+ * isend waited the same way, each receive queued behind its rank's send (docs/API.md,
+ * "Nonblocking twins"). */
+static void run_p2p(tern_comm *c) {
+  bool fresh = coll_exec_fresh(c);
+  int posted = 0;
+  const net_xfer *oldest;
+  comm_idle_state idle;
+  comm_idle_reset(&idle);
+  tern_status rc = TERN_OK; /* on a broken communicator, the first post fails (and ends) */
+  while (rc == TERN_OK) {
+    bool moved = false;
+    if ((rc = post_issued_p2p(c, &posted, &moved)) != TERN_OK ||
+        (rc = comm_progress(c, &moved)) != TERN_OK)
+      break;
+    /* after every pass, not only one that moved: the wait's own looks (comm_idle's last look
+     * before it sleeps) complete transfers too */
+    if ((posted = retire_p2p(c, posted, TERN_OK, &oldest)) == 0) return;
+    if (moved) comm_idle_reset(&idle);
+    else rc = comm_idle(c, &idle, oldest);
+  }
+  atomic_store(&c->arg_err_last, false);
+  retire_p2p(c, posted, coll_exec_p2p_failed(c, rc, fresh, posted), &oldest);
+}
+
+/* Runs the request at the queue's head (and the point-to-point ones behind it). Called with
+ * run_lock held and `lock` not held. Returns false when the queue is empty. */
 static bool run_head(tern_comm *c) {
   coll_engine *e = c->engine;
-  tern_request *batch[POOL];
-  int n = 0;
   pthread_mutex_lock(&e->lock);
   if (e->qlen == 0) {
     pthread_mutex_unlock(&e->lock);
     return false;
   }
-  batch[n++] = e->queue[e->qhead];
-  if (batch[0]->type == COLL_REQ_COLL) batch[0]->seq = e->coll_seq++;
-  while (batch[0]->type != COLL_REQ_COLL && n < e->qlen &&
-         e->queue[(e->qhead + n) % POOL]->type != COLL_REQ_COLL)
-    batch[n] = e->queue[(e->qhead + n) % POOL], n++;
+  tern_request *r = e->queue[e->qhead];
+  if (r->type != COLL_REQ_COLL) {
+    pthread_mutex_unlock(&e->lock);
+    run_p2p(c);
+    return true;
+  }
+  r->seq = e->coll_seq++;
   pthread_mutex_unlock(&e->lock);
 
-  tern_status rc = batch[0]->type == COLL_REQ_COLL ? coll_exec_coll(c, batch[0])
-                                                   : coll_exec_p2p(c, batch, n);
+  tern_status rc = coll_exec_coll(c, r);
   if (rc != TERN_OK) atomic_store(&c->arg_err_last, false);
   pthread_mutex_lock(&e->lock);
-  for (int i = 0; i < n; i++) {
-    batch[i]->status = rc;
-    batch[i]->done = true;
-  }
-  e->qhead = (e->qhead + n) % POOL;
-  e->qlen -= n;
+  r->status = rc;
+  r->done = true;
+  e->qhead = (e->qhead + 1) % POOL;
+  e->qlen--;
   pthread_cond_broadcast(&e->done_cond);
   pthread_mutex_unlock(&e->lock);
   return true;
@@ -218,7 +296,7 @@ tern_status coll_engine_run_blocking(tern_comm *c, const tern_request *proto) {
       tern_request *r = &e->inline_req;
       load(r, proto);
       if (r->type == COLL_REQ_COLL) r->seq = e->coll_seq++;
-      tern_status rc = r->type == COLL_REQ_COLL ? coll_exec_coll(c, r) : coll_exec_p2p(c, &r, 1);
+      tern_status rc = r->type == COLL_REQ_COLL ? coll_exec_coll(c, r) : coll_exec_p2p(c, r);
       if (rc != TERN_OK) atomic_store(&c->arg_err_last, false);
       r->in_use = false;
       pthread_mutex_unlock(&e->run_lock);
@@ -248,6 +326,8 @@ tern_status coll_engine_submit(tern_comm *c, const tern_request *proto, tern_req
   uint64_t one = 1;
   if (write(e->wake_fd, &one, sizeof one) < 0)
     CORE_WARN("waking the progress thread failed: %s", strerror(errno));
+  /* a runner asleep on the doorbell in run_p2p posts this request as soon as it sees it */
+  if (c->seg) net_shm_ring_bell(net_shm_seg_bell(c->seg), net_shm_seg_sleeping(c->seg));
   *out = r;
   return TERN_OK;
 }

@@ -247,34 +247,27 @@ static tern_status run_coll(tern_comm *c, tern_request *r) {
   return TERN_OK;
 }
 
-static tern_status run_p2p(tern_comm *c, tern_request **reqs, int n) {
+tern_status coll_exec_p2p_post(tern_comm *c, tern_request *r) {
   tern_status rc = comm_check_alive(c);
-  if (rc != TERN_OK) return rc;
-  tern_request *first = reqs[0];
-  if ((rc = reserve_xfers(c, first, (size_t)n)) != TERN_OK) return rc;
-  for (int i = 0; i < n; i++) {
-    tern_request *r = reqs[i];
-    comm_peer *p = &c->peers[r->peer];
-    bool send = r->type == COLL_REQ_SEND;
-    net_xfer *x = &first->xfers[i];
-    *x = (net_xfer){.hdr = {.kind = NET_KIND_P2P, .dtype = (uint8_t)r->dt,
-                            .seq = send ? p->p2p_send_seq++ : p->p2p_recv_seq++,
-                            .count = r->args.count,
-                            .bytes = r->args.count * tern_dtype_size(r->dt)},
-                    .peer = r->peer, .is_send = send, .src = r->sendbuf, .dst = r->recvbuf};
-    CORE_INFO("%s #%u: %zu elements of %s %s rank %d over %s", send ? "send" : "recv", x->hdr.seq,
-              r->args.count, tern_dtype_name(r->dt), send ? "to" : "from", r->peer,
-              p->link == COMM_LINK_SHM ? "shm" : "tcp");
-    if ((rc = post(c, x)) != TERN_OK) return rc;
-  }
-  return comm_wait_all(c, first->xfers, (size_t)n);
+  if (rc != TERN_OK || (rc = reserve_xfers(c, r, 1)) != TERN_OK) return rc;
+  comm_peer *p = &c->peers[r->peer];
+  bool send = r->type == COLL_REQ_SEND;
+  net_xfer *x = &r->xfers[0];
+  *x = (net_xfer){.hdr = {.kind = NET_KIND_P2P, .dtype = (uint8_t)r->dt,
+                          .seq = send ? p->p2p_send_seq++ : p->p2p_recv_seq++,
+                          .count = r->args.count,
+                          .bytes = r->args.count * tern_dtype_size(r->dt)},
+                  .peer = r->peer, .is_send = send, .src = r->sendbuf, .dst = r->recvbuf};
+  CORE_INFO("%s #%u: %zu elements of %s %s rank %d over %s", send ? "send" : "recv", x->hdr.seq,
+            r->args.count, tern_dtype_name(r->dt), send ? "to" : "from", r->peer,
+            p->link == COMM_LINK_SHM ? "shm" : "tcp");
+  return post(c, x);
 }
 
 /* The operation that breaks the communicator names itself in the message; later ones, which
  * fail on the standing error, leave that first message alone. */
 tern_status coll_exec_coll(tern_comm *c, tern_request *r) {
-  bool fresh = c->broken == TERN_OK && !atomic_load(&c->aborted);
-  if (fresh) core_err_clear(&c->err);
+  bool fresh = coll_exec_fresh(c);
   tern_status rc = run_coll(c, r);
   if (rc == TERN_OK || !fresh) return rc;
   char op[64];
@@ -282,12 +275,22 @@ tern_status coll_exec_coll(tern_comm *c, tern_request *r) {
   return name_operation(c, rc, op);
 }
 
-tern_status coll_exec_p2p(tern_comm *c, tern_request **reqs, int n) {
+bool coll_exec_fresh(tern_comm *c) {
   bool fresh = c->broken == TERN_OK && !atomic_load(&c->aborted);
   if (fresh) core_err_clear(&c->err);
-  tern_status rc = run_p2p(c, reqs, n);
+  return fresh;
+}
+
+tern_status coll_exec_p2p_failed(tern_comm *c, tern_status rc, bool fresh, int n) {
   if (rc == TERN_OK || !fresh) return rc;
   char op[64];
   snprintf(op, sizeof op, "send/recv (%d request%s)", n, n == 1 ? "" : "s");
   return name_operation(c, rc, op);
+}
+
+tern_status coll_exec_p2p(tern_comm *c, tern_request *r) {
+  bool fresh = coll_exec_fresh(c);
+  tern_status rc = coll_exec_p2p_post(c, r);
+  if (rc == TERN_OK) rc = comm_wait_all(c, r->xfers, 1);
+  return coll_exec_p2p_failed(c, rc, fresh, 1);
 }
