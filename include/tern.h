@@ -123,8 +123,8 @@ tern_status tern_allreduce(tern_comm *c, const void *sendbuf, void *recvbuf, siz
                            tern_dtype dt, tern_op op);
 /* sendbuf holds size * recvcount elements; rank r receives block r of the reduction.
  * In place when recvbuf == sendbuf + rank * recvcount elements. */
-tern_status tern_reduce_scatter(tern_comm *c, const void *sendbuf, void *recvbuf,
-                                size_t recvcount, tern_dtype dt, tern_op op);
+tern_status tern_reduce_scatter(tern_comm *c, const void *sendbuf, void *recvbuf, size_t recvcount,
+                                tern_dtype dt, tern_op op);
 /* recvbuf holds size * sendcount elements, block r from rank r.
  * In place when sendbuf == recvbuf + rank * sendcount elements. */
 tern_status tern_allgather(tern_comm *c, const void *sendbuf, void *recvbuf, size_t sendcount,
@@ -156,8 +156,8 @@ tern_status tern_recv(tern_comm *c, void *buf, size_t count, tern_dtype dt, int 
 
 tern_status tern_iallreduce(tern_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                             tern_dtype dt, tern_op op, tern_request **req);
-tern_status tern_ireduce_scatter(tern_comm *c, const void *sendbuf, void *recvbuf,
-                                 size_t recvcount, tern_dtype dt, tern_op op, tern_request **req);
+tern_status tern_ireduce_scatter(tern_comm *c, const void *sendbuf, void *recvbuf, size_t recvcount,
+                                 tern_dtype dt, tern_op op, tern_request **req);
 tern_status tern_iallgather(tern_comm *c, const void *sendbuf, void *recvbuf, size_t sendcount,
                             tern_dtype dt, tern_request **req);
 tern_status tern_ibroadcast(tern_comm *c, const void *sendbuf, void *recvbuf, size_t count,
@@ -177,7 +177,6 @@ tern_status tern_wait(tern_request *req);
 /* Sets *done to 1 when req has completed; then req is freed and its status returned. Otherwise
  * *done is 0, req stays valid and TERN_OK is returned. */
 tern_status tern_test(tern_request *req, int *done);
-
 
 /* ---- swarm averaging (Moshpit) ----------------------------------------------------------- */
 /* Peers that find each other through a DHT (OpenDHT, bootstrapped only from the addresses given)
@@ -202,58 +201,58 @@ typedef enum tern_compress {
 #define TERN_SWARM_MAX_BOOTSTRAP 16
 
 typedef struct tern_swarm_options {
-  const char *listen;    /* "host:port": the DHT's UDP port and the averaging TCP port (the same
-                            number); port 0 picks a free one */
+  const char *listen; /* "host:port": the DHT's UDP port and the averaging TCP port (the same
+                         number); port 0 picks a free one */
   const char *bootstrap[TERN_SWARM_MAX_BOOTSTRAP]; /* "host:port" of live peers, NULL-ended; the
                                                       only addresses the DHT is seeded with */
-  const char *run_id;    /* peers of one run share it; it also names the DHT network */
-  const char *key;       /* shared secret or NULL (then TERN_KEY/TERN_KEY_FILE, if set): peers
-                            and DHT records without it are refused */
-  int ndims;             /* grid dimensions d (1..TERN_SWARM_MAX_DIMS); 0 means 1 */
+  const char *run_id; /* peers of one run share it; it also names the DHT network */
+  const char *key;    /* shared secret or NULL (then TERN_KEY/TERN_KEY_FILE, if set): peers
+                         and DHT records without it are refused */
+  int ndims;          /* grid dimensions d (1..TERN_SWARM_MAX_DIMS); 0 means 1 */
   int coords[TERN_SWARM_MAX_DIMS]; /* this peer's place on the grid */
-  double bandwidth;      /* declared bandwidth in bytes/s (> 0; 0 means 1e9): part sizes follow it */
+  double bandwidth; /* declared bandwidth in bytes/s (> 0; 0 means 1e9): part sizes follow it */
   int grid[TERN_SWARM_MAX_DIMS]; /* the grid's size per axis, or zeros (unknown). Known, a line
                                     of round r holds at most grid[r mod d] peers: its group
                                     closes once that many are in, without waiting to settle */
-  int insecure;          /* without a key, a listen or bootstrap address that is not loopback is
-                            refused (TERN_ERR_AUTH) unless this is 1: then anyone who reaches the
-                            peer can join; the log says so (docs/SWARM.md, "Security") */
+  int insecure; /* without a key, a listen or bootstrap address that is not loopback is
+                   refused (TERN_ERR_AUTH) unless this is 1: then anyone who reaches the
+                   peer can join; the log says so (docs/SWARM.md, "Security") */
 } tern_swarm_options;
 
 typedef struct tern_swarm_average_options {
   tern_compress compress;
-  int min_group;         /* fewer peers than this found: average alone (0 means 2) */
-  int target_group;      /* stop matching once this many are found (0 means 64) */
-  double match_timeout;  /* seconds to find and assemble a group (0 means 5) */
+  int min_group;          /* fewer peers than this found: average alone (0 means 2) */
+  int target_group;       /* stop matching once this many are found (0 means 64) */
+  double match_timeout;   /* seconds to find and assemble a group (0 means 5) */
   double average_timeout; /* seconds for the all-reduce itself (0 means 10) */
-  int random_groups;     /* 0: the group is this round's grid line. K > 0: random groups: each
-                            round, the cells 0..K*target_group-1 (a peer's cell is coords[0])
-                            are dealt into K groups of target_group by a permutation drawn from
-                            the run id and the round, the same on every peer; K = N/2 with
-                            target_group 2 is randomized pairwise gossip */
-  int rounds;            /* the run's rounds, 0..rounds-1: a late peer that jumps to the others'
-                            round (they closed its group without it) jumps no further than the
-                            last; 0: no last round */
-  double clip;           /* > 0: robust aggregation, CenteredClip with radius clip (the L2 norm of
-                            a member's part minus the centre, per part): each member counts once,
-                            whatever its weight; when the honest members lie within clip of the
-                            centre, one member moves a part by at most clip / (members - 1).
-                            0: the exact weighted mean (docs/SWARM.md, "Security") */
+  int random_groups;      /* 0: the group is this round's grid line. K > 0: random groups: each
+                             round, the cells 0..K*target_group-1 (a peer's cell is coords[0])
+                             are dealt into K groups of target_group by a permutation drawn from
+                             the run id and the round, the same on every peer; K = N/2 with
+                             target_group 2 is randomized pairwise gossip */
+  int rounds;             /* the run's rounds, 0..rounds-1: a late peer that jumps to the others'
+                             round (they closed its group without it) jumps no further than the
+                             last; 0: no last round */
+  double clip;            /* > 0: robust aggregation, CenteredClip with radius clip (the L2 norm of
+                             a member's part minus the centre, per part): each member counts once,
+                             whatever its weight; when the honest members lie within clip of the
+                             centre, one member moves a part by at most clip / (members - 1).
+                             0: the exact weighted mean (docs/SWARM.md, "Security") */
 } tern_swarm_average_options;
 
 #define TERN_SWARM_MAX_FAILED 16
 
 typedef struct tern_swarm_report {
-  unsigned round;             /* the round this call was (0, 1, ...) */
-  int group_size;             /* members of the group, this peer included (1: alone) */
-  int failed_count;           /* members dropped during the all-reduce */
+  unsigned round;   /* the round this call was (0, 1, ...) */
+  int group_size;   /* members of the group, this peer included (1: alone) */
+  int failed_count; /* members dropped during the all-reduce */
   unsigned long long failed[TERN_SWARM_MAX_FAILED]; /* their peer ids (the first 16) */
-  int parts_updated;          /* parts of the vector that came back averaged (of group_size) */
+  int parts_updated; /* parts of the vector that came back averaged (of group_size) */
   double weight_before, weight_after; /* this peer's weight entering and leaving the round */
   unsigned long long bytes_sent, bytes_received; /* averaging traffic, headers included */
   double seconds_matching, seconds_averaging;
-  int pooled;                 /* 1: alone on its grid line, this peer matched in the round's pool
-                                 of lonely peers (partners dead or gone) */
+  int pooled; /* 1: alone on its grid line, this peer matched in the round's pool
+                 of lonely peers (partners dead or gone) */
 } tern_swarm_report;
 
 /* Starts a peer: binds listen, starts the DHT, bootstraps from the given addresses. The peer id

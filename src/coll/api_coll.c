@@ -25,7 +25,8 @@ static tern_status bad_arg(tern_comm *c, const char *fmt, ...) {
 /* Checks the arguments every data call shares; *bytes gets count * elements-per-count * size. */
 static tern_status check_common(tern_comm *c, const char *call, size_t count, size_t blocks,
                                 tern_dtype dt, size_t *bytes) {
-  if (!core_dtype_valid((int)dt)) return bad_arg(c, "%s: dtype %d is not a tern_dtype", call, (int)dt);
+  if (!core_dtype_valid((int)dt))
+    return bad_arg(c, "%s: dtype %d is not a tern_dtype", call, (int)dt);
   size_t esize = tern_dtype_size(dt);
   if (count > SIZE_MAX / esize / blocks)
     return bad_arg(c, "%s: count %zu of %s overflows the address space", call, count,
@@ -71,20 +72,28 @@ static tern_status issue(tern_comm *c, const tern_request *proto, tern_request *
 
 static tern_request coll_proto(tern_comm *c, coll_kind kind, const void *s, void *r, size_t count,
                                tern_dtype dt, tern_op op, int root, bool inplace) {
-  return (tern_request){.comm = c, .type = COLL_REQ_COLL,
-                        .args = {.kind = kind, .rank = c->rank, .size = c->size, .root = root,
-                                 .count = count, .inplace = inplace},
-                        .sendbuf = s, .recvbuf = r, .dt = dt, .op = op};
+  return (tern_request){.comm = c,
+                        .type = COLL_REQ_COLL,
+                        .args = {.kind = kind,
+                                 .rank = c->rank,
+                                 .size = c->size,
+                                 .root = root,
+                                 .count = count,
+                                 .inplace = inplace},
+                        .sendbuf = s,
+                        .recvbuf = r,
+                        .dt = dt,
+                        .op = op};
 }
 
-#define CHECK(expr)                                                                            \
-  do {                                                                                         \
-    tern_status check_rc_ = (expr);                                                            \
-    if (check_rc_ != TERN_OK) return check_rc_;                                                \
+#define CHECK(expr)                                                                                \
+  do {                                                                                             \
+    tern_status check_rc_ = (expr);                                                                \
+    if (check_rc_ != TERN_OK) return check_rc_;                                                    \
   } while (0)
 
 static tern_status do_allreduce(tern_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                            tern_dtype dt, tern_op op, tern_request **req) {
+                                tern_dtype dt, tern_op op, tern_request **req) {
   if (c == NULL) return TERN_ERR_INVALID_ARG;
   size_t b = 0;
   CHECK(check_common(c, "allreduce", count, 1, dt, &b));
@@ -98,7 +107,8 @@ static tern_status do_allreduce(tern_comm *c, const void *sendbuf, void *recvbuf
 }
 
 static tern_status do_reduce_scatter(tern_comm *c, const void *sendbuf, void *recvbuf,
-                                 size_t recvcount, tern_dtype dt, tern_op op, tern_request **req) {
+                                     size_t recvcount, tern_dtype dt, tern_op op,
+                                     tern_request **req) {
   if (c == NULL) return TERN_ERR_INVALID_ARG;
   size_t b = 0;
   CHECK(check_common(c, "reduce_scatter", recvcount, (size_t)c->size, dt, &b));
@@ -108,12 +118,13 @@ static tern_status do_reduce_scatter(tern_comm *c, const void *sendbuf, void *re
   CHECK(need_buf(c, "reduce_scatter", "recvbuf", recvbuf, b));
   bool inplace = b > 0 && (const char *)recvbuf == (const char *)sendbuf + (size_t)c->rank * b;
   if (!inplace) CHECK(check_apart(c, "reduce_scatter", sendbuf, all, recvbuf, b));
-  tern_request p = coll_proto(c, COLL_REDUCE_SCATTER, sendbuf, recvbuf, recvcount, dt, op, 0, inplace);
+  tern_request p =
+      coll_proto(c, COLL_REDUCE_SCATTER, sendbuf, recvbuf, recvcount, dt, op, 0, inplace);
   return issue(c, &p, req);
 }
 
 static tern_status do_allgather(tern_comm *c, const void *sendbuf, void *recvbuf, size_t sendcount,
-                            tern_dtype dt, tern_request **req) {
+                                tern_dtype dt, tern_request **req) {
   if (c == NULL) return TERN_ERR_INVALID_ARG;
   size_t b = 0;
   CHECK(check_common(c, "allgather", sendcount, (size_t)c->size, dt, &b));
@@ -122,12 +133,13 @@ static tern_status do_allgather(tern_comm *c, const void *sendbuf, void *recvbuf
   CHECK(need_buf(c, "allgather", "recvbuf", recvbuf, all));
   bool inplace = b > 0 && (const char *)sendbuf == (const char *)recvbuf + (size_t)c->rank * b;
   if (!inplace) CHECK(check_apart(c, "allgather", sendbuf, b, recvbuf, all));
-  tern_request p = coll_proto(c, COLL_ALLGATHER, sendbuf, recvbuf, sendcount, dt, TERN_SUM, 0, inplace);
+  tern_request p =
+      coll_proto(c, COLL_ALLGATHER, sendbuf, recvbuf, sendcount, dt, TERN_SUM, 0, inplace);
   return issue(c, &p, req);
 }
 
 static tern_status do_broadcast(tern_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                            tern_dtype dt, int root, tern_request **req) {
+                                tern_dtype dt, int root, tern_request **req) {
   if (c == NULL) return TERN_ERR_INVALID_ARG;
   size_t b = 0;
   CHECK(check_common(c, "broadcast", count, 1, dt, &b));
@@ -143,7 +155,7 @@ static tern_status do_broadcast(tern_comm *c, const void *sendbuf, void *recvbuf
 }
 
 static tern_status do_reduce(tern_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                         tern_dtype dt, tern_op op, int root, tern_request **req) {
+                             tern_dtype dt, tern_op op, int root, tern_request **req) {
   if (c == NULL) return TERN_ERR_INVALID_ARG;
   size_t b = 0;
   CHECK(check_common(c, "reduce", count, 1, dt, &b));
@@ -154,13 +166,13 @@ static tern_status do_reduce(tern_comm *c, const void *sendbuf, void *recvbuf, s
   if (is_root) CHECK(need_buf(c, "reduce", "recvbuf (on the root)", recvbuf, b));
   bool inplace = is_root && sendbuf == recvbuf;
   if (is_root && !inplace) CHECK(check_apart(c, "reduce", sendbuf, b, recvbuf, b));
-  tern_request p = coll_proto(c, COLL_REDUCE, sendbuf, is_root ? recvbuf : NULL, count, dt, op,
-                              root, inplace);
+  tern_request p =
+      coll_proto(c, COLL_REDUCE, sendbuf, is_root ? recvbuf : NULL, count, dt, op, root, inplace);
   return issue(c, &p, req);
 }
 
 static tern_status do_alltoall(tern_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-                           tern_dtype dt, tern_request **req) {
+                               tern_dtype dt, tern_request **req) {
   if (c == NULL) return TERN_ERR_INVALID_ARG;
   size_t b = 0;
   CHECK(check_common(c, "alltoall", count, (size_t)c->size, dt, &b));
@@ -179,34 +191,40 @@ static tern_status do_barrier(tern_comm *c, tern_request **req) {
   return issue(c, &p, req);
 }
 
-static tern_status p2p(tern_comm *c, coll_req_type type, const void *sbuf, void *rbuf,
-                       size_t count, tern_dtype dt, int peer, tern_request **req) {
+static tern_status p2p(tern_comm *c, coll_req_type type, const void *sbuf, void *rbuf, size_t count,
+                       tern_dtype dt, int peer, tern_request **req) {
   if (c == NULL) return TERN_ERR_INVALID_ARG;
   const char *call = type == COLL_REQ_SEND ? "send" : "recv";
   size_t b = 0;
   CHECK(check_common(c, call, count, 1, dt, &b));
   CHECK(need_buf(c, call, "buf", type == COLL_REQ_SEND ? sbuf : rbuf, b));
   if (peer < 0 || peer >= c->size || peer == c->rank)
-    return bad_arg(c, "%s: peer %d is not another rank of this communicator (0..%d, not %d)",
-                   call, peer, c->size - 1, c->rank);
-  tern_request p = {.comm = c, .type = type, .args = {.count = count}, .sendbuf = sbuf,
-                    .recvbuf = rbuf, .dt = dt, .peer = peer};
+    return bad_arg(c, "%s: peer %d is not another rank of this communicator (0..%d, not %d)", call,
+                   peer, c->size - 1, c->rank);
+  tern_request p = {.comm = c,
+                    .type = type,
+                    .args = {.count = count},
+                    .sendbuf = sbuf,
+                    .recvbuf = rbuf,
+                    .dt = dt,
+                    .peer = peer};
   return issue(c, &p, req);
 }
 
 static tern_status do_send(tern_comm *c, const void *buf, size_t count, tern_dtype dt, int peer,
-                       tern_request **req) {
+                           tern_request **req) {
   return p2p(c, COLL_REQ_SEND, buf, NULL, count, dt, peer, req);
 }
 
 static tern_status do_recv(tern_comm *c, void *buf, size_t count, tern_dtype dt, int peer,
-                       tern_request **req) {
+                           tern_request **req) {
   return p2p(c, COLL_REQ_RECV, NULL, buf, count, dt, peer, req);
 }
 
 /* ---- the blocking forms ------------------------------------------------------------------ */
 
-tern_status tern_allreduce(tern_comm *c, const void *s, void *r, size_t n, tern_dtype dt, tern_op op) {
+tern_status tern_allreduce(tern_comm *c, const void *s, void *r, size_t n, tern_dtype dt,
+                           tern_op op) {
   return do_allreduce(c, s, r, n, dt, op, NULL);
 }
 tern_status tern_reduce_scatter(tern_comm *c, const void *s, void *r, size_t n, tern_dtype dt,
@@ -216,7 +234,8 @@ tern_status tern_reduce_scatter(tern_comm *c, const void *s, void *r, size_t n, 
 tern_status tern_allgather(tern_comm *c, const void *s, void *r, size_t n, tern_dtype dt) {
   return do_allgather(c, s, r, n, dt, NULL);
 }
-tern_status tern_broadcast(tern_comm *c, const void *s, void *r, size_t n, tern_dtype dt, int root) {
+tern_status tern_broadcast(tern_comm *c, const void *s, void *r, size_t n, tern_dtype dt,
+                           int root) {
   return do_broadcast(c, s, r, n, dt, root, NULL);
 }
 tern_status tern_reduce(tern_comm *c, const void *s, void *r, size_t n, tern_dtype dt, tern_op op,
@@ -238,10 +257,10 @@ tern_status tern_recv(tern_comm *c, void *buf, size_t n, tern_dtype dt, int peer
 
 /* ---- the nonblocking forms: the same, with a request that must be given ------------------- */
 
-#define NEED_REQ(call)                                                                         \
-  do {                                                                                         \
-    if (c == NULL) return TERN_ERR_INVALID_ARG;                                                \
-    if (req == NULL) return bad_arg(c, call ": req is NULL (the blocking form takes none)");   \
+#define NEED_REQ(call)                                                                             \
+  do {                                                                                             \
+    if (c == NULL) return TERN_ERR_INVALID_ARG;                                                    \
+    if (req == NULL) return bad_arg(c, call ": req is NULL (the blocking form takes none)");       \
   } while (0)
 
 tern_status tern_iallreduce(tern_comm *c, const void *s, void *r, size_t n, tern_dtype dt,
@@ -259,13 +278,13 @@ tern_status tern_iallgather(tern_comm *c, const void *s, void *r, size_t n, tern
   NEED_REQ("iallgather");
   return do_allgather(c, s, r, n, dt, req);
 }
-tern_status tern_ibroadcast(tern_comm *c, const void *s, void *r, size_t n, tern_dtype dt,
-                            int root, tern_request **req) {
+tern_status tern_ibroadcast(tern_comm *c, const void *s, void *r, size_t n, tern_dtype dt, int root,
+                            tern_request **req) {
   NEED_REQ("ibroadcast");
   return do_broadcast(c, s, r, n, dt, root, req);
 }
-tern_status tern_ireduce(tern_comm *c, const void *s, void *r, size_t n, tern_dtype dt,
-                         tern_op op, int root, tern_request **req) {
+tern_status tern_ireduce(tern_comm *c, const void *s, void *r, size_t n, tern_dtype dt, tern_op op,
+                         int root, tern_request **req) {
   NEED_REQ("ireduce");
   return do_reduce(c, s, r, n, dt, op, root, req);
 }

@@ -172,8 +172,8 @@ static tern_status verify_rank(coll_checker *c, int r) {
       pos = CORE_MAX(pos, w.off);
       size_t got = u->idx + (pos - u->off), want_idx = w.idx + (pos - w.off);
       if (got != want_idx)
-        return coll_chk_fail(c, "rank %d: RECV[%zu] holds element %zu of its senders, not %zu",
-                             r, pos, got, want_idx);
+        return coll_chk_fail(c, "rank %d: RECV[%zu] holds element %zu of its senders, not %zu", r,
+                             pos, got, want_idx);
       if (w.set & ~u->set)
         return coll_chk_fail(c, "rank %d: RECV[%zu] misses the contribution of rank %s", r, pos,
                              coll_chk_ranks(w.set & ~u->set, who, sizeof who));

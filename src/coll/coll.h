@@ -18,15 +18,15 @@ typedef enum coll_req_type { COLL_REQ_COLL, COLL_REQ_SEND, COLL_REQ_RECV } coll_
 struct tern_request {
   tern_comm *comm;
   coll_req_type type;
-  coll_args args;       /* collectives: kind, rank, size, root, count, inplace */
-  const void *sendbuf;  /* collectives and send */
-  void *recvbuf;        /* collectives and recv */
+  coll_args args;      /* collectives: kind, rank, size, root, count, inplace */
+  const void *sendbuf; /* collectives and send */
+  void *recvbuf;       /* collectives and recv */
   tern_dtype dt;
   tern_op op;
-  int peer;             /* send and recv */
-  uint32_t seq;         /* collectives: the communicator's count when issued */
+  int peer;     /* send and recv */
+  uint32_t seq; /* collectives: the communicator's count when issued */
   /* the run */
-  coll_sched sched;     /* kept warm between uses of this request slot */
+  coll_sched sched; /* kept warm between uses of this request slot */
   net_xfer *xfers;
   size_t xfers_cap;
   bool done;

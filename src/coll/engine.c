@@ -37,9 +37,9 @@ struct coll_engine {
   tern_request pool[POOL];
   tern_request *queue[POOL]; /* issued, not yet finished, in issue order */
   int qhead;
-  _Atomic int qlen; /* written under `lock`; read without it by the idle blocking call */
+  _Atomic int qlen;        /* written under `lock`; read without it by the idle blocking call */
   tern_request inline_req; /* blocking calls on an idle communicator */
-  uint32_t coll_seq; /* under run_lock */
+  uint32_t coll_seq;       /* under run_lock */
   pthread_t thread;
   int wake_fd;
   bool stop;
@@ -91,7 +91,8 @@ tern_status coll_engine_tmp(tern_comm *c, size_t bytes, char **out) {
   coll_engine *e = c->engine;
   if (bytes > e->tmp_cap) {
     char *t = realloc(e->tmp, bytes);
-    if (t == NULL) return core_err_set(&c->err, TERN_ERR_NOMEM, "no memory for %zu bytes of scratch", bytes);
+    if (t == NULL)
+      return core_err_set(&c->err, TERN_ERR_NOMEM, "no memory for %zu bytes of scratch", bytes);
     e->tmp = t;
     e->tmp_cap = bytes;
   }
@@ -186,8 +187,10 @@ static void run_p2p(tern_comm *c) {
     /* after every pass, not only one that moved: the wait's own looks (comm_idle's last look
      * before it sleeps) complete transfers too */
     if ((posted = retire_p2p(c, posted, TERN_OK, &oldest)) == 0) return;
-    if (moved) comm_idle_reset(&idle);
-    else rc = comm_idle(c, &idle, oldest);
+    if (moved)
+      comm_idle_reset(&idle);
+    else
+      rc = comm_idle(c, &idle, oldest);
   }
   atomic_store(&c->arg_err_last, false);
   retire_p2p(c, posted, coll_exec_p2p_failed(c, rc, fresh, posted), &oldest);
@@ -232,7 +235,8 @@ static void *progress_thread(void *arg) {
   tern_comm *c = arg;
   coll_engine *e = c->engine;
   for (;;) {
-    struct pollfd fds[2] = {{.fd = e->wake_fd, .events = POLLIN}, {.fd = c->listen_fd, .events = POLLIN}};
+    struct pollfd fds[2] = {{.fd = e->wake_fd, .events = POLLIN},
+                            {.fd = c->listen_fd, .events = POLLIN}};
     int n = poll(fds, c->listen_fd >= 0 ? 2 : 1, -1);
     if (n < 0 && errno != EINTR) break;
     uint64_t v;
@@ -317,12 +321,14 @@ tern_status coll_engine_submit(tern_comm *c, const tern_request *proto, tern_req
   coll_engine *e = c->engine;
   pthread_mutex_lock(&e->lock);
   int outstanding = 0;
-  for (int i = 0; i < POOL; i++) outstanding += e->pool[i].in_use;
+  for (int i = 0; i < POOL; i++)
+    outstanding += e->pool[i].in_use;
   tern_request *r = outstanding < TERN_MAX_OUTSTANDING ? enqueue(c, proto) : NULL;
   pthread_mutex_unlock(&e->lock);
   if (r == NULL)
     return core_err_set(&c->err, TERN_ERR_INVALID_ARG,
-                        "more than %d requests outstanding: wait for some first", TERN_MAX_OUTSTANDING);
+                        "more than %d requests outstanding: wait for some first",
+                        TERN_MAX_OUTSTANDING);
   uint64_t one = 1;
   if (write(e->wake_fd, &one, sizeof one) < 0)
     CORE_WARN("waking the progress thread failed: %s", strerror(errno));
@@ -364,7 +370,8 @@ tern_status coll_engine_start(tern_comm *c) {
   pthread_mutex_init(&e->lock, NULL);
   pthread_mutex_init(&e->run_lock, NULL);
   pthread_cond_init(&e->done_cond, NULL);
-  for (int i = 0; i < POOL; i++) coll_sched_init(&e->pool[i].sched);
+  for (int i = 0; i < POOL; i++)
+    coll_sched_init(&e->pool[i].sched);
   coll_sched_init(&e->inline_req.sched);
   coll_sched_cache_init(&e->scheds);
   e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

@@ -154,7 +154,8 @@ static tern_status post(tern_comm *c, net_xfer *x) {
   return comm_post(c, x);
 }
 
-static void local_step(const tern_request *r, const coll_step *s, char *const bufs[], size_t esize) {
+static void local_step(const tern_request *r, const coll_step *s, char *const bufs[],
+                       size_t esize) {
   char *dst = bufs[s->buf] + s->off * esize;
   const char *src = bufs[s->src_buf] + s->src_off * esize;
   if (s->kind == COLL_STEP_COPY) {
@@ -179,12 +180,17 @@ static void trace_step(const tern_request *r, const coll_step *s, int phase) {
 static tern_status run_phases(tern_comm *c, tern_request *r, const coll_sched *s,
                               char *const bufs[], size_t esize) {
   bool trace = core_log_on(CORE_LOG_TRACE); /* once a call, not once a step */
-  net_msg_hdr hdr = {.kind = (uint8_t)r->args.kind, .dtype = (uint8_t)r->dt, .op = (uint8_t)r->op,
-                     .seq = r->seq, .root = r->args.root, .count = r->args.count};
+  net_msg_hdr hdr = {.kind = (uint8_t)r->args.kind,
+                     .dtype = (uint8_t)r->dt,
+                     .op = (uint8_t)r->op,
+                     .seq = r->seq,
+                     .root = r->args.root,
+                     .count = r->args.count};
   int phase = 0;
   for (size_t begin = 0; begin < s->len; phase++) {
     size_t end = begin;
-    while (end < s->len && !s->steps[end].last) end++;
+    while (end < s->len && !s->steps[end].last)
+      end++;
     end = end < s->len ? end + 1 : end;
     tern_status rc = reserve_xfers(c, r, end - begin);
     if (rc != TERN_OK) return rc;
@@ -194,18 +200,23 @@ static tern_status run_phases(tern_comm *c, tern_request *r, const coll_sched *s
       if (trace) trace_step(r, st, phase);
       if (st->kind == COLL_STEP_COPY || st->kind == COLL_STEP_REDUCE) continue;
       net_xfer *x = &r->xfers[n];
-      *x = (net_xfer){.hdr = hdr, .peer = st->peer, .is_send = st->kind == COLL_STEP_SEND,
+      *x = (net_xfer){.hdr = hdr,
+                      .peer = st->peer,
+                      .is_send = st->kind == COLL_STEP_SEND,
                       .reduce = st->kind == COLL_STEP_RECV_REDUCE};
       x->hdr.bytes = st->count * esize;
-      if (x->is_send) x->src = bufs[st->buf] + st->off * esize;
-      else x->dst = bufs[st->buf] + st->off * esize;
+      if (x->is_send)
+        x->src = bufs[st->buf] + st->off * esize;
+      else
+        x->dst = bufs[st->buf] + st->off * esize;
       if (x->reduce) x->src = bufs[st->src_buf] + st->src_off * esize;
       if ((rc = post(c, x)) != TERN_OK) return rc;
       n += !x->complete; /* a small message may move as it is posted: its place is reused */
     }
     for (size_t i = begin; i < end; i++) {
       const coll_step *st = &s->steps[i];
-      if (st->kind == COLL_STEP_COPY || st->kind == COLL_STEP_REDUCE) local_step(r, st, bufs, esize);
+      if (st->kind == COLL_STEP_COPY || st->kind == COLL_STEP_REDUCE)
+        local_step(r, st, bufs, esize);
     }
     if (n > 0 && (rc = comm_wait_all(c, r->xfers, n)) != TERN_OK) return rc;
     begin = end;
@@ -217,7 +228,8 @@ static tern_status run_phases(tern_comm *c, tern_request *r, const coll_sched *s
 static void finish_avg(tern_comm *c, tern_request *r) {
   if (r->op != TERN_AVG) return;
   coll_kind k = r->args.kind;
-  if (k == COLL_ALLREDUCE || k == COLL_REDUCE_SCATTER || (k == COLL_REDUCE && r->args.root == c->rank))
+  if (k == COLL_ALLREDUCE || k == COLL_REDUCE_SCATTER ||
+      (k == COLL_REDUCE && r->args.root == c->rank))
     core_avg_finish(r->dt, r->recvbuf, r->args.count, c->size);
 }
 
@@ -227,7 +239,8 @@ static tern_status name_operation(tern_comm *c, tern_status rc, const char *op) 
   memcpy(what, c->err.msg, sizeof what);
   int n = snprintf(c->err.msg, sizeof c->err.msg, "%s on rank %d: ", op, c->rank);
   if (n > 0 && (size_t)n < sizeof c->err.msg)
-    snprintf(c->err.msg + n, sizeof c->err.msg - (size_t)n, "%.*s", (int)(sizeof c->err.msg) - n - 1, what);
+    snprintf(c->err.msg + n, sizeof c->err.msg - (size_t)n, "%.*s",
+             (int)(sizeof c->err.msg) - n - 1, what);
   return rc;
 }
 
@@ -239,8 +252,7 @@ static tern_status run_coll(tern_comm *c, tern_request *r) {
   size_t esize = tern_dtype_size(r->dt);
   if ((rc = build(c, r, esize, &s)) != TERN_OK) return rc;
   char *tmp = NULL;
-  if (s->tmp_count && (rc = coll_engine_tmp(c, s->tmp_count * esize, &tmp)) != TERN_OK)
-    return rc;
+  if (s->tmp_count && (rc = coll_engine_tmp(c, s->tmp_count * esize, &tmp)) != TERN_OK) return rc;
   char *const bufs[COLL_NUM_BUFS] = {(char *)r->sendbuf, r->recvbuf, tmp};
   if ((rc = run_phases(c, r, s, bufs, esize)) != TERN_OK) return rc;
   finish_avg(c, r);
@@ -253,11 +265,15 @@ tern_status coll_exec_p2p_post(tern_comm *c, tern_request *r) {
   comm_peer *p = &c->peers[r->peer];
   bool send = r->type == COLL_REQ_SEND;
   net_xfer *x = &r->xfers[0];
-  *x = (net_xfer){.hdr = {.kind = NET_KIND_P2P, .dtype = (uint8_t)r->dt,
+  *x = (net_xfer){.hdr = {.kind = NET_KIND_P2P,
+                          .dtype = (uint8_t)r->dt,
                           .seq = send ? p->p2p_send_seq++ : p->p2p_recv_seq++,
                           .count = r->args.count,
                           .bytes = r->args.count * tern_dtype_size(r->dt)},
-                  .peer = r->peer, .is_send = send, .src = r->sendbuf, .dst = r->recvbuf};
+                  .peer = r->peer,
+                  .is_send = send,
+                  .src = r->sendbuf,
+                  .dst = r->recvbuf};
   CORE_INFO("%s #%u: %zu elements of %s %s rank %d over %s", send ? "send" : "recv", x->hdr.seq,
             r->args.count, tern_dtype_name(r->dt), send ? "to" : "from", r->peer,
             p->link == COMM_LINK_SHM ? "shm" : "tcp");

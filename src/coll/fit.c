@@ -64,13 +64,15 @@ static bool solve(double a[4][4], double b[4], int k, double x[4]) {
     b[c] = b[p], b[p] = tb;
     for (int r = c + 1; r < k; r++) {
       double f = a[r][c] / a[c][c];
-      for (int j = c; j < k; j++) a[r][j] -= f * a[c][j];
+      for (int j = c; j < k; j++)
+        a[r][j] -= f * a[c][j];
       b[r] -= f * b[c];
     }
   }
   for (int c = k - 1; c >= 0; c--) {
     double s = b[c];
-    for (int j = c + 1; j < k; j++) s -= a[c][j] * x[j];
+    for (int j = c + 1; j < k; j++)
+      s -= a[c][j] * x[j];
     x[c] = s / a[c][c];
   }
   return true;
@@ -92,7 +94,8 @@ coll_net_model coll_fit_model(const coll_cost_terms *terms, const double *secs, 
       for (int p = 0; p < k; p++) {
         double fp = feature(&terms[i], idx[p]) / secs[i];
         atb[p] += fp;
-        for (int q = 0; q < k; q++) ata[p][q] += fp * feature(&terms[i], idx[q]) / secs[i];
+        for (int q = 0; q < k; q++)
+          ata[p][q] += fp * feature(&terms[i], idx[q]) / secs[i];
       }
     }
     if (!solve(ata, atb, k, x)) continue;
@@ -107,7 +110,8 @@ coll_net_model coll_fit_model(const coll_cost_terms *terms, const double *secs, 
     for (size_t i = 0; i < n; i++) {
       if (!(secs[i] > 0)) continue;
       double pred = 0;
-      for (int j = 0; j < 4; j++) pred += full[j] * feature(&terms[i], j);
+      for (int j = 0; j < 4; j++)
+        pred += full[j] * feature(&terms[i], j);
       e += (pred - secs[i]) * (pred - secs[i]) / (secs[i] * secs[i]);
     }
     if (e < best_err) best_err = e, memcpy(best, full, sizeof best);

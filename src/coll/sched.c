@@ -111,8 +111,13 @@ static tern_status append_local(coll_sched *s, coll_step_kind kind, coll_buf buf
   map_buf(s, &buf, &off);
   map_buf(s, &src, &src_off);
   if (count == 0 || (kind == COLL_STEP_COPY && buf == src && off == src_off)) return s->status;
-  coll_step st = {.kind = kind, .buf = buf, .src_buf = src, .peer = -1, .off = off,
-                  .src_off = src_off, .count = count};
+  coll_step st = {.kind = kind,
+                  .buf = buf,
+                  .src_buf = src,
+                  .peer = -1,
+                  .off = off,
+                  .src_off = src_off,
+                  .count = count};
   return append(s, &st);
 }
 

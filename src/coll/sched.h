@@ -113,20 +113,20 @@ typedef struct coll_sched {
 typedef struct coll_args {
   coll_kind kind;
   int rank, size;
-  int root;         /* broadcast and reduce; 0 elsewhere */
-  size_t count;     /* as the public call's count (see the table above) */
-  bool inplace;     /* the in-place form of the call (see the table above) */
-  bool shared_memory; /* every peer is reached through shared memory (where the allreduce of two
-                         ranks goes in pieces: COLL_PAIR_PIECE) */
+  int root;            /* broadcast and reduce; 0 elsewhere */
+  size_t count;        /* as the public call's count (see the table above) */
+  bool inplace;        /* the in-place form of the call (see the table above) */
+  bool shared_memory;  /* every peer is reached through shared memory (where the allreduce of two
+                          ranks goes in pieces: COLL_PAIR_PIECE) */
   bool unchecked_root; /* broadcast and reduce without build.c's root check (TERN_CHECK_ROOTS=0) */
-  int dealt;        /* rank r runs on CPU r mod dealt of one host, whose ranks outnumber its
-                       CPUs (tern run's binding); 0 when not. Trees spread their inner members
-                       over those CPUs (tree.c) */
-  size_t seg_count; /* pipelining segment in elements, for algorithms that pipeline; 0 lets the
-                       algorithm choose */
-  int ppn;          /* ranks per host when hosts hold equal, contiguous blocks of ranks (rank r
-                       on host r / ppn); 0 when not (hier needs 1 < ppn < size) */
-  coll_algo inner;  /* hier: the algorithm of the inter-host phase (ring or rhd; AUTO: ring) */
+  int dealt;           /* rank r runs on CPU r mod dealt of one host, whose ranks outnumber its
+                          CPUs (tern run's binding); 0 when not. Trees spread their inner members
+                          over those CPUs (tree.c) */
+  size_t seg_count;    /* pipelining segment in elements, for algorithms that pipeline; 0 lets the
+                          algorithm choose */
+  int ppn;             /* ranks per host when hosts hold equal, contiguous blocks of ranks (rank r
+                          on host r / ppn); 0 when not (hier needs 1 < ppn < size) */
+  coll_algo inner;     /* hier: the algorithm of the inter-host phase (ring or rhd; AUTO: ring) */
   const struct coll_hosts *hosts; /* which host each rank is on, for any placement (hier uses it
                                      before ppn); NULL when not known */
 } coll_args;
@@ -260,9 +260,9 @@ typedef struct coll_net_model {
    * coll_host_time. */
   double msg_cpu;
   int cpus;
-  /* crowded, with msg_cpu and cpus known: what one rank's turn on a CPU costs (a switch to it, and its look
-   * at what arrived), paid n / cpus times over by every phase in which the ranks wait for each
-   * other (select.c); 0: not modelled */
+  /* crowded, with msg_cpu and cpus known: what one rank's turn on a CPU costs (a switch to it, and
+   * its look at what arrived), paid n / cpus times over by every phase in which the ranks wait for
+   * each other (select.c); 0: not modelled */
   double turn;
   /* every rank on one host, so a CPU at each end copies every byte and no link carries any
    * (shared memory, or TCP over loopback): see coll_phase_bytes */
@@ -321,7 +321,7 @@ double coll_algo_cost(coll_kind kind, coll_algo algo, int n, size_t count, size_
 /* What a collective costs the whole host, summed over all ranks (work.c). */
 typedef struct coll_work {
   double msgs, bytes, red; /* messages sent, bytes sent, bytes reduced */
-  double red_received;      /* of red, reduced as it arrives (direct reduces after receiving) */
+  double red_received;     /* of red, reduced as it arrives (direct reduces after receiving) */
 } coll_work;
 /* The work of (kind, algo) over n ranks, count as in coll_args, as coll_build's schedules do it;
  * HUGE_VAL fields where algo has no schedule for kind. */

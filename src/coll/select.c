@@ -28,20 +28,33 @@
 
 #include <math.h>
 
-const coll_net_model coll_model_shm = {
-    .alpha = 0.34e-6, .beta = 1 / 12.45e9, .gamma = 1 / 8.10e9, .o = 0.17e-6, .one_host = true,
-    .reduce_in_place = true};
+const coll_net_model coll_model_shm = {.alpha = 0.34e-6,
+                                       .beta = 1 / 12.45e9,
+                                       .gamma = 1 / 8.10e9,
+                                       .o = 0.17e-6,
+                                       .one_host = true,
+                                       .reduce_in_place = true};
 /* msg_cpu 0.5 us and turn 4 us: fitted to every algorithm of broadcast, reduce, allreduce and
  * allgather at n = 4, 8 and 16 on 2 cores (see turn_phases) */
-const coll_net_model coll_model_shm_crowded = {
-    .alpha = 0.34e-6, .beta = 1 / 12.45e9, .gamma = 1 / 8.10e9, .o = 0.17e-6, .crowded = true,
-    .handoff = 10e-6, .msg_cpu = 0.5e-6, .turn = 4e-6, .one_host = true, .reduce_in_place = true};
+const coll_net_model coll_model_shm_crowded = {.alpha = 0.34e-6,
+                                               .beta = 1 / 12.45e9,
+                                               .gamma = 1 / 8.10e9,
+                                               .o = 0.17e-6,
+                                               .crowded = true,
+                                               .handoff = 10e-6,
+                                               .msg_cpu = 0.5e-6,
+                                               .turn = 4e-6,
+                                               .one_host = true,
+                                               .reduce_in_place = true};
 const coll_net_model coll_model_tcp = {
     .alpha = 4.55e-6, .beta = 1 / 3.0e9, .gamma = 1 / 8.10e9, .o = 2.275e-6};
 /* msg_cpu 12.4 us: fitted to the ring and the tree of allreduce at n = 8 on 2 cores (work.c) */
-const coll_net_model coll_model_tcp_crowded = {
-    .alpha = 4.55e-6, .beta = 1 / 3.0e9, .gamma = 1 / 8.10e9, .o = 2.275e-6, .crowded = true,
-    .msg_cpu = 12.4e-6};
+const coll_net_model coll_model_tcp_crowded = {.alpha = 4.55e-6,
+                                               .beta = 1 / 3.0e9,
+                                               .gamma = 1 / 8.10e9,
+                                               .o = 2.275e-6,
+                                               .crowded = true,
+                                               .msg_cpu = 12.4e-6};
 
 coll_net_model coll_model_for(bool tcp, bool one_host, bool crowded, int cpus) {
   coll_net_model m = crowded ? (tcp ? coll_model_tcp_crowded : coll_model_shm_crowded)
@@ -54,7 +67,7 @@ coll_net_model coll_model_for(bool tcp, bool one_host, bool crowded, int cpus) {
 /* One phase: msgs messages in its busier direction, sending sent bytes and receiving received,
  * red of them reducing. */
 static double phase_of(const coll_net_model *m, double msgs, double sent, double received,
-                     double red) {
+                       double red) {
   return (msgs > 0 ? m->alpha + m->o * (msgs - 1) : 0) +
          m->beta * coll_phase_bytes(m, sent, received, red) + m->gamma * red;
 }

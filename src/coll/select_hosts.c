@@ -17,8 +17,8 @@
 #include <stdlib.h>
 
 /* The elements of steps [from, to) of s that go to, or come from, another host than rank's. */
-static void crossing(const coll_sched *s, size_t from, size_t to, const coll_args *place,
-                     int rank, double *out, double *in) {
+static void crossing(const coll_sched *s, size_t from, size_t to, const coll_args *place, int rank,
+                     double *out, double *in) {
   for (size_t i = from; i < to; i++) {
     const coll_step *st = &s->steps[i];
     if (st->kind > COLL_STEP_RECV_REDUCE) continue;
@@ -98,8 +98,11 @@ coll_algo coll_select_hosts(const coll_args *place, size_t elem_size, const coll
   coll_algo best = COLL_ALGO_AUTO;
   double best_t = HUGE_VAL;
   *inner = COLL_ALGO_RING;
-  coll_args a = {.kind = place->kind, .size = place->size, .count = place->count,
-                 .ppn = place->ppn, .hosts = place->hosts};
+  coll_args a = {.kind = place->kind,
+                 .size = place->size,
+                 .count = place->count,
+                 .ppn = place->ppn,
+                 .hosts = place->hosts};
   for (int algo = 1; algo < COLL_NUM_ALGOS; algo++) {
     if (!coll_algo_supported(a.kind, (coll_algo)algo)) continue;
     bool hier = algo == COLL_ALGO_HIER;

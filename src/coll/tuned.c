@@ -11,8 +11,10 @@
 static tern_status read_on_rank0(tern_comm *c, char **text, size_t *len) {
   const char *given = core_config_get()->tuning;
   char path[4096];
-  if (given[0]) snprintf(path, sizeof path, "%s", given);
-  else coll_tuning_default_path(path, sizeof path);
+  if (given[0])
+    snprintf(path, sizeof path, "%s", given);
+  else
+    coll_tuning_default_path(path, sizeof path);
   *text = NULL;
   *len = 0;
   if (!given[0] && access(path, F_OK) != 0) return TERN_OK; /* never tuned: the built-in model */

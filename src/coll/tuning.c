@@ -34,12 +34,14 @@ static tern_status parse_line(coll_tuning *t, char *line, int lineno, bool *saw_
   coll_algo a;
   char *p = line + strspn(line, " \t");
   if (*p == '\0' || *p == '#') return TERN_OK;
-  if (sscanf(p, "use %15s %1s", word, extra) == 1 && (!strcmp(word, "model") || !strcmp(word, "table"))) {
+  if (sscanf(p, "use %15s %1s", word, extra) == 1 &&
+      (!strcmp(word, "model") || !strcmp(word, "table"))) {
     t->use_table = !strcmp(word, "table");
     *saw_use = true;
     return TERN_OK;
   }
-  if (sscanf(p, "model %7s %d %lf %lf %lf %lf %1s", tr, &n, &alpha, &beta, &gamma, &o, extra) == 6 &&
+  if (sscanf(p, "model %7s %d %lf %lf %lf %lf %1s", tr, &n, &alpha, &beta, &gamma, &o, extra) ==
+          6 &&
       parse_tr(tr, &trk) && n >= 1 && alpha >= 0 && beta >= 0 && gamma >= 0 && o >= 0 &&
       isfinite(alpha + beta + gamma + o)) {
     if (!grow((void **)&t->models, t->nmodels, sizeof *t->models))
@@ -47,7 +49,8 @@ static tern_status parse_line(coll_tuning *t, char *line, int lineno, bool *saw_
     t->models[t->nmodels++] = (coll_tuned_model){trk, n, {alpha, beta, gamma, o}};
     return TERN_OK;
   }
-  if (sscanf(p, "time %7s %d %31s %lf %15s %lf %1s", tr, &n, kind, &bytes, algo, &secs, extra) == 6 &&
+  if (sscanf(p, "time %7s %d %31s %lf %15s %lf %1s", tr, &n, kind, &bytes, algo, &secs, extra) ==
+          6 &&
       parse_tr(tr, &trk) && n >= 1 && coll_kind_parse(kind, &k) && bytes >= 0 && isfinite(bytes) &&
       coll_algo_parse(algo, &a) && a != COLL_ALGO_AUTO && coll_algo_supported(k, a) && secs > 0 &&
       isfinite(secs)) {
@@ -86,7 +89,8 @@ tern_status coll_tuning_parse(coll_tuning *t, const char *text, size_t len, cons
   bool saw_use = false;
   int lineno = 1;
   char *save = NULL, *line = strtok_r(copy, "\n", &save);
-  for (line = strtok_r(NULL, "\n", &save); line && rc == TERN_OK; line = strtok_r(NULL, "\n", &save))
+  for (line = strtok_r(NULL, "\n", &save); line && rc == TERN_OK;
+       line = strtok_r(NULL, "\n", &save))
     rc = parse_line(t, line, ++lineno, &saw_use, what, err);
   if (rc == TERN_OK && !saw_use)
     rc = core_err_set(err, TERN_ERR_INVALID_ARG, "%s has no 'use model' or 'use table' line", what);
@@ -116,11 +120,13 @@ tern_status coll_tuning_load(coll_tuning *t, const char *path, char **text, size
   char what[300];
   snprintf(what, sizeof what, "tuning file %s", path);
   tern_status rc;
-  if (buf == NULL) rc = core_err_set(err, TERN_ERR_NOMEM, "no memory to read %s", what);
+  if (buf == NULL)
+    rc = core_err_set(err, TERN_ERR_NOMEM, "no memory to read %s", what);
   else if (n > COLL_TUNING_MAX_BYTES)
     rc = core_err_set(err, TERN_ERR_INVALID_ARG, "%s is larger than %u bytes: not a tuning file",
                       what, COLL_TUNING_MAX_BYTES);
-  else rc = coll_tuning_parse(t, buf, n, what, err);
+  else
+    rc = coll_tuning_parse(t, buf, n, what, err);
   if (rc != TERN_OK) {
     free(buf);
     return rc;
@@ -132,8 +138,10 @@ tern_status coll_tuning_load(coll_tuning *t, const char *path, char **text, size
 
 void coll_tuning_default_path(char *out, size_t len) {
   const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-  if (xdg && *xdg) snprintf(out, len, "%s/tern/tuning", xdg);
-  else snprintf(out, len, "%s/.cache/tern/tuning", home && *home ? home : ".");
+  if (xdg && *xdg)
+    snprintf(out, len, "%s/tern/tuning", xdg);
+  else
+    snprintf(out, len, "%s/.cache/tern/tuning", home && *home ? home : ".");
 }
 
 /* Distance between rank counts, on a log scale. */
@@ -152,7 +160,8 @@ static double interpolate(const bracket *b, double bytes) {
   bool lo = b->lo_bytes >= 0, hi = isfinite(b->hi_bytes);
   if (!lo || !hi) return lo ? b->lo_secs : hi ? b->hi_secs : HUGE_VAL;
   if (b->hi_bytes == b->lo_bytes) return b->lo_secs;
-  double w = (log(bytes + 1) - log(b->lo_bytes + 1)) / (log(b->hi_bytes + 1) - log(b->lo_bytes + 1));
+  double w =
+      (log(bytes + 1) - log(b->lo_bytes + 1)) / (log(b->hi_bytes + 1) - log(b->lo_bytes + 1));
   return exp((1 - w) * log(b->lo_secs) + w * log(b->hi_secs));
 }
 
@@ -166,7 +175,8 @@ static coll_algo table_select(const coll_tuning *t, coll_transport_kind tr, coll
     if (d < best_d) best_d = d, nearest = e->n;
   }
   bracket br[COLL_NUM_ALGOS];
-  for (int a = 0; a < COLL_NUM_ALGOS; a++) br[a] = (bracket){-1, 0, HUGE_VAL, 0};
+  for (int a = 0; a < COLL_NUM_ALGOS; a++)
+    br[a] = (bracket){-1, 0, HUGE_VAL, 0};
   for (size_t i = 0; i < t->ntimes; i++) {
     const coll_tuned_time *e = &t->times[i];
     if (e->tr != tr || e->kind != kind || e->n != nearest) continue;

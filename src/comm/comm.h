@@ -27,9 +27,9 @@ typedef struct comm_peer {
   net_shm_seg *seg; /* the peer's segment, mapped (shared memory peers) */
   int pidfd;        /* shared memory peers: readable once the process has exited */
   int pid;
-  char addr[80];    /* "ip:port" it listened on */
+  char addr[80]; /* "ip:port" it listened on */
   char host[64];
-  char what[112];   /* "rank 3 (127.0.0.1:4711)" for messages */
+  char what[112]; /* "rank 3 (127.0.0.1:4711)" for messages */
   uint32_t p2p_send_seq, p2p_recv_seq;
   bool active; /* on the communicator's active list */
 } comm_peer;
@@ -48,23 +48,23 @@ struct tern_comm {
   store_client *store;
   store_server *server; /* when this rank serves the store */
   uint8_t run_id[16];
-  char gen[32];      /* this communicator's prefix of store keys */
+  char gen[32]; /* this communicator's prefix of store keys */
 
-  comm_peer *peers;  /* size entries, peers[rank] is this rank (COMM_LINK_SELF) */
-  int *active;       /* ranks with queued transfers, the ones progress looks at */
+  comm_peer *peers; /* size entries, peers[rank] is this rank (COMM_LINK_SELF) */
+  int *active;      /* ranks with queued transfers, the ones progress looks at */
   int nactive;
-  net_shm_seg *seg;  /* this rank's segment (when it has peers on the host) */
-  int listen_fd;     /* kept open after start-up only to refuse and log strays */
-  int abort_fd;      /* eventfd: readable once aborted */
+  net_shm_seg *seg; /* this rank's segment (when it has peers on the host) */
+  int listen_fd;    /* kept open after start-up only to refuse and log strays */
+  int abort_fd;     /* eventfd: readable once aborted */
   _Atomic bool aborted;
-  tern_status broken; /* the first failure that left the channels in an unknown state */
+  tern_status broken;  /* the first failure that left the channels in an unknown state */
   bool oversubscribed; /* more ranks on this host than CPUs we may run on */
   int host_cpus;       /* the CPUs this host's ranks share (open.c's online_cpus) */
   bool any_tcp;        /* some peer is reached over TCP */
   int ppn;             /* ranks per host when hosts hold equal contiguous blocks, else 0 */
   int *host_id;        /* size: each rank's host, named by the lowest rank on it */
   int nhosts;
-  int dealt;           /* host_cpus when all ranks share one crowded host, else 0 (coll_args) */
+  int dealt; /* host_cpus when all ranks share one crowded host, else 0 (coll_args) */
   uint64_t alive_checked_ns; /* when comm_check_alive last looked */
   uint32_t alive_calls;      /* comm_check_alive calls, to read the clock on every 16th */
 

@@ -43,8 +43,11 @@ static tern_status add_pending(mesh *m, int fd, int peer, int stream, uint64_t d
     m->cap = cap;
   }
   tern_comm *c = m->c;
-  net_hello mine = {.role = NET_ROLE_RANK, .rank = c->rank, .size = c->size,
-                    .stream = (uint16_t)(stream < 0 ? 0 : stream), .nstreams = (uint16_t)c->nstreams};
+  net_hello mine = {.role = NET_ROLE_RANK,
+                    .rank = c->rank,
+                    .size = c->size,
+                    .stream = (uint16_t)(stream < 0 ? 0 : stream),
+                    .nstreams = (uint16_t)c->nstreams};
   memcpy(mine.run_id, c->run_id, sizeof mine.run_id);
   const core_config *cfg = core_config_get();
   pending *p = &m->pend[m->npend++];
@@ -68,15 +71,19 @@ static bool accept_hello(mesh *m, pending *p, char *why, size_t why_len) {
   int r = h->rank;
   if (h->role != NET_ROLE_RANK || r < 0 || r >= c->size || h->size != c->size ||
       h->nstreams != c->nstreams || h->stream >= c->nstreams) {
-    snprintf(why, why_len, "hello of rank %d of %d, stream %u of %u does not fit rank %d of %d "
-             "with %d streams", r, h->size, h->stream, h->nstreams, c->rank, c->size, c->nstreams);
+    snprintf(why, why_len,
+             "hello of rank %d of %d, stream %u of %u does not fit rank %d of %d "
+             "with %d streams",
+             r, h->size, h->stream, h->nstreams, c->rank, c->size, c->nstreams);
     return false;
   }
   /* the side that accepts cannot know the stream index before reading ours: it sends 0 */
   int stream = outgoing ? p->stream : h->stream;
   if (outgoing ? r != p->peer : (r <= c->rank || c->peers[r].link != COMM_LINK_TCP)) {
-    snprintf(why, why_len, "it says rank %d stream %u, which is not a peer this rank expects "
-             "to dial it", r, h->stream);
+    snprintf(why, why_len,
+             "it says rank %d stream %u, which is not a peer this rank expects "
+             "to dial it",
+             r, h->stream);
     return false;
   }
   int *slot = &m->fds[r * c->nstreams + stream];
@@ -138,8 +145,10 @@ static tern_status run_mesh(mesh *m, uint64_t deadline) {
   while (m->missing > 0) {
     uint64_t now = core_now_ns();
     if (now >= deadline) {
-      rc = core_err_set(&c->err, TERN_ERR_TIMEOUT, "timed out after %.1f s with %d TCP "
-                        "connections to peers still missing", c->timeout_s, m->missing);
+      rc = core_err_set(&c->err, TERN_ERR_TIMEOUT,
+                        "timed out after %.1f s with %d TCP "
+                        "connections to peers still missing",
+                        c->timeout_s, m->missing);
       break;
     }
     int lost;
@@ -152,7 +161,8 @@ static tern_status run_mesh(mesh *m, uint64_t deadline) {
     fds = grown;
     fds[0] = (struct pollfd){.fd = c->listen_fd, .events = POLLIN};
     for (int i = 0; i < m->npend; i++)
-      fds[i + 1] = (struct pollfd){.fd = m->pend[i].hs.fd, .events = net_handshake_events(&m->pend[i].hs)};
+      fds[i + 1] =
+          (struct pollfd){.fd = m->pend[i].hs.fd, .events = net_handshake_events(&m->pend[i].hs)};
     poll(fds, (nfds_t)m->npend + 1, core_ms_left(deadline, 100));
     now = core_now_ns();
     for (int i = m->npend - 1; i >= 0; i--)
@@ -173,18 +183,21 @@ out:
 
 tern_status comm_connect_tcp(tern_comm *c, uint64_t deadline) {
   int ntcp = 0;
-  for (int r = 0; r < c->size; r++) ntcp += c->peers[r].link == COMM_LINK_TCP;
+  for (int r = 0; r < c->size; r++)
+    ntcp += c->peers[r].link == COMM_LINK_TCP;
   if (ntcp == 0) return TERN_OK;
   mesh m = {.c = c, .missing = ntcp * c->nstreams};
   m.fds = malloc((size_t)c->size * (size_t)c->nstreams * sizeof *m.fds);
   if (m.fds == NULL) return core_err_set(&c->err, TERN_ERR_NOMEM, "no memory for connections");
-  for (int i = 0; i < c->size * c->nstreams; i++) m.fds[i] = -1;
+  for (int i = 0; i < c->size * c->nstreams; i++)
+    m.fds[i] = -1;
   tern_status rc = dial_lower_ranks(&m, deadline);
   if (rc == TERN_OK) rc = run_mesh(&m, deadline);
   bool grants = rc == TERN_OK && net_kernel_grants_buffers(NET_SHORT_PATH_BUF);
   if (rc == TERN_OK && !grants)
     CORE_DEBUG("TCP socket buffers left to the kernel's autotuning everywhere: net.core.rmem_max "
-               "or wmem_max is under %d MiB", NET_SHORT_PATH_BUF >> 20);
+               "or wmem_max is under %d MiB",
+               NET_SHORT_PATH_BUF >> 20);
   for (int r = 0; rc == TERN_OK && r < c->size; r++) {
     if (c->peers[r].link != COMM_LINK_TCP) continue;
     int fixed = 0; /* the handshakes have given each socket a measured round trip by now */

@@ -121,14 +121,16 @@ static int pretend_host(const tern_comm *c, int r) {
 }
 
 static bool same_host(const tern_comm *c, int a, int b) {
-  return strcmp(c->peers[a].host, c->peers[b].host) == 0 && pretend_host(c, a) == pretend_host(c, b);
+  return strcmp(c->peers[a].host, c->peers[b].host) == 0 &&
+         pretend_host(c, a) == pretend_host(c, b);
 }
 
 /* Ranks per host when every host holds the same number of contiguous ranks (what hier needs),
  * else 0. */
 static int hosts_layout(const tern_comm *c) {
   int ppn = 1;
-  while (ppn < c->size && same_host(c, 0, ppn)) ppn++;
+  while (ppn < c->size && same_host(c, 0, ppn))
+    ppn++;
   if (c->size % ppn != 0) return 0;
   for (int r = 1; r < c->size; r++)
     if (same_host(c, r, r - 1) != (r % ppn != 0)) return 0;
@@ -146,9 +148,12 @@ static tern_status choose_links(tern_comm *c) {
     comm_peer *p = &c->peers[r];
     bool local = same_host(c, r, c->rank);
     cpu_local += strcmp(p->host, c->peers[c->rank].host) == 0;
-    if (r == c->rank) p->link = COMM_LINK_SELF;
-    else if (local && cfg->transport != CORE_TRANSPORT_TCP) p->link = COMM_LINK_SHM;
-    else p->link = COMM_LINK_TCP;
+    if (r == c->rank)
+      p->link = COMM_LINK_SELF;
+    else if (local && cfg->transport != CORE_TRANSPORT_TCP)
+      p->link = COMM_LINK_SHM;
+    else
+      p->link = COMM_LINK_TCP;
     if (p->link == COMM_LINK_TCP && cfg->transport == CORE_TRANSPORT_SHM)
       return core_err_set(&c->err, TERN_ERR_INVALID_ARG,
                           "TERN_TRANSPORT=shm, but %s is on another host (%s%s)", p->what, p->host,
@@ -242,11 +247,14 @@ tern_status comm_open(tern_comm *c, int rank, int size, const char *store_addr, 
   c->active = calloc((size_t)size, sizeof *c->active);
   c->abort_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (c->peers == NULL || c->active == NULL || c->abort_fd < 0) {
-    rc = core_err_set(&c->err, TERN_ERR_NOMEM, "no memory or eventfd for a communicator of %d", size);
+    rc = core_err_set(&c->err, TERN_ERR_NOMEM, "no memory or eventfd for a communicator of %d",
+                      size);
     goto fail;
   }
-  for (int r = 0; r < size; r++) c->peers[r].pidfd = -1;
-  if ((rc = start_store(c, store_addr, serve_store, deadline, gen, sizeof gen)) != TERN_OK) goto fail;
+  for (int r = 0; r < size; r++)
+    c->peers[r].pidfd = -1;
+  if ((rc = start_store(c, store_addr, serve_store, deadline, gen, sizeof gen)) != TERN_OK)
+    goto fail;
   snprintf(c->gen, sizeof c->gen, "%s", gen);
   if ((rc = publish_and_gather(c, gen, deadline)) != TERN_OK) goto fail;
   if ((rc = comm_connect_tcp(c, deadline)) != TERN_OK) goto fail;
@@ -256,10 +264,11 @@ tern_status comm_open(tern_comm *c, int rank, int size, const char *store_addr, 
   if ((rc = comm_calibrate_shm(c, gen, deadline)) != TERN_OK) goto fail;
 
   int nshm = 0;
-  for (int r = 0; r < size; r++) nshm += c->peers[r].link == COMM_LINK_SHM;
+  for (int r = 0; r < size; r++)
+    nshm += c->peers[r].link == COMM_LINK_SHM;
   c->any_tcp = nshm < size - 1;
-  CORE_INFO("rank %d of %d up: %d peers on shared memory, %d over TCP (%d streams each)%s%s",
-            rank, size, nshm, size - 1 - nshm, c->nstreams,
+  CORE_INFO("rank %d of %d up: %d peers on shared memory, %d over TCP (%d streams each)%s%s", rank,
+            size, nshm, size - 1 - nshm, c->nstreams,
             c->oversubscribed ? ", host oversubscribed: waits yield at once" : "",
             cfg->have_key ? ", authenticated" : "");
   return TERN_OK;
@@ -277,7 +286,8 @@ static void shut_links(tern_comm *c, uint32_t state) {
   }
   for (int r = 0; r < c->size; r++) {
     comm_peer *p = &c->peers[r];
-    if (p->link == COMM_LINK_TCP) net_tcp_shutdown(&p->tcp);
+    if (p->link == COMM_LINK_TCP)
+      net_tcp_shutdown(&p->tcp);
     else if (p->link == COMM_LINK_SHM && p->seg)
       net_shm_ring_bell(net_shm_seg_bell(p->seg), net_shm_seg_sleeping(p->seg));
   }

@@ -71,7 +71,8 @@ tern_status comm_progress(tern_comm *c, bool *moved) {
 tern_status comm_check_usable(tern_comm *c) {
   if (atomic_load(&c->aborted)) {
     comm_break(c, TERN_ERR_ABORTED);
-    return core_err_set(&c->err, TERN_ERR_ABORTED, "the communicator was aborted (tern_comm_abort)");
+    return core_err_set(&c->err, TERN_ERR_ABORTED,
+                        "the communicator was aborted (tern_comm_abort)");
   }
   if (c->broken != TERN_OK) {
     /* keep the first failure's text: it names the peer and the operation that broke */

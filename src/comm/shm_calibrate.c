@@ -4,12 +4,12 @@
  * and what that costs depends on the host far more than a memcpy does: on one kind of host single
  * copy beat the rings by about 2x from 64 KiB, on another the rings beat it by 2-3x from 16 KiB
  * to 4 MiB, the kernel's copy there running at a quarter of memcpy's rate (docs/perf/shm.md,
- * "Single copy against the rings, by host"). So unless TERN_SHM_CMA says, the two lowest ranks of each
- * host time both ways at start-up, in two patterns (one way and exchanged, below; best of ROUNDS
- * each after WARM_ROUNDS untimed, about 2 ms in all), and the host's ranks keep single copy, per
- * pattern, only where it won. The lowest rank decides and publishes the verdict in the store; the
- * second learns first whether to take part at all, in a message of its own, so the two can never
- * disagree on it.
+ * "Single copy against the rings, by host"). So unless TERN_SHM_CMA says, the two lowest ranks of
+ * each host time both ways at start-up, in two patterns (one way and exchanged, below; best of
+ * ROUNDS each after WARM_ROUNDS untimed, about 2 ms in all), and the host's ranks keep single copy,
+ * per pattern, only where it won. The lowest rank decides and publishes the verdict in the store;
+ * the second learns first whether to take part at all, in a message of its own, so the two can
+ * never disagree on it.
  *
  * An oversubscribed host is timed too. There single copy starts only at NET_CMA_CROWDED_MIN
  * (comm/shm_setup.c), and that floor assumed the kernel's copy is worth having at all. Where it is
@@ -51,18 +51,25 @@ static bool round_cma(uint32_t i) {
 }
 
 static net_xfer probe_xfer(int peer, bool is_send, char *buf, uint64_t bytes, uint32_t seq) {
-  net_xfer x = {.hdr = {.kind = NET_KIND_CALIBRATE, .dtype = TERN_U8, .seq = seq,
-                        .count = bytes, .bytes = bytes},
-                .peer = peer, .is_send = is_send};
-  if (is_send) x.src = buf;
-  else x.dst = buf;
+  net_xfer x = {.hdr = {.kind = NET_KIND_CALIBRATE,
+                        .dtype = TERN_U8,
+                        .seq = seq,
+                        .count = bytes,
+                        .bytes = bytes},
+                .peer = peer,
+                .is_send = is_send};
+  if (is_send)
+    x.src = buf;
+  else
+    x.dst = buf;
   return x;
 }
 
 /* Posts xs[0..n) and waits for them under the communicator's deadline. */
 static tern_status transfer(tern_comm *c, net_xfer *xs, size_t n) {
   tern_status rc = TERN_OK;
-  for (size_t i = 0; i < n && rc == TERN_OK; i++) rc = comm_post(c, &xs[i]);
+  for (size_t i = 0; i < n && rc == TERN_OK; i++)
+    rc = comm_post(c, &xs[i]);
   return rc == TERN_OK ? comm_wait_all(c, xs, n) : rc;
 }
 
@@ -94,7 +101,8 @@ static tern_status run_rounds(tern_comm *c, int peer, bool first, bool keep[NUM_
   net_shm_chan *ch = &c->peers[peer].shm;
   uint64_t floor = ch->cma_floor, best[NUM_PATTERNS][2], t0;
   bool share = ch->share;
-  for (int p = 0; p < NUM_PATTERNS; p++) best[p][0] = best[p][1] = UINT64_MAX;
+  for (int p = 0; p < NUM_PATTERNS; p++)
+    best[p][0] = best[p][1] = UINT64_MAX;
   tern_status rc = TERN_OK;
   for (uint32_t i = 0; i < ALL_ROUNDS && rc == TERN_OK; i++) {
     pattern p = round_pattern(i);
@@ -110,8 +118,8 @@ static tern_status run_rounds(tern_comm *c, int peer, bool first, bool keep[NUM_
   for (int p = 0; first && rc == TERN_OK && p < NUM_PATTERNS; p++) {
     keep[p] = best[p][1] < best[p][0];
     CORE_INFO("shared memory on this host, %s: single copy %s (a %u KiB message, %s: through "
-              "the rings %.1f us, single copy %.1f us)", pattern_names[p],
-              keep[p] ? "kept" : "off", PROBE_BYTES >> 10,
+              "the rings %.1f us, single copy %.1f us)",
+              pattern_names[p], keep[p] ? "kept" : "off", PROBE_BYTES >> 10,
               p == ONE_WAY ? "and its reply" : "each way", best[p][0] / 1e3, best[p][1] / 1e3);
   }
   return rc;
@@ -121,7 +129,8 @@ static tern_status run_rounds(tern_comm *c, int peer, bool first, bool keep[NUM_
  * which single copy is kept. */
 static char verdict_of(const bool keep[NUM_PATTERNS]) {
   char v = '0';
-  for (int p = 0; p < NUM_PATTERNS; p++) v = (char)(v | (keep[p] << p));
+  for (int p = 0; p < NUM_PATTERNS; p++)
+    v = (char)(v | (keep[p] << p));
   return v;
 }
 
@@ -144,8 +153,10 @@ tern_status comm_calibrate_shm(tern_comm *c, const char *gen, uint64_t deadline)
   int lowest = -1, second = -1; /* this host's two lowest ranks */
   for (int r = 0; r < c->size && second < 0; r++) {
     if (r != c->rank && c->peers[r].link != COMM_LINK_SHM) continue;
-    if (lowest < 0) lowest = r;
-    else second = r;
+    if (lowest < 0)
+      lowest = r;
+    else
+      second = r;
   }
   if (second < 0) return TERN_OK; /* alone on the host */
   char key[64], verdict = 'd';
@@ -175,12 +186,15 @@ tern_status comm_calibrate_shm(tern_comm *c, const char *gen, uint64_t deadline)
   }
   if (rc != TERN_OK || verdict == 'd') return rc;
   if (verdict < '0' || verdict > '3')
-    return core_err_set(&c->err, TERN_ERR_PROTOCOL, "rank %d stored a single-copy verdict '%c' "
-                        "that is none of d, 0-3", lowest, verdict);
+    return core_err_set(&c->err, TERN_ERR_PROTOCOL,
+                        "rank %d stored a single-copy verdict '%c' "
+                        "that is none of d, 0-3",
+                        lowest, verdict);
   follow(c, verdict);
   if (c->rank != lowest)
     CORE_DEBUG("single copy %s one way and %s exchanged for this host's peers, as rank %d timed "
-               "it", kept(verdict, ONE_WAY) ? "kept" : "off",
-               kept(verdict, EXCHANGE) ? "kept" : "off", lowest);
+               "it",
+               kept(verdict, ONE_WAY) ? "kept" : "off", kept(verdict, EXCHANGE) ? "kept" : "off",
+               lowest);
   return rc;
 }

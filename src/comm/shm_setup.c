@@ -41,8 +41,8 @@ static tern_status open_peer(tern_comm *c, int r, const char *gen, uint64_t dead
   net_shm_ring *in = net_shm_seg_ring(c->seg, ring_index(c, c->rank, r));
   net_shm_ring *out = net_shm_seg_ring(p->seg, ring_index(c, r, c->rank));
   if (in == NULL || out == NULL)
-    return core_err_set(&c->err, TERN_ERR_PROTOCOL, "%s's segment has no ring for rank %d",
-                        p->what, c->rank);
+    return core_err_set(&c->err, TERN_ERR_PROTOCOL, "%s's segment has no ring for rank %d", p->what,
+                        c->rank);
   net_shm_chan_init(&p->shm, r, p->pid, in, out, p->seg, p->what);
   /* Single copy needs the reader running while the sender waits for it. When ranks outnumber
    * the CPUs, the rings' buffering, which lets a sender go on without its reader, is worth more
@@ -62,11 +62,13 @@ static tern_status open_peer(tern_comm *c, int r, const char *gen, uint64_t dead
 
 tern_status comm_setup_shm(tern_comm *c, const char *gen, uint64_t deadline) {
   int nlocal = 0;
-  for (int r = 0; r < c->size; r++) nlocal += c->peers[r].link == COMM_LINK_SHM;
+  for (int r = 0; r < c->size; r++)
+    nlocal += c->peers[r].link == COMM_LINK_SHM;
   if (nlocal == 0) return TERN_OK;
   char name[128], key[64], rec[200];
   int n = snprintf(name, sizeof name, "/tern-");
-  for (int i = 0; i < 8; i++) n += snprintf(name + n, sizeof name - (size_t)n, "%02x", c->run_id[i]);
+  for (int i = 0; i < 8; i++)
+    n += snprintf(name + n, sizeof name - (size_t)n, "%02x", c->run_id[i]);
   snprintf(name + n, sizeof name - (size_t)n, "-%s-%d", gen, c->rank);
   tern_status rc = net_shm_seg_create(&c->seg, name, c->run_id, c->rank, nlocal, &c->err);
   if (rc != TERN_OK) return rc;

@@ -613,8 +613,8 @@ static store_server *create(int world_size, const uint8_t run_id[16], const uint
   s->clients = calloc(s->max_clients, sizeof *s->clients);
   s->pfds = calloc(s->max_clients + 2, sizeof *s->pfds);
   s->table = store_table_new();
-  if (s->lost && s->order && s->live && s->joined && s->drop_at && s->drop_why && s->clients && s->pfds &&
-      s->table)
+  if (s->lost && s->order && s->live && s->joined && s->drop_at && s->drop_why && s->clients &&
+      s->pfds && s->table)
     return s;
   destroy(s);
   return NULL;

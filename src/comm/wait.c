@@ -112,8 +112,10 @@ static void sleep_slice(tern_comm *c, int slice_ms) {
   if (c->store) fds[n++] = (struct pollfd){.fd = store_fd(c->store), .events = POLLIN};
   for (int i = 0; i < c->nactive && n < MAX_POLL; i++) {
     comm_peer *p = &c->peers[c->active[i]];
-    if (p->link == COMM_LINK_TCP) n += net_tcp_pollfds(&p->tcp, fds + n, MAX_POLL - n);
-    else shm = true;
+    if (p->link == COMM_LINK_TCP)
+      n += net_tcp_pollfds(&p->tcp, fds + n, MAX_POLL - n);
+    else
+      shm = true;
   }
   bool tcp = n > (c->store ? 2 : 1);
   if (shm && !tcp) {
@@ -192,8 +194,8 @@ tern_status comm_idle(tern_comm *c, comm_idle_state *st, const net_xfer *waiting
     if (idle >= timeout_ns) {
       char what[256];
       describe(c, waiting, what, sizeof what);
-      core_err_set(&c->err, TERN_ERR_TIMEOUT, "timed out after %.1f s waiting for %s",
-                   c->timeout_s, what);
+      core_err_set(&c->err, TERN_ERR_TIMEOUT, "timed out after %.1f s waiting for %s", c->timeout_s,
+                   what);
       return comm_break(c, TERN_ERR_TIMEOUT);
     }
     uint64_t left_ms = (timeout_ns - idle) / 1000000 + 1;
@@ -214,7 +216,8 @@ tern_status comm_wait_all(tern_comm *c, net_xfer *xs, size_t n) {
   size_t first = 0; /* transfers before it are known complete */
   for (;;) {
     /* looked at first: shared-memory transfers often complete as they are posted */
-    while (first < n && xs[first].complete) first++;
+    while (first < n && xs[first].complete)
+      first++;
     if (first == n) return TERN_OK;
     bool moved = false;
     tern_status rc = comm_progress(c, &moved);

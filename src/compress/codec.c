@@ -45,9 +45,12 @@ static size_t blocks(size_t n) {
 size_t compress_size(tern_compress codec, size_t n) {
   switch (codec) {
   case TERN_COMPRESS_FP16:
-  case TERN_COMPRESS_BF16: return 2 * n;
-  case TERN_COMPRESS_INT8: return n + 4 * blocks(n);
-  default: return 4 * n;
+  case TERN_COMPRESS_BF16:
+    return 2 * n;
+  case TERN_COMPRESS_INT8:
+    return n + 4 * blocks(n);
+  default:
+    return 4 * n;
   }
 }
 
@@ -76,10 +79,10 @@ static tern_status decode_int8(const uint8_t *in, size_t n, float *out, core_err
   for (size_t b = 0; b < nb; b++) {
     float scale = core_get_f32(in + 4 * b);
     if (!isfinite(scale) || scale < 0)
-      return core_err_set(err, TERN_ERR_PROTOCOL, "int8 block %zu has scale %g", b,
-                          (double)scale);
+      return core_err_set(err, TERN_ERR_PROTOCOL, "int8 block %zu has scale %g", b, (double)scale);
     size_t lo = b * COMPRESS_INT8_BLOCK, hi = CORE_MIN(n, lo + COMPRESS_INT8_BLOCK);
-    for (size_t i = lo; i < hi; i++) out[i] = (float)codes[i] * scale;
+    for (size_t i = lo; i < hi; i++)
+      out[i] = (float)codes[i] * scale;
   }
   return TERN_OK;
 }
@@ -87,14 +90,19 @@ static tern_status decode_int8(const uint8_t *in, size_t n, float *out, core_err
 void compress_encode(tern_compress codec, const float *in, size_t n, uint8_t *out) {
   switch (codec) {
   case TERN_COMPRESS_FP16:
-    for (size_t i = 0; i < n; i++) core_put16(out + 2 * i, core_f32_to_f16(in[i]));
+    for (size_t i = 0; i < n; i++)
+      core_put16(out + 2 * i, core_f32_to_f16(in[i]));
     break;
   case TERN_COMPRESS_BF16:
-    for (size_t i = 0; i < n; i++) core_put16(out + 2 * i, core_f32_to_bf16(in[i]));
+    for (size_t i = 0; i < n; i++)
+      core_put16(out + 2 * i, core_f32_to_bf16(in[i]));
     break;
-  case TERN_COMPRESS_INT8: encode_int8(in, n, out); break;
+  case TERN_COMPRESS_INT8:
+    encode_int8(in, n, out);
+    break;
   default:
-    for (size_t i = 0; i < n; i++) core_put_f32(out + 4 * i, in[i]);
+    for (size_t i = 0; i < n; i++)
+      core_put_f32(out + 4 * i, in[i]);
     break;
   }
 }
@@ -108,14 +116,18 @@ tern_status compress_decode(tern_compress codec, const uint8_t *in, size_t in_le
                         in_len, n, compress_name(codec), compress_size(codec, n));
   switch (codec) {
   case TERN_COMPRESS_FP16:
-    for (size_t i = 0; i < n; i++) out[i] = core_f16_to_f32(core_get16(in + 2 * i));
+    for (size_t i = 0; i < n; i++)
+      out[i] = core_f16_to_f32(core_get16(in + 2 * i));
     return TERN_OK;
   case TERN_COMPRESS_BF16:
-    for (size_t i = 0; i < n; i++) out[i] = core_bf16_to_f32(core_get16(in + 2 * i));
+    for (size_t i = 0; i < n; i++)
+      out[i] = core_bf16_to_f32(core_get16(in + 2 * i));
     return TERN_OK;
-  case TERN_COMPRESS_INT8: return decode_int8(in, n, out, err);
+  case TERN_COMPRESS_INT8:
+    return decode_int8(in, n, out, err);
   default:
-    for (size_t i = 0; i < n; i++) out[i] = core_get_f32(in + 4 * i);
+    for (size_t i = 0; i < n; i++)
+      out[i] = core_get_f32(in + 4 * i);
     return TERN_OK;
   }
 }

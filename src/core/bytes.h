@@ -12,7 +12,8 @@ static inline void core_put16(uint8_t *p, uint16_t v) {
 }
 
 static inline void core_put32(uint8_t *p, uint32_t v) {
-  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+  for (int i = 0; i < 4; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
 }
 
 static inline void core_put64(uint8_t *p, uint64_t v) {

@@ -44,11 +44,25 @@ bool core_parse_size(const char *s, size_t *out) {
   if (errno != 0 || end == s || s[0] == '-') return false;
   unsigned shift = 0;
   switch (*end) {
-  case '\0': break;
-  case 'k': case 'K': shift = 10; end++; break;
-  case 'm': case 'M': shift = 20; end++; break;
-  case 'g': case 'G': shift = 30; end++; break;
-  default: return false;
+  case '\0':
+    break;
+  case 'k':
+  case 'K':
+    shift = 10;
+    end++;
+    break;
+  case 'm':
+  case 'M':
+    shift = 20;
+    end++;
+    break;
+  case 'g':
+  case 'G':
+    shift = 30;
+    end++;
+    break;
+  default:
+    return false;
   }
   if (*end == 'B' || *end == 'b') end++;
   if (*end != '\0' || (shift && v > (SIZE_MAX >> shift))) return false;
@@ -73,8 +87,8 @@ static core_log_level parse_level(const char *s) {
 
 /* The secret is hashed to 32 bytes so that any passphrase works as a key. */
 static void derive_key(const char *secret, size_t len) {
-  crypto_generichash(core_config_now.key, sizeof core_config_now.key,
-                     (const unsigned char *)secret, len, (const unsigned char *)"tern-key-v1", 11);
+  crypto_generichash(core_config_now.key, sizeof core_config_now.key, (const unsigned char *)secret,
+                     len, (const unsigned char *)"tern-key-v1", 11);
   core_config_now.have_key = true;
 }
 
@@ -87,9 +101,12 @@ static void read_key_file(const char *path) {
   char buf[4096];
   size_t n = fread(buf, 1, sizeof buf, f);
   fclose(f);
-  while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r')) n--;
-  if (n == 0) complain("%s='%s' is empty", "TERN_KEY_FILE", path);
-  else derive_key(buf, n);
+  while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+    n--;
+  if (n == 0)
+    complain("%s='%s' is empty", "TERN_KEY_FILE", path);
+  else
+    derive_key(buf, n);
   sodium_memzero(buf, sizeof buf);
 }
 
@@ -106,48 +123,69 @@ static void load(void) {
   if ((v = getenv("TERN_TIMEOUT")) && *v && !core_parse_seconds(v, &core_config_now.timeout_s))
     complain("%s='%s' is not a number of seconds", "TERN_TIMEOUT", v);
   if ((v = getenv("TERN_ALGO")) && *v) {
-    if (strlen(v) >= sizeof core_config_now.algo) complain("%s='%s' is too long", "TERN_ALGO", v);
-    else strcpy(core_config_now.algo, v);
+    if (strlen(v) >= sizeof core_config_now.algo)
+      complain("%s='%s' is too long", "TERN_ALGO", v);
+    else
+      strcpy(core_config_now.algo, v);
   }
   if ((v = getenv("TERN_TRANSPORT")) && *v) {
-    if (strcasecmp(v, "shm") == 0) core_config_now.transport = CORE_TRANSPORT_SHM;
-    else if (strcasecmp(v, "tcp") == 0) core_config_now.transport = CORE_TRANSPORT_TCP;
-    else if (strcasecmp(v, "auto") != 0) complain("%s='%s' is not shm, tcp or auto", "TERN_TRANSPORT", v);
+    if (strcasecmp(v, "shm") == 0)
+      core_config_now.transport = CORE_TRANSPORT_SHM;
+    else if (strcasecmp(v, "tcp") == 0)
+      core_config_now.transport = CORE_TRANSPORT_TCP;
+    else if (strcasecmp(v, "auto") != 0)
+      complain("%s='%s' is not shm, tcp or auto", "TERN_TRANSPORT", v);
   }
   long streams;
   if ((v = getenv("TERN_TCP_STREAMS")) && *v) {
-    if (core_parse_int(v, 1, 16, &streams)) core_config_now.tcp_streams = (int)streams;
-    else complain("%s='%s' is not a count from 1 to 16", "TERN_TCP_STREAMS", v);
+    if (core_parse_int(v, 1, 16, &streams))
+      core_config_now.tcp_streams = (int)streams;
+    else
+      complain("%s='%s' is not a count from 1 to 16", "TERN_TCP_STREAMS", v);
   }
   long cma;
   if ((v = getenv("TERN_SHM_CMA")) && *v) {
-    if (core_parse_int(v, 0, 1, &cma)) core_config_now.shm_cma = (int)cma;
-    else complain("%s='%s' is not 0 or 1", "TERN_SHM_CMA", v);
+    if (core_parse_int(v, 0, 1, &cma))
+      core_config_now.shm_cma = (int)cma;
+    else
+      complain("%s='%s' is not 0 or 1", "TERN_SHM_CMA", v);
   }
   long check;
   if ((v = getenv("TERN_CHECK_ROOTS")) && *v) {
-    if (core_parse_int(v, 0, 1, &check)) core_config_now.unchecked_roots = check == 0;
-    else complain("%s='%s' is not 0 or 1", "TERN_CHECK_ROOTS", v);
+    if (core_parse_int(v, 0, 1, &check))
+      core_config_now.unchecked_roots = check == 0;
+    else
+      complain("%s='%s' is not 0 or 1", "TERN_CHECK_ROOTS", v);
   }
   long cpus;
   if ((v = getenv("TERN_HOST_CPUS")) && *v) {
-    if (core_parse_int(v, 1, 1 << 20, &cpus)) core_config_now.host_cpus = (int)cpus;
-    else complain("%s='%s' is not a number of CPUs", "TERN_HOST_CPUS", v);
+    if (core_parse_int(v, 1, 1 << 20, &cpus))
+      core_config_now.host_cpus = (int)cpus;
+    else
+      complain("%s='%s' is not a number of CPUs", "TERN_HOST_CPUS", v);
   }
   long hosts;
   if ((v = getenv("TERN_HOSTS")) && *v) {
-    if (core_parse_int(v, 1, 1 << 20, &hosts)) core_config_now.pretend_hosts = (int)hosts;
-    else complain("%s='%s' is not a number of hosts", "TERN_HOSTS", v);
+    if (core_parse_int(v, 1, 1 << 20, &hosts))
+      core_config_now.pretend_hosts = (int)hosts;
+    else
+      complain("%s='%s' is not a number of hosts", "TERN_HOSTS", v);
   }
   if ((v = getenv("TERN_SOCKET_IFNAME")) && *v) {
-    if (strlen(v) < sizeof core_config_now.socket_ifname) strcpy(core_config_now.socket_ifname, v);
-    else complain("%s='%.40s...' is too long", "TERN_SOCKET_IFNAME", v);
+    if (strlen(v) < sizeof core_config_now.socket_ifname)
+      strcpy(core_config_now.socket_ifname, v);
+    else
+      complain("%s='%.40s...' is too long", "TERN_SOCKET_IFNAME", v);
   }
-  if ((v = getenv("TERN_KEY")) && *v) derive_key(v, strlen(v));
-  else if ((v = getenv("TERN_KEY_FILE")) && *v) read_key_file(v);
+  if ((v = getenv("TERN_KEY")) && *v)
+    derive_key(v, strlen(v));
+  else if ((v = getenv("TERN_KEY_FILE")) && *v)
+    read_key_file(v);
   if ((v = getenv("TERN_TUNING")) && *v) {
-    if (strlen(v) < sizeof core_config_now.tuning) strcpy(core_config_now.tuning, v);
-    else complain("%s='%s' is too long", "TERN_TUNING", v);
+    if (strlen(v) < sizeof core_config_now.tuning)
+      strcpy(core_config_now.tuning, v);
+    else
+      complain("%s='%s' is too long", "TERN_TUNING", v);
   }
 }
 

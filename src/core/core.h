@@ -33,8 +33,7 @@ typedef struct core_err {
 /* Records status and a formatted message in err (when err is not NULL) and returns status, so
  * that `return core_err_set(err, TERN_ERR_INVALID_ARG, "count %zu", n);` reads as one step.
  * Does not overwrite an earlier error unless the earlier status is TERN_OK. */
-tern_status core_err_set(core_err *err, tern_status status, const char *fmt, ...)
-    CORE_PRINTF(3, 4);
+tern_status core_err_set(core_err *err, tern_status status, const char *fmt, ...) CORE_PRINTF(3, 4);
 tern_status core_err_vset(core_err *err, tern_status status, const char *fmt, va_list ap);
 /* Same, with ": strerror(errno)" appended; status is TERN_ERR_SYSTEM. */
 tern_status core_err_errno(core_err *err, int errnum, const char *fmt, ...) CORE_PRINTF(3, 4);
@@ -59,22 +58,26 @@ void core_log_set_rank(int rank);
 void core_log(core_log_level level, const char *fmt, ...) CORE_PRINTF(2, 3);
 
 #define CORE_WARN(...) core_log(CORE_LOG_WARN, __VA_ARGS__)
-#define CORE_INFO(...)                                                                         \
-  do {                                                                                         \
-    if (core_log_on(CORE_LOG_INFO)) core_log(CORE_LOG_INFO, __VA_ARGS__);                      \
+#define CORE_INFO(...)                                                                             \
+  do {                                                                                             \
+    if (core_log_on(CORE_LOG_INFO)) core_log(CORE_LOG_INFO, __VA_ARGS__);                          \
   } while (0)
-#define CORE_DEBUG(...)                                                                        \
-  do {                                                                                         \
-    if (core_log_on(CORE_LOG_DEBUG)) core_log(CORE_LOG_DEBUG, __VA_ARGS__);                    \
+#define CORE_DEBUG(...)                                                                            \
+  do {                                                                                             \
+    if (core_log_on(CORE_LOG_DEBUG)) core_log(CORE_LOG_DEBUG, __VA_ARGS__);                        \
   } while (0)
-#define CORE_TRACE(...)                                                                        \
-  do {                                                                                         \
-    if (core_log_on(CORE_LOG_TRACE)) core_log(CORE_LOG_TRACE, __VA_ARGS__);                    \
+#define CORE_TRACE(...)                                                                            \
+  do {                                                                                             \
+    if (core_log_on(CORE_LOG_TRACE)) core_log(CORE_LOG_TRACE, __VA_ARGS__);                        \
   } while (0)
 
 /* ---- configuration (config.c) ------------------------------------------------------------ */
 
-typedef enum core_transport { CORE_TRANSPORT_AUTO, CORE_TRANSPORT_SHM, CORE_TRANSPORT_TCP } core_transport;
+typedef enum core_transport {
+  CORE_TRANSPORT_AUTO,
+  CORE_TRANSPORT_SHM,
+  CORE_TRANSPORT_TCP
+} core_transport;
 
 typedef struct core_config {
   double timeout_s;         /* TERN_TIMEOUT, default 300 */
@@ -88,7 +91,7 @@ typedef struct core_config {
   int pretend_hosts;        /* TERN_HOSTS: cut the ranks into this many pretend hosts (0: off) */
   char socket_ifname[256];  /* TERN_SOCKET_IFNAME: interfaces TCP may use (net/ifname.c), "":
                              * the one that reaches the store */
-  int host_cpus;             /* TERN_HOST_CPUS: CPUs the ranks of this host share (0: own mask) */
+  int host_cpus;            /* TERN_HOST_CPUS: CPUs the ranks of this host share (0: own mask) */
   int shm_cma;              /* TERN_SHM_CMA: 1 single copy, 0 rings only, -1 (unset): single copy,
                              * from 1 MiB a message on an oversubscribed host */
   bool unchecked_roots;     /* TERN_CHECK_ROOTS=0: broadcast and reduce without the root check

@@ -18,16 +18,26 @@ const char *tern_version_str(void) {
 
 const char *tern_status_str(tern_status s) {
   switch (s) {
-  case TERN_OK: return "TERN_OK: success";
-  case TERN_ERR_INVALID_ARG: return "TERN_ERR_INVALID_ARG: invalid argument";
-  case TERN_ERR_TIMEOUT: return "TERN_ERR_TIMEOUT: a wait passed its deadline";
-  case TERN_ERR_PEER_LOST: return "TERN_ERR_PEER_LOST: a peer was lost";
-  case TERN_ERR_PROTOCOL: return "TERN_ERR_PROTOCOL: a peer broke the protocol";
-  case TERN_ERR_AUTH: return "TERN_ERR_AUTH: authentication failed";
-  case TERN_ERR_NOMEM: return "TERN_ERR_NOMEM: out of memory";
-  case TERN_ERR_SYSTEM: return "TERN_ERR_SYSTEM: a system call failed";
-  case TERN_ERR_ABORTED: return "TERN_ERR_ABORTED: the communicator was aborted";
-  case TERN_ERR_UNSUPPORTED: return "TERN_ERR_UNSUPPORTED: not supported";
+  case TERN_OK:
+    return "TERN_OK: success";
+  case TERN_ERR_INVALID_ARG:
+    return "TERN_ERR_INVALID_ARG: invalid argument";
+  case TERN_ERR_TIMEOUT:
+    return "TERN_ERR_TIMEOUT: a wait passed its deadline";
+  case TERN_ERR_PEER_LOST:
+    return "TERN_ERR_PEER_LOST: a peer was lost";
+  case TERN_ERR_PROTOCOL:
+    return "TERN_ERR_PROTOCOL: a peer broke the protocol";
+  case TERN_ERR_AUTH:
+    return "TERN_ERR_AUTH: authentication failed";
+  case TERN_ERR_NOMEM:
+    return "TERN_ERR_NOMEM: out of memory";
+  case TERN_ERR_SYSTEM:
+    return "TERN_ERR_SYSTEM: a system call failed";
+  case TERN_ERR_ABORTED:
+    return "TERN_ERR_ABORTED: the communicator was aborted";
+  case TERN_ERR_UNSUPPORTED:
+    return "TERN_ERR_UNSUPPORTED: not supported";
   }
   return "TERN_ERR_?: unknown status";
 }

@@ -36,8 +36,10 @@ void core_log(core_log_level level, const char *fmt, ...) {
   gmtime_r(&secs, &tm);
   char rank[16];
   int r = atomic_load(&log_rank);
-  if (r < 0) strcpy(rank, "-");
-  else snprintf(rank, sizeof rank, "%d", r);
+  if (r < 0)
+    strcpy(rank, "-");
+  else
+    snprintf(rank, sizeof rank, "%d", r);
 
   char line[2048];
   int n = snprintf(line, sizeof line, "tern %02d:%02d:%02d.%06ld r%s %s:%d %s ", tm.tm_hour,

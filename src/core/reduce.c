@@ -51,18 +51,18 @@ static inline uint16_t f32_to_bf16(float f) {
 #define MAXF(x, y) ((y) > (x) ? (y) : (x))
 
 /* A kernel over plain C types; U is the type the arithmetic is done in. */
-#define DEFINE_KERNEL(name, T, U, expr)                                                        \
-  KERNEL static void name(T *d, const T *a, const T *b, size_t n) {                            \
-    for (size_t i = 0; i < n; i++) {                                                           \
-      U x = (U)a[i], y = (U)b[i];                                                              \
-      d[i] = (T)(expr);                                                                        \
-    }                                                                                          \
+#define DEFINE_KERNEL(name, T, U, expr)                                                            \
+  KERNEL static void name(T *d, const T *a, const T *b, size_t n) {                                \
+    for (size_t i = 0; i < n; i++) {                                                               \
+      U x = (U)a[i], y = (U)b[i];                                                                  \
+      d[i] = (T)(expr);                                                                            \
+    }                                                                                              \
   }
 
-#define DEFINE_FOUR(tag, T, U)                                                                 \
-  DEFINE_KERNEL(sum_##tag, T, U, x + y)                                                        \
-  DEFINE_KERNEL(prod_##tag, T, U, x *y)                                                        \
-  DEFINE_KERNEL(min_##tag, T, T, MINF(x, y))                                                   \
+#define DEFINE_FOUR(tag, T, U)                                                                     \
+  DEFINE_KERNEL(sum_##tag, T, U, x + y)                                                            \
+  DEFINE_KERNEL(prod_##tag, T, U, x *y)                                                            \
+  DEFINE_KERNEL(min_##tag, T, T, MINF(x, y))                                                       \
   DEFINE_KERNEL(max_##tag, T, T, MAXF(x, y))
 
 DEFINE_FOUR(f32, float, float)
@@ -73,18 +73,18 @@ DEFINE_FOUR(i32, int32_t, uint32_t)
 DEFINE_FOUR(i64, int64_t, uint64_t)
 
 /* 16-bit floats: widen, combine in f32, round back. */
-#define DEFINE_WIDE_KERNEL(name, T, TO_F32, FROM_F32, expr)                                    \
-  KERNEL static void name(T *d, const T *a, const T *b, size_t n) {                            \
-    for (size_t i = 0; i < n; i++) {                                                           \
-      float x = TO_F32(a[i]), y = TO_F32(b[i]);                                                \
-      d[i] = FROM_F32(expr);                                                                   \
-    }                                                                                          \
+#define DEFINE_WIDE_KERNEL(name, T, TO_F32, FROM_F32, expr)                                        \
+  KERNEL static void name(T *d, const T *a, const T *b, size_t n) {                                \
+    for (size_t i = 0; i < n; i++) {                                                               \
+      float x = TO_F32(a[i]), y = TO_F32(b[i]);                                                    \
+      d[i] = FROM_F32(expr);                                                                       \
+    }                                                                                              \
   }
 
-#define DEFINE_WIDE_FOUR(tag, T, TO_F32, FROM_F32)                                             \
-  DEFINE_WIDE_KERNEL(sum_##tag, T, TO_F32, FROM_F32, x + y)                                    \
-  DEFINE_WIDE_KERNEL(prod_##tag, T, TO_F32, FROM_F32, x *y)                                    \
-  DEFINE_WIDE_KERNEL(min_##tag, T, TO_F32, FROM_F32, MINF(x, y))                               \
+#define DEFINE_WIDE_FOUR(tag, T, TO_F32, FROM_F32)                                                 \
+  DEFINE_WIDE_KERNEL(sum_##tag, T, TO_F32, FROM_F32, x + y)                                        \
+  DEFINE_WIDE_KERNEL(prod_##tag, T, TO_F32, FROM_F32, x *y)                                        \
+  DEFINE_WIDE_KERNEL(min_##tag, T, TO_F32, FROM_F32, MINF(x, y))                                   \
   DEFINE_WIDE_KERNEL(max_##tag, T, TO_F32, FROM_F32, MAXF(x, y))
 
 DEFINE_WIDE_FOUR(f16, half_t, HALF_TO_F32, F32_TO_HALF)
@@ -92,10 +92,10 @@ DEFINE_WIDE_FOUR(bf16, uint16_t, bf16_to_f32, f32_to_bf16)
 
 typedef void (*kernel_fn)(void *, const void *, const void *, size_t);
 
-#define ROW(tag)                                                                               \
-  {                                                                                            \
-    (kernel_fn)sum_##tag, (kernel_fn)prod_##tag, (kernel_fn)min_##tag, (kernel_fn)max_##tag,    \
-        (kernel_fn)sum_##tag                                                                   \
+#define ROW(tag)                                                                                   \
+  {                                                                                                \
+    (kernel_fn) sum_##tag, (kernel_fn)prod_##tag, (kernel_fn)min_##tag, (kernel_fn)max_##tag,      \
+        (kernel_fn)sum_##tag                                                                       \
   }
 
 /* Indexed [dtype][op]; AVG reduces as SUM (core_avg_finish divides at the end). */
@@ -104,17 +104,16 @@ static const kernel_fn kernels[TERN_NUM_DTYPES][TERN_NUM_OPS] = {
     [TERN_I8] = ROW(i8),   [TERN_U8] = ROW(u8),   [TERN_I32] = ROW(i32), [TERN_I64] = ROW(i64),
 };
 
-void core_reduce(tern_dtype dt, tern_op op, void *dst, const void *a, const void *b,
-                 size_t count) {
+void core_reduce(tern_dtype dt, tern_op op, void *dst, const void *a, const void *b, size_t count) {
   if (count > 0) kernels[dt][op](dst, a, b, count);
 }
 
-#define DEFINE_DIV(name, T, expr)                                                              \
-  KERNEL static void name(T *d, size_t n, int ranks) {                                         \
-    for (size_t i = 0; i < n; i++) {                                                           \
-      T x = d[i];                                                                              \
-      d[i] = (T)(expr);                                                                        \
-    }                                                                                          \
+#define DEFINE_DIV(name, T, expr)                                                                  \
+  KERNEL static void name(T *d, size_t n, int ranks) {                                             \
+    for (size_t i = 0; i < n; i++) {                                                               \
+      T x = d[i];                                                                                  \
+      d[i] = (T)(expr);                                                                            \
+    }                                                                                              \
   }
 
 DEFINE_DIV(div_f32, float, x / (float)ranks)
@@ -129,13 +128,29 @@ DEFINE_DIV(div_i64, int64_t, x / (int64_t)ranks)
 void core_avg_finish(tern_dtype dt, void *buf, size_t count, int n) {
   if (count == 0 || n <= 1) return;
   switch (dt) {
-  case TERN_F32: div_f32(buf, count, n); break;
-  case TERN_F64: div_f64(buf, count, n); break;
-  case TERN_F16: div_f16(buf, count, n); break;
-  case TERN_BF16: div_bf16(buf, count, n); break;
-  case TERN_I8: div_i8(buf, count, n); break;
-  case TERN_U8: div_u8(buf, count, n); break;
-  case TERN_I32: div_i32(buf, count, n); break;
-  case TERN_I64: div_i64(buf, count, n); break;
+  case TERN_F32:
+    div_f32(buf, count, n);
+    break;
+  case TERN_F64:
+    div_f64(buf, count, n);
+    break;
+  case TERN_F16:
+    div_f16(buf, count, n);
+    break;
+  case TERN_BF16:
+    div_bf16(buf, count, n);
+    break;
+  case TERN_I8:
+    div_i8(buf, count, n);
+    break;
+  case TERN_U8:
+    div_u8(buf, count, n);
+    break;
+  case TERN_I32:
+    div_i32(buf, count, n);
+    break;
+  case TERN_I64:
+    div_i64(buf, count, n);
+    break;
   }
 }

@@ -60,8 +60,9 @@ tern_status net_frame_decode(const uint8_t in[NET_FRAME_LEN], net_frame *f, cons
 static const struct {
   const char *name;
   bool reduces, exchanges;
-} kinds[] = {{"allreduce", true, true},  {"reduce_scatter", true, true}, {"allgather", false, true},
-             {"broadcast", false, false}, {"reduce", true, false},        {"alltoall", false, true},
+} kinds[] = {{"allreduce", true, true},  {"reduce_scatter", true, true},
+             {"allgather", false, true}, {"broadcast", false, false},
+             {"reduce", true, false},    {"alltoall", false, true},
              {"barrier", false, true}};
 
 bool net_kind_reduces(int kind) {
@@ -97,8 +98,8 @@ tern_status net_msg_match(const net_msg_hdr *want, const net_msg_hdr *got, int p
                         peer, net_kind_name(got->kind), got->seq, wk, want->seq);
   if (got->count != want->count)
     return core_err_set(err, TERN_ERR_INVALID_ARG,
-                        "%s #%u: rank %d passed count %llu, this rank %llu: counts must agree",
-                        wk, want->seq, peer, (unsigned long long)got->count,
+                        "%s #%u: rank %d passed count %llu, this rank %llu: counts must agree", wk,
+                        want->seq, peer, (unsigned long long)got->count,
                         (unsigned long long)want->count);
   if (got->dtype != want->dtype || got->op != want->op)
     return core_err_set(err, TERN_ERR_INVALID_ARG,

@@ -69,8 +69,8 @@ void net_peer_addr(int fd, char *out, size_t out_len);
 /* Writes or reads exactly n bytes on a nonblocking socket, polling until deadline_ns.
  * A closed connection is TERN_ERR_PEER_LOST; the deadline is TERN_ERR_TIMEOUT. `what` names the
  * other end in messages ("store 127.0.0.1:4000", "rank 3 (10.0.0.2:5555)"). */
-tern_status net_write_all(int fd, const void *buf, size_t n, uint64_t deadline_ns,
-                          const char *what, core_err *err);
+tern_status net_write_all(int fd, const void *buf, size_t n, uint64_t deadline_ns, const char *what,
+                          core_err *err);
 tern_status net_read_all(int fd, void *buf, size_t n, uint64_t deadline_ns, const char *what,
                          core_err *err);
 
@@ -87,8 +87,8 @@ tern_status net_read_all(int fd, void *buf, size_t n, uint64_t deadline_ns, cons
 #define NET_PROTOCOL_VERSION 1
 #define NET_HELLO_LEN 72
 #define NET_MAC_LEN 32
-#define NET_MAX_RANKS (1 << 20)  /* far past any job: a larger size or rank is a corrupt hello */
-#define NET_MAX_STREAMS 64       /* TERN_TCP_STREAMS stops at 16; the wire allows some room */
+#define NET_MAX_RANKS (1 << 20) /* far past any job: a larger size or rank is a corrupt hello */
+#define NET_MAX_STREAMS 64      /* TERN_TCP_STREAMS stops at 16; the wire allows some room */
 
 typedef enum net_role {
   NET_ROLE_RANK = 1,         /* rank-to-rank data connection */

@@ -70,11 +70,11 @@
 typedef struct slot {
   _Alignas(64) _Atomic uint64_t seq; /* index + 1 once published */
   net_msg_hdr hdr;
-  uint64_t off;      /* where this slot's bytes lie in the message */
-  uint32_t len;      /* bytes in this slot (CMA: the whole message's) */
-  uint32_t flags;    /* SLOT_CMA */
+  uint64_t off;   /* where this slot's bytes lie in the message */
+  uint32_t len;   /* bytes in this slot (CMA: the whole message's) */
+  uint32_t flags; /* SLOT_CMA */
   union {
-    uint64_t cma_addr;                /* CMA: the message's address in the sender */
+    uint64_t cma_addr;                   /* CMA: the message's address in the sender */
     char inline_data[SLOT_INLINE_BYTES]; /* len <= SLOT_INLINE_BYTES: the bytes themselves */
   };
   union {
@@ -217,7 +217,8 @@ tern_status net_shm_seg_create(net_shm_seg **out, const char *name, const uint8_
   h->ring_bytes = (uint32_t)sizeof(net_shm_ring);
   h->probe = SEG_MAGIC;
   atomic_store(&h->state, 0);
-  for (int i = 0; i < nin; i++) prefault(net_shm_seg_ring(*out, i));
+  for (int i = 0; i < nin; i++)
+    prefault(net_shm_seg_ring(*out, i));
   atomic_store_explicit((_Atomic uint64_t *)&h->magic, SEG_MAGIC, memory_order_release);
   return TERN_OK;
 fail:
@@ -448,8 +449,10 @@ static slot *next_out_slot(net_shm_chan *ch, bool line, const net_msg_hdr *hdr, 
 static void fill_slot(net_shm_chan *ch, slot *sl, const char *src, uint64_t n) {
   sl->len = (uint32_t)n;
   sl->flags = 0;
-  if (n >= SHM_FILL_MIN) shm_fill_copy(&ch->fill, sl->payload, src, n); /* off the small path */
-  else if (n) memcpy(n <= SLOT_INLINE_BYTES ? sl->inline_data : sl->payload, src, n);
+  if (n >= SHM_FILL_MIN)
+    shm_fill_copy(&ch->fill, sl->payload, src, n); /* off the small path */
+  else if (n)
+    memcpy(n <= SLOT_INLINE_BYTES ? sl->inline_data : sl->payload, src, n);
   publish(ch, sl);
 }
 
@@ -460,7 +463,8 @@ static void send_some(net_shm_chan *ch, bool *moved) {
   while ((x = head_xfer(&ch->sendq)) != NULL) {
     if (ch->cma_slot) {
       if (reader_head(ch) <= ch->cma_at) {
-        shm_cma_share_write(ch, x, &slot_at(ch->out, false, ch->cma_at)->share, ch->cma_slot, moved);
+        shm_cma_share_write(ch, x, &slot_at(ch->out, false, ch->cma_at)->share, ch->cma_slot,
+                            moved);
         return;
       }
       ch->cma_slot = 0;
@@ -496,16 +500,15 @@ static void send_some(net_shm_chan *ch, bool *moved) {
   }
 }
 
-static tern_status check_slot(net_shm_chan *ch, const net_xfer *x, const slot *sl,
-                              core_err *err) {
+static tern_status check_slot(net_shm_chan *ch, const net_xfer *x, const slot *sl, core_err *err) {
   tern_status rc = net_msg_match(&x->hdr, &sl->hdr, ch->peer, err);
   if (rc != TERN_OK) return rc;
-  bool ok = sl->flags == SLOT_CMA ? sl->off == 0 && sl->len == 0 && !in_line_lane(ch->in, sl)
-                                  : sl->flags == 0 && sl->off == ch->recv_done &&
-                                        sl->len <= NET_SHM_SLOT_BYTES &&
-                                        sl->len <= x->hdr.bytes - ch->recv_done &&
-                                        (sl->len > 0 || x->hdr.bytes == 0) &&
-                                        (fits_line(sl->len) || !in_line_lane(ch->in, sl));
+  bool ok = sl->flags == SLOT_CMA
+                ? sl->off == 0 && sl->len == 0 && !in_line_lane(ch->in, sl)
+                : sl->flags == 0 && sl->off == ch->recv_done && sl->len <= NET_SHM_SLOT_BYTES &&
+                      sl->len <= x->hdr.bytes - ch->recv_done &&
+                      (sl->len > 0 || x->hdr.bytes == 0) &&
+                      (fits_line(sl->len) || !in_line_lane(ch->in, sl));
   if (!ok)
     return core_err_set(err, TERN_ERR_PROTOCOL,
                         "%s wrote a slot with flags %u for bytes [%llu, +%u) where [%llu, ...) "
@@ -535,13 +538,15 @@ static void take_bytes(net_xfer *x, const slot *sl) {
 }
 
 /* Hands the slot at in_next back to the writer, in its lane. After a small message, the lane's
- * next header line (and, in the payload lane, the first payload lines) are fetched ahead: in a stream of small messages the writer is usually
- * ahead, and its slots lie 64 KiB apart, where the hardware cannot guess the next one. The fetch
- * overlaps the rest of the caller's call instead of stalling the next look (a fifth to a third
- * of a small broadcast at n = 2: docs/perf/shm.md). After a larger message it costs more than
- * it saves: the writer is then not far ahead, and the lines fetched are written again. */
+ * next header line (and, in the payload lane, the first payload lines) are fetched ahead: in a
+ * stream of small messages the writer is usually ahead, and its slots lie 64 KiB apart, where the
+ * hardware cannot guess the next one. The fetch overlaps the rest of the caller's call instead of
+ * stalling the next look (a fifth to a third of a small broadcast at n = 2: docs/perf/shm.md).
+ * After a larger message it costs more than it saves: the writer is then not far ahead, and the
+ * lines fetched are written again. */
 static void return_slot(net_shm_chan *ch, const slot *sl) {
-  bool small = sl->flags == 0 && sl->len <= PREFETCH_AFTER_MAX; /* read before the slot is given back */
+  bool small =
+      sl->flags == 0 && sl->len <= PREFETCH_AFTER_MAX; /* read before the slot is given back */
   bool line = in_line_lane(ch->in, sl);
   uint64_t *taken = line ? &ch->in_lines : &ch->in_slots;
   ch->in_next++;
@@ -550,7 +555,8 @@ static void return_slot(net_shm_chan *ch, const slot *sl) {
     const slot *next = slot_at(ch->in, line, *taken);
     __builtin_prefetch(next);
     int lines = line ? LINE_PAYLOAD_BYTES / 64 : PREFETCH_PAYLOAD_LINES;
-    for (int i = 0; i < lines; i++) __builtin_prefetch(next->payload + 64 * i);
+    for (int i = 0; i < lines; i++)
+      __builtin_prefetch(next->payload + 64 * i);
   }
   atomic_store_explicit(line ? &ch->in->lines_head : &ch->in->head, *taken, memory_order_release);
   net_shm_ring_bell(ch->peer_bell, ch->peer_sleeping);

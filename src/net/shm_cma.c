@@ -25,7 +25,8 @@ static tern_status read_failed(net_shm_chan *ch, int why, size_t n, core_err *er
                         ch->what);
   if (why == EFAULT)
     return core_err_set(err, TERN_ERR_PROTOCOL,
-                        "%s described %zu bytes at an address it does not have mapped", ch->what, n);
+                        "%s described %zu bytes at an address it does not have mapped", ch->what,
+                        n);
   return core_err_errno(err, why ? why : EIO, "reading %zu bytes from %s", n, ch->what);
 }
 
@@ -45,8 +46,7 @@ tern_status shm_cma_read(net_shm_chan *ch, net_xfer *x, uint64_t addr, uint64_t 
     int why = got < 0 ? errno : 0;
     if (atomic_load(ch->peer_state) == NET_SHM_ABORTED)
       return core_err_set(err, TERN_ERR_PEER_LOST,
-                          "%s gave up on the communicator while this rank read from it",
-                          ch->what);
+                          "%s gave up on the communicator while this rank read from it", ch->what);
     if (got <= 0) {
       if (why == EINTR) continue;
       return read_failed(ch, why, n, err);

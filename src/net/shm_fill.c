@@ -24,8 +24,10 @@ static void copy_streaming(char *dst, const char *src, uint64_t n) {
 }
 
 static void copy_as(bool stream, void *dst, const void *src, uint64_t n) {
-  if (stream) copy_streaming(dst, src, n);
-  else memcpy(dst, src, n);
+  if (stream)
+    copy_streaming(dst, src, n);
+  else
+    memcpy(dst, src, n);
 }
 
 /* Whether ordinary copies, timed at least once, average under the mark. */

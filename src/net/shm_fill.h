@@ -35,10 +35,10 @@
 #define SHM_FILL_WEIGHT 0.25 /* of a new copy's rate in its kind's average */
 
 typedef struct shm_fill {
-  bool streaming;        /* the choice for the next fills */
-  uint32_t since_other;  /* fills since the last copy of the kind not chosen */
-  double ordinary_rate;  /* bytes per ns of ordinary copies, a moving average; 0 before one */
-  double streamed_rate;  /* and of streamed ones */
+  bool streaming;       /* the choice for the next fills */
+  uint32_t since_other; /* fills since the last copy of the kind not chosen */
+  double ordinary_rate; /* bytes per ns of ordinary copies, a moving average; 0 before one */
+  double streamed_rate; /* and of streamed ones */
 } shm_fill;
 
 /* A sender's first state: it copies ordinarily, and may try streaming on its first slow copy. */

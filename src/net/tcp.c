@@ -93,7 +93,8 @@ tern_status net_tcp_post(net_tcp_chan *ch, net_xfer *x, core_err *err) {
   x->complete = false;
   for (int i = 0; i < nstripes; i++) {
     uint64_t from = i == 0 ? 0 : (bytes * (uint64_t)i / (uint64_t)nstripes) & ~4095ull;
-    uint64_t to = i == nstripes - 1 ? bytes : (bytes * (uint64_t)(i + 1) / (uint64_t)nstripes) & ~4095ull;
+    uint64_t to =
+        i == nstripes - 1 ? bytes : (bytes * (uint64_t)(i + 1) / (uint64_t)nstripes) & ~4095ull;
     net_tcp_stream *s = &ch->streams[i];
     stripe st = {x, from, to - from};
     if (net_queue_push(x->is_send ? &s->sendq : &s->recvq, &st) != TERN_OK)

@@ -21,8 +21,8 @@
 
 /* ---- the identity every message carries (frame.c) ---------------------------------------- */
 
-#define NET_KIND_P2P 15 /* kind of send/recv; collectives use coll_kind values */
-#define NET_KIND_CALIBRATE 14 /* start-up timing between ranks (comm/shm_calibrate.c) */
+#define NET_KIND_P2P 15                /* kind of send/recv; collectives use coll_kind values */
+#define NET_KIND_CALIBRATE 14          /* start-up timing between ranks (comm/shm_calibrate.c) */
 #define NET_MAX_MSG_BYTES (1ull << 42) /* 4 TiB: anything larger is a corrupt length */
 
 typedef struct net_msg_hdr {
@@ -50,8 +50,7 @@ tern_status net_frame_decode(const uint8_t in[NET_FRAME_LEN], net_frame *f, cons
                              core_err *err);
 /* Compares what arrived with what this rank expects; a mismatch is TERN_ERR_INVALID_ARG that
  * says which field and both values ("rank 3 is in broadcast #7, this rank in allreduce #7"). */
-tern_status net_msg_match(const net_msg_hdr *want, const net_msg_hdr *got, int peer,
-                          core_err *err);
+tern_status net_msg_match(const net_msg_hdr *want, const net_msg_hdr *got, int peer, core_err *err);
 const char *net_kind_name(int kind);
 /* Whether messages of this kind may be reduced by their receiver (allreduce, reduce_scatter,
  * reduce); the others are only copied. */
@@ -64,14 +63,14 @@ bool net_kind_exchanges(int kind);
 /* ---- a transfer ------------------------------------------------------------------------- */
 
 typedef struct net_xfer {
-  net_msg_hdr hdr;  /* send: what goes out; receive: what is expected */
+  net_msg_hdr hdr; /* send: what goes out; receive: what is expected */
   int peer;
   bool is_send;
-  bool reduce;      /* receive: dst = src op incoming */
-  const char *src;  /* send: the bytes; reducing receive: the other operand */
-  char *dst;        /* receive: where the bytes (or the reduction) go */
+  bool reduce;     /* receive: dst = src op incoming */
+  const char *src; /* send: the bytes; reducing receive: the other operand */
+  char *dst;       /* receive: where the bytes (or the reduction) go */
   /* kept by the transport */
-  int parts_left;   /* stripes (TCP) or the one message (shm) not yet complete */
+  int parts_left; /* stripes (TCP) or the one message (shm) not yet complete */
   bool complete;
 } net_xfer;
 
@@ -156,31 +155,31 @@ typedef struct net_shm_ring net_shm_ring; /* one inbound ring inside a segment *
 
 typedef struct net_shm_chan {
   int peer;
-  int pid;            /* the peer's process, for process_vm_readv */
-  bool cma;           /* process_vm_readv into the peer works */
-  uint64_t cma_floor; /* with cma: no single copy for messages under this many bytes */
+  int pid;                     /* the peer's process, for process_vm_readv */
+  bool cma;                    /* process_vm_readv into the peer works */
+  uint64_t cma_floor;          /* with cma: no single copy for messages under this many bytes */
   uint64_t cma_floor_exchange; /* the same for messages of an exchange (net_kind_exchanges) */
-  net_shm_ring *in;   /* the ring in our segment that the peer writes */
-  net_shm_ring *out;  /* the ring in the peer's segment that we write */
+  net_shm_ring *in;            /* the ring in our segment that the peer writes */
+  net_shm_ring *out;           /* the ring in the peer's segment that we write */
   _Atomic uint32_t *peer_bell; /* the peer's doorbell */
   _Atomic uint32_t *peer_sleeping;
   _Atomic uint32_t *peer_state; /* the peer's segment state: NET_SHM_ABORTED once it gave up */
   net_queue sendq, recvq;
   uint64_t send_done, recv_done; /* bytes done of the transfer at the head of each queue */
-  uint64_t out_next;   /* messages (of either lane) we have published into out */
-  uint64_t out_slots, out_lines;           /* of them, in each lane */
+  uint64_t out_next;             /* messages (of either lane) we have published into out */
+  uint64_t out_slots, out_lines; /* of them, in each lane */
   uint64_t out_slots_head, out_lines_head; /* the reader's heads as we last read them */
-  uint64_t in_next;    /* messages we have consumed from in */
-  uint64_t in_slots, in_lines; /* of them, from each lane */
-  uint64_t cma_slot;   /* the head send's descriptor: its sequence number (0: none) */
-  uint64_t cma_at;     /* and its place in the slot lane */
-  bool share;          /* with cma: large plain copies are shared with the sender (shm_cma.h) */
-  bool share_failed;   /* as sender: a write into the peer failed; it copies alone from now on */
-  bool share_took_back;  /* as receiver: the chunk the sender gave back is copied */
-  uint64_t share_seq;    /* as receiver: the descriptor slot we offered to share, or 0 */
+  uint64_t in_next;                        /* messages we have consumed from in */
+  uint64_t in_slots, in_lines;             /* of them, from each lane */
+  uint64_t cma_slot;      /* the head send's descriptor: its sequence number (0: none) */
+  uint64_t cma_at;        /* and its place in the slot lane */
+  bool share;             /* with cma: large plain copies are shared with the sender (shm_cma.h) */
+  bool share_failed;      /* as sender: a write into the peer failed; it copies alone from now on */
+  bool share_took_back;   /* as receiver: the chunk the sender gave back is copied */
+  uint64_t share_seq;     /* as receiver: the descriptor slot we offered to share, or 0 */
   uint64_t share_claimed; /* as receiver: chunks of it we claimed */
-  char *bounce;        /* for reducing CMA receives, allocated on first use */
-  shm_fill fill;       /* as sender: how large payloads are copied into slots (shm_fill.h) */
+  char *bounce;           /* for reducing CMA receives, allocated on first use */
+  shm_fill fill;          /* as sender: how large payloads are copied into slots (shm_fill.h) */
   char what[112];
 } net_shm_chan;
 

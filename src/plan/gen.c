@@ -175,8 +175,7 @@ static void random_jobs(plan_scenario *out, uint64_t *st) {
 
 /* The rest of a random scenario once out's cluster has its regions and links: GPU pools and
  * njobs jobs drawn from *st, then the whole checked. Frees out on failure. */
-static tern_status draw_pools_and_jobs(plan_scenario *out, int njobs, uint64_t *st,
-                                       core_err *err) {
+static tern_status draw_pools_and_jobs(plan_scenario *out, int njobs, uint64_t *st, core_err *err) {
   tern_status s = alloc_jobs(out, njobs, err);
   if (s == TERN_OK) {
     random_pools(&out->c, st);

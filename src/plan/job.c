@@ -168,8 +168,7 @@ bool plan_job_demand(const plan_cluster *c, const plan_job *j, plan_demand *d, c
                  j->name, fewest, total);
     return false;
   }
-  int ref = d->ref = reference_region(c, d, total), lo = d->smin[c->regions[ref].type],
-      usable = 0;
+  int ref = d->ref = reference_region(c, d, total), lo = d->smin[c->regions[ref].type], usable = 0;
   for (int r = 0; r < c->nregions; r++)
     if (d->smin[c->regions[r].type] != INT_MAX) usable += c->regions[r].gpus;
   d->kstar = search_counts(c, j, ref, lo, CORE_MIN(CORE_MIN(j->layers, PLAN_MAX_STAGES), usable),

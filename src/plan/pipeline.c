@@ -97,8 +97,8 @@ static uint64_t mix_in(uint64_t h, double v) {
 
 static uint64_t split_key(const plan_cluster *c, const plan_job *j, const plan_placement *p) {
   uint64_t h = 0x9e3779b97f4a7c15u;
-  double shape[] = {j->params, j->layers, j->hidden, j->seq_len, j->mb_seqs, j->microbatches,
-                    j->dtype_bytes, c->mfu, c->mem_fraction};
+  double shape[] = {j->params,       j->layers,      j->hidden, j->seq_len,     j->mb_seqs,
+                    j->microbatches, j->dtype_bytes, c->mfu,    c->mem_fraction};
   for (size_t i = 0; i < CORE_ARRAY_LEN(shape); i++)
     h = mix_in(h, shape[i]);
   for (int s = 0; s < p->nseg; s++) {

@@ -29,9 +29,9 @@
 #define PLAN_NAME_LEN 48
 #define PLAN_MAX_TYPES 16
 #define PLAN_MAX_REGIONS 1024
-#define PLAN_MAX_GPUS 1000000 /* in a whole cluster */
-#define PLAN_MAX_STAGES 1024  /* one GPU per stage and at least one layer each */
-#define PLAN_MAX_PATH 16      /* regions one pipeline may cross: our bound, see PLANNING.md */
+#define PLAN_MAX_GPUS 1000000    /* in a whole cluster */
+#define PLAN_MAX_STAGES 1024     /* one GPU per stage and at least one layer each */
+#define PLAN_MAX_PATH 16         /* regions one pipeline may cross: our bound, see PLANNING.md */
 #define PLAN_MAX_RUN_S 3.15576e9 /* a job training alone longer than 100 years is refused */
 
 /* ---- cluster model (cluster.c) ----------------------------------------------------------- */
@@ -97,15 +97,15 @@ typedef struct plan_job {
 
 /* What a job asks of the cluster, computed once from the job and the cluster. */
 typedef struct plan_demand {
-  int kstar;                /* K*: the GPU count that minimises iteration time */
+  int kstar;                      /* K*: the GPU count that minimises iteration time */
   int kstar_type[PLAN_MAX_TYPES]; /* K* on each GPU type (0 for a type that cannot hold it) */
-  int kedp;                 /* the count that minimises energy x delay, K T^2 (ours.c) */
-  int smin[PLAN_MAX_TYPES]; /* fewest GPUs of each type that hold the job in memory */
-  double iter_kstar;        /* iteration time at K* on the reference region, s */
-  double stage_fb_s;        /* forward+backward time of one stage at K*, s */
-  double demand_Bps;        /* bandwidth one stage boundary needs not to stall, bytes/s */
-  double work_flops;        /* FLOPs of the whole training run */
-  int ref;                  /* the region K* was searched on */
+  int kedp;                       /* the count that minimises energy x delay, K T^2 (ours.c) */
+  int smin[PLAN_MAX_TYPES];       /* fewest GPUs of each type that hold the job in memory */
+  double iter_kstar;              /* iteration time at K* on the reference region, s */
+  double stage_fb_s;              /* forward+backward time of one stage at K*, s */
+  double demand_Bps;              /* bandwidth one stage boundary needs not to stall, bytes/s */
+  double work_flops;              /* FLOPs of the whole training run */
+  int ref;                        /* the region K* was searched on */
 } plan_demand;
 
 double plan_job_iterations(const plan_job *j);
@@ -239,7 +239,7 @@ typedef struct plan_state {
   double *load_Bps; /* nregions x nregions: bandwidth those jobs need */
   const plan_release *releases;
   int nreleases;
-  bool contended; /* the queue asks for more than K* x jobs GPUs than are free (plan_decide) */
+  bool contended;   /* the queue asks for more than K* x jobs GPUs than are free (plan_decide) */
   uint64_t version; /* names free, share and load: plan_state_apply and plan_state_touch set it */
   uint64_t cluster_id; /* a hash of what the time model reads of c: types, regions, links */
 } plan_state;

@@ -43,10 +43,10 @@ json_t *plan_pipeline_json(const plan_cluster *c, const plan_job *j, const plan_
     json_array_append_new(stages, json_pack("{s:i, s:f, s:f}", "layers", p->layers[i], "fwd_s",
                                             fb[i] / 3, "bwd_s", 2 * fb[i] / 3));
     if (i + 1 < S)
-      json_array_append_new(hops, json_pack("{s:i, s:i, s:f, s:f, s:f, s:f}", "from_stage", i,
-                                            "to_stage", i + 1, "bytes", bytes, "bandwidth_Bps",
-                                            bytes / beta[i], "latency_s", lat[i], "transfer_s",
-                                            beta[i]));
+      json_array_append_new(hops,
+                            json_pack("{s:i, s:i, s:f, s:f, s:f, s:f}", "from_stage", i, "to_stage",
+                                      i + 1, "bytes", bytes, "bandwidth_Bps", bytes / beta[i],
+                                      "latency_s", lat[i], "transfer_s", beta[i]));
   }
   /* DP x PP: microbatches is each copy's; iteration_s its pipeline plus allreduce_s (dp.c) */
   int m = plan_dp_microbatches(j, p);

@@ -290,8 +290,7 @@ static tern_status read_assumptions(ctx *x, const json_t *root) {
   if (st == TERN_OK && json_object_get(a, "pue"))
     st = get_num(x, a, "assumptions", "pue", &L_PUE, &c->pue);
   if (st == TERN_OK && json_object_get(a, "memory_usable_fraction"))
-    st = get_num(x, a, "assumptions", "memory_usable_fraction", &L_MEMFRAC,
-                 &c->mem_fraction);
+    st = get_num(x, a, "assumptions", "memory_usable_fraction", &L_MEMFRAC, &c->mem_fraction);
   return st;
 }
 

@@ -1,11 +1,11 @@
 /* single.c: the single-region baselines, LCF and LDF: the whole job in one region.
  *
  * LCF (lowest cost first) puts the job in the cheapest region (price of the hour now) that has
- * all of its K* GPUs (K* on the region's GPU type) free; LDF (least delay first) in the region with the most free GPUs. Both
- * take up to K* GPUs, and when no region has K* free they still start the job on fewer, down to
- * its memory floor, in the region their rule picks among those that can hold it: every policy
- * here is work-conserving alike, so a baseline never idles GPUs the job could use. Jobs are
- * considered in arrival order (FCFS).
+ * all of its K* GPUs (K* on the region's GPU type) free; LDF (least delay first) in the region with
+ * the most free GPUs. Both take up to K* GPUs, and when no region has K* free they still start the
+ * job on fewer, down to its memory floor, in the region their rule picks among those that can hold
+ * it: every policy here is work-conserving alike, so a baseline never idles GPUs the job could use.
+ * Jobs are considered in arrival order (FCFS).
  */
 #include "plan/plan.h"
 

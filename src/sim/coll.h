@@ -44,8 +44,8 @@ typedef enum sim_topo {
 
 typedef struct sim_platform {
   sim_topo topo;
-  int hosts, ranks_per_host, cores;               /* cores: per host */
-  double nic_bw, nic_lat;                         /* bytes/s each way, seconds: one NIC's */
+  int hosts, ranks_per_host, cores; /* cores: per host */
+  double nic_bw, nic_lat;           /* bytes/s each way, seconds: one NIC's */
   int nics; /* NICs a host: its link into the network carries nics x nic_bw (a flow is not held
                to one NIC's rate: docs/SCALE.md) */
   double shm_bw, shm_lat;                         /* between ranks of one host */

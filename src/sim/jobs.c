@@ -29,7 +29,7 @@ typedef struct run {
   unsigned char *placed;
   int *running, nrun;
   double *left, *iter_now, *due; /* iterations left, current iteration time, predicted end */
-  int *owner, *slot_base; /* owner[slot_base[r] + g]: the job holding GPU g of region r */
+  int *owner, *slot_base;        /* owner[slot_base[r] + g]: the job holding GPU g of region r */
   int *span_first, spans_cap;
   plan_release *releases;
   double t;
@@ -63,8 +63,8 @@ static tern_status run_init(run *r) {
   r->slot_base = calloc((size_t)sc->c.nregions, sizeof *r->slot_base);
   r->releases = calloc(n, sizeof *r->releases);
   if (!r->releases || !r->out->jobs || !r->d || !r->by_arrival || !r->queue || !r->decided ||
-      !r->placed || !r->running || !r->left || !r->iter_now || !r->due || !r->span_first || !r->owner ||
-      !r->slot_base)
+      !r->placed || !r->running || !r->left || !r->iter_now || !r->due || !r->span_first ||
+      !r->owner || !r->slot_base)
     return core_err_set(r->err, TERN_ERR_NOMEM, "simulator state for %zu jobs", n);
   for (size_t g = 0; g < gpus; g++)
     r->owner[g] = -1;

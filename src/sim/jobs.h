@@ -25,9 +25,9 @@ typedef struct sim_span {
 typedef struct sim_job_out {
   double start, finish, jct;
   plan_placement pl;
-  double iter_pred; /* predicted iteration time when placed */
+  double iter_pred;           /* predicted iteration time when placed */
   int sharers[PLAN_MAX_PATH]; /* jobs on the link into each segment when placed, this one too */
-  double iter_mean; /* realised: run time / iterations */
+  double iter_mean;           /* realised: run time / iterations */
   double kwh, usd;
 } sim_job_out;
 

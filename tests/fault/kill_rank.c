@@ -42,7 +42,8 @@ static void *killer(void *arg) {
 static tern_status run(tern_comm *c, const char *coll, float *s, float *r, size_t count, int n,
                        int rank) {
   if (!strcmp(coll, "allreduce")) return tern_allreduce(c, s, r, count, TERN_F32, TERN_SUM);
-  if (!strcmp(coll, "reduce_scatter")) return tern_reduce_scatter(c, s, r, count / n, TERN_F32, TERN_SUM);
+  if (!strcmp(coll, "reduce_scatter"))
+    return tern_reduce_scatter(c, s, r, count / n, TERN_F32, TERN_SUM);
   if (!strcmp(coll, "allgather")) return tern_allgather(c, s, r, count / n, TERN_F32);
   if (!strcmp(coll, "broadcast")) return tern_broadcast(c, s, r, count, TERN_F32, 0);
   if (!strcmp(coll, "reduce")) return tern_reduce(c, s, r, count, TERN_F32, TERN_SUM, 0);

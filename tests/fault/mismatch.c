@@ -42,10 +42,14 @@ int main(int argc, char **argv) {
   tern_op op = odd && !strcmp(what, "op") ? TERN_MAX : TERN_SUM;
   int root = root_of(what, rank);
   tern_status rc;
-  if (!strncmp(what, "reduce_", 7)) rc = tern_reduce(c, buf, buf, count, dt, op, root);
-  else if (strstr(what, "root")) rc = tern_broadcast(c, buf, buf, count, dt, root);
-  else if (odd && !strcmp(what, "kind")) rc = tern_broadcast(c, buf, buf, count, dt, 0);
-  else rc = tern_allreduce(c, buf, buf, count, dt, op);
+  if (!strncmp(what, "reduce_", 7))
+    rc = tern_reduce(c, buf, buf, count, dt, op, root);
+  else if (strstr(what, "root"))
+    rc = tern_broadcast(c, buf, buf, count, dt, root);
+  else if (odd && !strcmp(what, "kind"))
+    rc = tern_broadcast(c, buf, buf, count, dt, 0);
+  else
+    rc = tern_allreduce(c, buf, buf, count, dt, op);
   printf("rank %d: %s: %s\n", rank, tern_status_str(rc), tern_comm_last_error(c));
   fflush(stdout);
   tern_comm_destroy(c);

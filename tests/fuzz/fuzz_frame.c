@@ -14,7 +14,8 @@ static void decode_alone(const uint8_t *data, size_t size) {
   net_frame f;
   core_err err = {0};
   if (net_frame_decode(data, &f, "fuzz", &err) == TERN_OK) {
-    net_msg_hdr want = {.kind = 0, .dtype = TERN_F32, .op = TERN_SUM, .seq = 1, .count = 16, .bytes = 64};
+    net_msg_hdr want = {
+        .kind = 0, .dtype = TERN_F32, .op = TERN_SUM, .seq = 1, .count = 16, .bytes = 64};
     core_err_clear(&err);
     net_msg_match(&want, &f.msg, 1, &err);
   }
@@ -40,9 +41,16 @@ static void through_a_channel(const uint8_t *data, size_t size) {
   net_xfer xs[3];
   static const uint64_t bytes[3] = {64, 0, 16384};
   for (int i = 0; i < 3; i++) {
-    xs[i] = (net_xfer){.hdr = {.kind = 0, .dtype = TERN_F32, .op = TERN_SUM, .seq = 1,
-                               .count = bytes[i] / 4, .bytes = bytes[i]},
-                       .peer = 1, .reduce = i == 2, .src = (char *)other, .dst = (char *)dst[i]};
+    xs[i] = (net_xfer){.hdr = {.kind = 0,
+                               .dtype = TERN_F32,
+                               .op = TERN_SUM,
+                               .seq = 1,
+                               .count = bytes[i] / 4,
+                               .bytes = bytes[i]},
+                       .peer = 1,
+                       .reduce = i == 2,
+                       .src = (char *)other,
+                       .dst = (char *)dst[i]};
     net_tcp_post(&ch, &xs[i], NULL);
   }
   for (int spins = 0; spins < 64; spins++) {

@@ -21,12 +21,12 @@ static tern_comm *comm;
 static int rank, n;
 static long checks, failures;
 
-#define FAIL(...)                                                                              \
-  do {                                                                                         \
-    fprintf(stderr, "coll_matrix rank %d: ", rank);                                            \
-    fprintf(stderr, __VA_ARGS__);                                                              \
-    fputc('\n', stderr);                                                                       \
-    if (++failures > 20) exit(1);                                                              \
+#define FAIL(...)                                                                                  \
+  do {                                                                                             \
+    fprintf(stderr, "coll_matrix rank %d: ", rank);                                                \
+    fprintf(stderr, __VA_ARGS__);                                                                  \
+    fputc('\n', stderr);                                                                           \
+    if (++failures > 20) exit(1);                                                                  \
   } while (0)
 
 /* A buffer with guard bytes on both sides. */
@@ -136,11 +136,13 @@ static void test_alltoall(tern_dtype dt, size_t count, bool inplace) {
   size_t es = tern_dtype_size(dt), b = count * es, all = b * (size_t)n;
   char *s = guarded(all), *r = guarded(all);
   char *in = inplace ? r : s;
-  for (int j = 0; j < n; j++) pattern_fill(in + (size_t)j * b, dt, TERN_SUM, rank, (size_t)j * count, count);
+  for (int j = 0; j < n; j++)
+    pattern_fill(in + (size_t)j * b, dt, TERN_SUM, rank, (size_t)j * count, count);
   expect_ok(tern_alltoall(comm, in, r, count, dt), "alltoall");
   size_t wrong = 0;
   for (int i = 0; i < n; i++)
-    wrong += pattern_count_wrong_input(r + (size_t)i * b, dt, TERN_SUM, i, (size_t)rank * count, count);
+    wrong +=
+        pattern_count_wrong_input(r + (size_t)i * b, dt, TERN_SUM, i, (size_t)rank * count, count);
   wrong += !guards_intact(s, all) + !guards_intact(r, all);
   check_count(wrong, "alltoall", dt, TERN_SUM, count, inplace, -1);
   unguard(s);
@@ -179,10 +181,12 @@ static void matrix(const size_t *counts, size_t ncounts, bool all_types) {
         for (int o = 0; o < TERN_NUM_OPS; o++) {
           test_allreduce(dt, (tern_op)o, count, inplace);
           test_reduce_scatter(dt, (tern_op)o, count, inplace);
-          for (int ri = 0; ri < 3; ri++) test_reduce(dt, (tern_op)o, count, inplace, roots[ri]);
+          for (int ri = 0; ri < 3; ri++)
+            test_reduce(dt, (tern_op)o, count, inplace, roots[ri]);
         }
         test_allgather(dt, count, inplace);
-        for (int ri = 0; ri < 3; ri++) test_broadcast(dt, count, inplace, roots[ri]);
+        for (int ri = 0; ri < 3; ri++)
+          test_broadcast(dt, count, inplace, roots[ri]);
         test_alltoall(dt, count, inplace);
       }
       test_sendrecv(dt, count);
@@ -215,11 +219,13 @@ static void nonblocking(size_t count) {
     expect_ok(tern_irecv(comm, in, count, TERN_F32, (rank + n - 1) % n, &reqs[used++]), "irecv");
   }
   volatile double sink = 0; /* compute while the requests advance */
-  for (int i = 0; i < 2000000; i++) sink += i * 0.5;
+  for (int i = 0; i < 2000000; i++)
+    sink += i * 0.5;
   int done = 0;
   expect_ok(tern_test(reqs[0], &done), "test");
   if (!done) expect_ok(tern_wait(reqs[0]), "wait");
-  for (int k = 1; k < used; k++) expect_ok(tern_wait(reqs[k]), "wait");
+  for (int k = 1; k < used; k++)
+    expect_ok(tern_wait(reqs[k]), "wait");
   for (int k = 0; k < K; k++) {
     size_t wrong = 0;
     for (size_t i = 0; i < count; i++) {
@@ -256,7 +262,8 @@ static void expect_invalid(tern_status rc, const char *what, const char *needle)
 static void bad_arguments(void) {
   float x[4] = {0};
   tern_request *req;
-  expect_invalid(tern_allreduce(comm, NULL, x, 4, TERN_F32, TERN_SUM), "null sendbuf", "sendbuf is NULL");
+  expect_invalid(tern_allreduce(comm, NULL, x, 4, TERN_F32, TERN_SUM), "null sendbuf",
+                 "sendbuf is NULL");
   expect_invalid(tern_allreduce(comm, x, x, 4, (tern_dtype)42, TERN_SUM), "bad dtype", "dtype 42");
   expect_invalid(tern_allreduce(comm, x, x, 4, TERN_F32, (tern_op)9), "bad op", "op 9");
   expect_invalid(tern_broadcast(comm, x, x, 4, TERN_F32, n), "root out of range", "root");

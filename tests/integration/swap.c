@@ -22,8 +22,8 @@
 #define ROUNDS 4
 #define COMPUTE_US 2000 /* the progress thread, woken by the isend, takes it well within this */
 
-static const size_t sizes[] = {8,        100,      (16u << 10) - 4, 16u << 10, 32u << 10,
-                               64u << 10, 96u << 10, 256u << 10,     (1u << 20) + 4, 2u << 20};
+static const size_t sizes[] = {8,         100,       (16u << 10) - 4, 16u << 10,      32u << 10,
+                               64u << 10, 96u << 10, 256u << 10,      (1u << 20) + 4, 2u << 20};
 
 static uint8_t pattern(int from, int round, size_t i) {
   return (uint8_t)(from * 131 + round * 29 + i * 7 + (i >> 12));
@@ -67,7 +67,8 @@ static int exchange(tern_comm *c, uint8_t *send, uint8_t *recv, size_t size, int
     }
   }
   for (int from = 0; from < n; from++)
-    for (size_t i = 0; i < size; i++) want += pattern(from, round, i);
+    for (size_t i = 0; i < size; i++)
+      want += pattern(from, round, i);
   if (total != want) {
     printf("FAIL rank %d: checksum of %zu bytes, round %d: %.0f, want %.0f\n", rank, size, round,
            total, want);

@@ -78,11 +78,13 @@ static void catches_wrong_block_inside_one_run(void **state) {
   assert_int_equal(coll_check_scheds(&a, s, why, sizeof why), TERN_OK);
   size_t last_tmp_copy = 0;
   for (size_t i = 0; i < s[0].len; i++)
-    if (s[0].steps[i].kind == COLL_STEP_COPY && s[0].steps[i].buf == COLL_BUF_TMP) last_tmp_copy = i;
+    if (s[0].steps[i].kind == COLL_STEP_COPY && s[0].steps[i].buf == COLL_BUF_TMP)
+      last_tmp_copy = i;
   s[0].steps[last_tmp_copy].count = 0;
   assert_int_equal(coll_check_scheds(&a, s, why, sizeof why), TERN_ERR_INVALID_ARG);
   assert_non_null(strstr(why, "rank 0: RECV[1]"));
-  for (int r = 0; r < 2; r++) coll_sched_free(&s[r]);
+  for (int r = 0; r < 2; r++)
+    coll_sched_free(&s[r]);
 }
 
 /* hier, for every n from 4 to 64 and every way of cutting n ranks into equal hosts of two or
@@ -101,13 +103,16 @@ static void hier_schedules_are_correct(void **state) {
         for (size_t ci = 0; ci < CORE_ARRAY_LEN(counts); ci++)
           for (int ip = 0; ip <= 1; ip++)
             for (int inner = 0; inner <= 1; inner++) {
-              coll_args a = {.kind = kinds[k], .size = n, .count = counts[ci], .inplace = ip,
-                             .ppn = ppn, .inner = inner ? COLL_ALGO_RHD : COLL_ALGO_RING};
+              coll_args a = {.kind = kinds[k],
+                             .size = n,
+                             .count = counts[ci],
+                             .inplace = ip,
+                             .ppn = ppn,
+                             .inner = inner ? COLL_ALGO_RHD : COLL_ALGO_RING};
               runs++;
               if (coll_check(&a, COLL_ALGO_HIER, why, sizeof why) == TERN_OK) continue;
               fail_msg("hier %s n=%d ppn=%d count=%zu inplace=%d inner=%s: %s",
-                       coll_kind_name(kinds[k]), n, ppn, a.count, ip,
-                       coll_algo_name(a.inner), why);
+                       coll_kind_name(kinds[k]), n, ppn, a.count, ip, coll_algo_name(a.inner), why);
             }
     }
   /* without hosts there is no hier schedule */
@@ -129,8 +134,12 @@ static void check_placement(int n, const int *host_of, long *runs) {
     for (size_t ci = 0; ci < CORE_ARRAY_LEN(counts); ci++)
       for (int ip = 0; ip <= 1; ip++)
         for (int inner = 0; inner <= 1; inner++) {
-          coll_args a = {.kind = kinds[k], .size = n, .count = counts[ci], .inplace = ip,
-                         .hosts = h, .inner = inner ? COLL_ALGO_RHD : COLL_ALGO_RING};
+          coll_args a = {.kind = kinds[k],
+                         .size = n,
+                         .count = counts[ci],
+                         .inplace = ip,
+                         .hosts = h,
+                         .inner = inner ? COLL_ALGO_RHD : COLL_ALGO_RING};
           (*runs)++;
           if (coll_check(&a, COLL_ALGO_HIER, why, sizeof why) == TERN_OK) continue;
           char hosts[200] = "";
@@ -150,9 +159,11 @@ static void hier_any_placement_is_correct(void **state) {
   int host_of[64];
   for (int n = 3; n <= 24; n++)
     for (int H = 2; H < n; H++) {
-      for (int r = 0; r < n; r++) host_of[r] = r % H; /* round-robin */
+      for (int r = 0; r < n; r++)
+        host_of[r] = r % H; /* round-robin */
       check_placement(n, host_of, &runs);
-      for (int r = 0; r < n; r++) host_of[r] = r < n - H + 1 ? 0 : r - (n - H); /* one big host */
+      for (int r = 0; r < n; r++)
+        host_of[r] = r < n - H + 1 ? 0 : r - (n - H); /* one big host */
       check_placement(n, host_of, &runs);
     }
   const int three_one[] = {0, 0, 0, 1}, one_three[] = {0, 1, 1, 1}, mixed[] = {5, 2, 5, 5, 2, 9, 9};
@@ -186,8 +197,10 @@ static void hosts_view_orders_ranks_by_host(void **state) {
   assert_int_equal(h->nhosts, 2);
   assert_int_equal(h->lanes, 3);
   const int order[] = {0, 2, 4, 6, 1, 3, 5}, grid[] = {0, 2, 4, 1, 3, 5};
-  for (int i = 0; i < 7; i++) assert_int_equal(h->order[i], order[i]);
-  for (int i = 0; i < 6; i++) assert_int_equal(h->grid[i], grid[i]);
+  for (int i = 0; i < 7; i++)
+    assert_int_equal(h->order[i], order[i]);
+  for (int i = 0; i < 6; i++)
+    assert_int_equal(h->grid[i], grid[i]);
   assert_int_equal(h->local[6], 3);
   assert_int_equal(h->host[1], 1);
   coll_args one_each = {.size = 7, .hosts = h};
@@ -218,8 +231,12 @@ static void dealt_trees_are_correct(void **state) {
         for (size_t ci = 0; ci < CORE_ARRAY_LEN(counts); ci++)
           for (int ip = 0; ip <= 1; ip++)
             for (int root = 0; root < (rooted(kind) ? CORE_MIN(n, 9) : 1); root++) {
-              coll_args a = {.kind = kind, .size = n, .count = counts[ci], .inplace = ip,
-                             .root = root, .dealt = dealts[di]};
+              coll_args a = {.kind = kind,
+                             .size = n,
+                             .count = counts[ci],
+                             .inplace = ip,
+                             .root = root,
+                             .dealt = dealts[di]};
               runs++;
               if (coll_check(&a, COLL_ALGO_TREE, why, sizeof why) == TERN_OK) continue;
               fail_msg("tree %s n=%d dealt=%d count=%zu inplace=%d root=%d: %s",
@@ -266,8 +283,12 @@ static void pair_allreduce_in_pieces_is_correct(void **state) {
   for (size_t ci = 0; ci < CORE_ARRAY_LEN(counts); ci++)
     for (size_t pi = 0; pi < CORE_ARRAY_LEN(pieces); pi++)
       for (int ip = 0; ip <= 1; ip++) {
-        coll_args a = {.kind = COLL_ALLREDUCE, .size = 2, .count = counts[ci], .inplace = ip,
-                       .seg_count = pieces[pi], .shared_memory = true};
+        coll_args a = {.kind = COLL_ALLREDUCE,
+                       .size = 2,
+                       .count = counts[ci],
+                       .inplace = ip,
+                       .seg_count = pieces[pi],
+                       .shared_memory = true};
         if (coll_check(&a, COLL_ALGO_RING, why, sizeof why) != TERN_OK)
           fail_msg("count=%zu piece=%zu inplace=%d: %s", a.count, a.seg_count, ip, why);
       }

@@ -42,7 +42,8 @@ static const uint8_t test_run[16] = {9};
 static void start_store(int size) {
   const core_config *cfg = core_config_get();
   assert_int_equal(store_server_start(&server, "127.0.0.1", 0, size, test_run,
-                                      cfg->have_key ? cfg->key : NULL, NULL), TERN_OK);
+                                      cfg->have_key ? cfg->key : NULL, NULL),
+                   TERN_OK);
   snprintf(store_addr, sizeof store_addr, "%s", store_server_addr(server));
 }
 
@@ -59,18 +60,22 @@ static void set_env(const char *transport, const char *timeout) {
 
 static void *rank_main(void *arg) {
   rank_thread *rt = arg;
-  while (rt->hold && atomic_load(rt->hold)) usleep(1000);
+  while (rt->hold && atomic_load(rt->hold))
+    usleep(1000);
   rt->init_rc = tern_comm_init(&rt->comm, rt->rank, rt->size, rt->store);
   if (rt->init_rc != TERN_OK || rt->skip_allreduce) return NULL;
   float mine[64];
-  for (int i = 0; i < 64; i++) mine[i] = (float)(rt->rank + i);
+  for (int i = 0; i < 64; i++)
+    mine[i] = (float)(rt->rank + i);
   rt->rc = tern_allreduce(rt->comm, mine, rt->result, 64, TERN_F32, TERN_SUM);
   return NULL;
 }
 
 static void run_ranks(rank_thread *rts, int n) {
-  for (int i = 0; i < n; i++) pthread_create(&rts[i].t, NULL, rank_main, &rts[i]);
-  for (int i = 0; i < n; i++) pthread_join(rts[i].t, NULL);
+  for (int i = 0; i < n; i++)
+    pthread_create(&rts[i].t, NULL, rank_main, &rts[i]);
+  for (int i = 0; i < n; i++)
+    pthread_join(rts[i].t, NULL);
 }
 
 static void check_sums(rank_thread *rts, int n) {
@@ -78,12 +83,14 @@ static void check_sums(rank_thread *rts, int n) {
     if (rts[r].init_rc != TERN_OK || rts[r].rc != TERN_OK)
       fail_msg("rank %d: init %d rc %d: %s", r, rts[r].init_rc, rts[r].rc,
                rts[r].comm ? tern_comm_last_error(rts[r].comm) : tern_comm_last_error(NULL));
-    for (int i = 0; i < 64; i++) assert_true(rts[r].result[i] == (float)(n * (n - 1) / 2 + n * i));
+    for (int i = 0; i < 64; i++)
+      assert_true(rts[r].result[i] == (float)(n * (n - 1) / 2 + n * i));
   }
 }
 
 static void destroy_all(rank_thread *rts, int n) {
-  for (int r = 0; r < n; r++) tern_comm_destroy(rts[r].comm);
+  for (int r = 0; r < n; r++)
+    tern_comm_destroy(rts[r].comm);
 }
 
 static void allreduce_each_transport(void **state) {
@@ -115,9 +122,11 @@ static void nonblocking_advances_alone(void **state) {
   tern_request *req[2][4];
   for (int r = 0; r < 2; r++)
     for (int k = 0; k < 4; k++) {
-      for (int i = 0; i < 256; i++) buf[r][k][i] = (float)(r + k);
-      assert_int_equal(tern_iallreduce(rts[r].comm, buf[r][k], buf[r][k], 256, TERN_F32,
-                                       TERN_SUM, &req[r][k]), TERN_OK);
+      for (int i = 0; i < 256; i++)
+        buf[r][k][i] = (float)(r + k);
+      assert_int_equal(
+          tern_iallreduce(rts[r].comm, buf[r][k], buf[r][k], 256, TERN_F32, TERN_SUM, &req[r][k]),
+          TERN_OK);
     }
   usleep(300000);
   for (int r = 0; r < 2; r++)
@@ -192,7 +201,8 @@ static void timeout_names_the_peer(void **state) {
   assert_int_equal(rc, TERN_ERR_TIMEOUT);
   assert_true(secs >= 0.9 && secs < 3);
   const char *msg = tern_comm_last_error(rts[0].comm);
-  if (strstr(msg, "rank 1") == NULL || strstr(msg, "allreduce") == NULL) fail_msg("message: %s", msg);
+  if (strstr(msg, "rank 1") == NULL || strstr(msg, "allreduce") == NULL)
+    fail_msg("message: %s", msg);
   destroy_all(rts, 2);
   stop_store();
 }
@@ -202,7 +212,8 @@ static int rank0_port(void) {
   store_client *c;
   const core_config *cfg = core_config_get();
   assert_int_equal(store_connect(&c, store_addr, -1, 0, cfg->have_key ? cfg->key : NULL,
-                                 core_deadline_after(10), NULL), TERN_OK);
+                                 core_deadline_after(10), NULL),
+                   TERN_OK);
   void *val;
   size_t len;
   assert_int_equal(store_get(c, "c1/rank/0", &val, &len, core_deadline_after(10), NULL), TERN_OK);
@@ -230,7 +241,8 @@ static void strangers_at_start_up(void **state) {
     int port = rank0_port();
     int fds[3];
     for (int k = 0; k < 3; k++)
-      assert_int_equal(net_connect("127.0.0.1", port, core_deadline_after(5), &fds[k], NULL), TERN_OK);
+      assert_int_equal(net_connect("127.0.0.1", port, core_deadline_after(5), &fds[k], NULL),
+                       TERN_OK);
     assert_int_equal(write(fds[0], "GET / HTTP/1.0\r\n\r\n", 18), 18); /* garbage */
     /* fds[1] says nothing at all */
     net_hello h = {.role = NET_ROLE_RANK, .rank = 1, .size = 2, .stream = 0, .nstreams = 4};
@@ -243,7 +255,8 @@ static void strangers_at_start_up(void **state) {
     pthread_join(rts[0].t, NULL);
     pthread_join(rts[1].t, NULL);
     check_sums(rts, 2);
-    for (int k = 0; k < 3; k++) close(fds[k]);
+    for (int k = 0; k < 3; k++)
+      close(fds[k]);
     destroy_all(rts, 2);
     stop_store();
   }
@@ -287,7 +300,8 @@ static void key_refuses_the_keyless(void **state) {
   pthread_create(&rts[1].t, NULL, rank_main, &rts[1]);
   int port = rank0_port();
   stranger st[2] = {{.port = port, .key = NULL}, {.port = port, .key = wrong_key}};
-  for (int k = 0; k < 2; k++) pthread_create(&st[k].t, NULL, stranger_main, &st[k]);
+  for (int k = 0; k < 2; k++)
+    pthread_create(&st[k].t, NULL, stranger_main, &st[k]);
   usleep(100000); /* both in rank 0's backlog before rank 1 lets start-up go on */
   atomic_store(&hold, 0);
   for (int k = 0; k < 2; k++) {
@@ -318,12 +332,9 @@ static void key_refuses_the_keyless(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(allreduce_each_transport),
-      cmocka_unit_test(nonblocking_advances_alone),
-      cmocka_unit_test(abort_wakes_the_waiter),
-      cmocka_unit_test(timeout_names_the_peer),
-      cmocka_unit_test(strangers_at_start_up),
-      cmocka_unit_test(key_refuses_the_keyless),
+      cmocka_unit_test(allreduce_each_transport), cmocka_unit_test(nonblocking_advances_alone),
+      cmocka_unit_test(abort_wakes_the_waiter),   cmocka_unit_test(timeout_names_the_peer),
+      cmocka_unit_test(strangers_at_start_up),    cmocka_unit_test(key_refuses_the_keyless),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,7 +36,8 @@ static double worst_relative(tern_compress c, const float *x, float *y) {
   assert_int_equal(compress_decode(c, buf, compress_size(c, N), N, y, NULL), TERN_OK);
   free(buf);
   double worst = 0;
-  for (int i = 0; i < N; i++) worst = fmax(worst, fabs((double)y[i] - x[i]) / fabs((double)x[i]));
+  for (int i = 0; i < N; i++)
+    worst = fmax(worst, fabs((double)y[i] - x[i]) / fabs((double)x[i]));
   return worst;
 }
 
@@ -70,7 +71,8 @@ static void int8_blocks(void **state) {
   for (int b = 0; b < N; b += COMPRESS_INT8_BLOCK) {
     double m = 0;
     int hi = b + COMPRESS_INT8_BLOCK < N ? b + COMPRESS_INT8_BLOCK : N;
-    for (int i = b; i < hi; i++) m = fmax(m, fabs(x[i]));
+    for (int i = b; i < hi; i++)
+      m = fmax(m, fabs(x[i]));
     for (int i = b; i < hi; i++) {
       double e = fabs((double)y[i] - x[i]);
       assert_true(e <= m / 254 * (1 + 1e-6));
@@ -80,7 +82,8 @@ static void int8_blocks(void **state) {
   assert_true(worst_step > 0.5); /* the bound is reached, not loose */
   /* A bad scale and a wrong length are refused. */
   core_err err = {0};
-  assert_int_equal(compress_decode(TERN_COMPRESS_INT8, buf, len - 1, N, y, &err), TERN_ERR_PROTOCOL);
+  assert_int_equal(compress_decode(TERN_COMPRESS_INT8, buf, len - 1, N, y, &err),
+                   TERN_ERR_PROTOCOL);
   float nan = NAN;
   memcpy(buf, &nan, 4);
   core_err_clear(&err);

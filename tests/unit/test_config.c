@@ -62,9 +62,9 @@ static void good_values(void **state) {
 
 static void bad_values_are_reported(void **state) {
   (void)state;
-  const char *cases[][2] = {{"TERN_TIMEOUT", "soon"},  {"TERN_TIMEOUT", "-1"},
-                            {"TERN_DEBUG", "LOUD"},    {"TERN_TRANSPORT", "ib"},
-                            {"TERN_TCP_STREAMS", "0"}, {"TERN_KEY_FILE", "/nonexistent/key"},
+  const char *cases[][2] = {{"TERN_TIMEOUT", "soon"},   {"TERN_TIMEOUT", "-1"},
+                            {"TERN_DEBUG", "LOUD"},     {"TERN_TRANSPORT", "ib"},
+                            {"TERN_TCP_STREAMS", "0"},  {"TERN_KEY_FILE", "/nonexistent/key"},
                             {"TERN_CHECK_ROOTS", "yes"}};
   for (size_t i = 0; i < CORE_ARRAY_LEN(cases); i++) {
     setenv(cases[i][0], cases[i][1], 1);

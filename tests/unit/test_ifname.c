@@ -29,7 +29,7 @@ static void prefixes_lists_exclusion_and_exact_names(void **state) {
   assert_true(net_ifname_match("^docker,lo", "eth0"));
   assert_false(net_ifname_match("^=lo", "lo"));
   assert_true(net_ifname_match("^=lo", "lo1"));
-  assert_true(net_ifname_match("^", "x")); /* excluding nothing selects everything */
+  assert_true(net_ifname_match("^", "x"));          /* excluding nothing selects everything */
   assert_false(net_ifname_match("", "eth0"));       /* selecting nothing */
   assert_true(net_ifname_match("eth0,,ib", "ib1")); /* empty entries match nothing */
   assert_false(net_ifname_match(",", "eth0"));

@@ -150,10 +150,8 @@ static void kstar_per_type(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(flops_bytes_memory),
-      cmocka_unit_test(demand),
-      cmocka_unit_test(fits_nowhere),
-      cmocka_unit_test(reference_holds_the_job),
+      cmocka_unit_test(flops_bytes_memory), cmocka_unit_test(demand),
+      cmocka_unit_test(fits_nowhere),       cmocka_unit_test(reference_holds_the_job),
       cmocka_unit_test(kstar_per_type),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -181,7 +181,8 @@ static void random_pipelines(void **state) {
     for (int i = 0; i < r.S; i++) {
       r.fb[i] = 0.01 + 0.09 * (double)(core_splitmix64(&st) % 1000) / 1000;
       r.beta[i] = 1e-4 + 0.03 * (double)(core_splitmix64(&st) % 1000) / 1000;
-      r.lat[i] = core_splitmix64(&st) % 3 == 0 ? 0.2 * (double)(core_splitmix64(&st) % 1000) / 1000 : 0;
+      r.lat[i] =
+          core_splitmix64(&st) % 3 == 0 ? 0.2 * (double)(core_splitmix64(&st) % 1000) / 1000 : 0;
     }
     for (int g = 0; g < 2; g++) {
       plan_schedule sched = g ? PLAN_GPIPE : PLAN_1F1B;

@@ -125,7 +125,8 @@ static void physical_limits(void **state) {
   refused(2,
           " \"gpu_types\": {\"g\": {\"peak_tflops_bf16\": 1e-300, \"power_w\": 300, "
           "\"memory_gb\": 48}},",
-          2, "gpu_types.g.peak_tflops_bf16: 1e-300 is out of range: valid is 0.01 to 100000 TFLOP/s");
+          2,
+          "gpu_types.g.peak_tflops_bf16: 1e-300 is out of range: valid is 0.01 to 100000 TFLOP/s");
   refused(2,
           " \"gpu_types\": {\"g\": {\"peak_tflops\": 100, \"power_w\": 1e30, \"memory_gb\": 48}},",
           2, "gpu_types.g.power_w: 1e+30 is out of range");
@@ -136,8 +137,7 @@ static void physical_limits(void **state) {
   refused(18, ", \"assumptions\": {\"mfu\": 1e-300}}", 18,
           "assumptions.mfu: 1e-300 is out of range: valid is 0.001 to 1");
   /* Each number in range, together a run of centuries: refused by its time, not simulated. */
-  refused(16, "   \"tokens\": 1e15, \"arrival_s\": 0, \"dtype_bytes\": 2}", 14,
-          "years even alone");
+  refused(16, "   \"tokens\": 1e15, \"arrival_s\": 0, \"dtype_bytes\": 2}", 14, "years even alone");
   double cpu = (double)(clock() - t0) / CLOCKS_PER_SEC;
   assert_true(cpu < 1.0);
 }
@@ -236,10 +236,9 @@ static void json_lines(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(good_file),  cmocka_unit_test(syntax),       cmocka_unit_test(bad_values),
-      cmocka_unit_test(physical_limits), cmocka_unit_test(not_a_file),
-      cmocka_unit_test(impossible), cmocka_unit_test(missing_file), cmocka_unit_test(round_trip),
-      cmocka_unit_test(json_lines),
+      cmocka_unit_test(good_file),       cmocka_unit_test(syntax),     cmocka_unit_test(bad_values),
+      cmocka_unit_test(physical_limits), cmocka_unit_test(not_a_file), cmocka_unit_test(impossible),
+      cmocka_unit_test(missing_file),    cmocka_unit_test(round_trip), cmocka_unit_test(json_lines),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

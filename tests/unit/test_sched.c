@@ -82,8 +82,12 @@ static int some_ppn(int n) {
 
 static coll_args args(coll_kind kind, int n, int rank, size_t count) {
   bool rooted = kind == COLL_BROADCAST || kind == COLL_REDUCE;
-  return (coll_args){.kind = kind, .size = n, .rank = rank, .count = count,
-                     .root = rooted ? n / 3 : 0, .ppn = some_ppn(n)};
+  return (coll_args){.kind = kind,
+                     .size = n,
+                     .rank = rank,
+                     .count = count,
+                     .root = rooted ? n / 3 : 0,
+                     .ppn = some_ppn(n)};
 }
 
 /* hier has a schedule only where ranks form hosts (1 < ppn < n). */
@@ -175,7 +179,7 @@ static void support_table(void **state) {
   (void)state;
   static const char *const table[COLL_NUM_KINDS] = {
       [COLL_ALLREDUCE] = "RHTDdX", [COLL_REDUCE_SCATTER] = "RHTDX", [COLL_ALLGATHER] = "RHTDBX",
-      [COLL_BROADCAST] = "RHTD",  [COLL_REDUCE] = "RHTD",         [COLL_ALLTOALL] = "DBP",
+      [COLL_BROADCAST] = "RHTD",   [COLL_REDUCE] = "RHTD",          [COLL_ALLTOALL] = "DBP",
       [COLL_BARRIER] = "RHTDdB",
   };
   static const char letter[COLL_NUM_ALGOS] = {
@@ -363,7 +367,11 @@ static void cache_keys_every_field(void **state) {
   coll_args ar = {.kind = COLL_ALLREDUCE, .size = 4, .rank = 1, .count = 100};
   coll_args ag = {.kind = COLL_ALLGATHER, .size = 4, .rank = 1, .count = 100};
   coll_args bc = {.kind = COLL_BROADCAST, .size = 4, .rank = 1, .count = 100, .root = 0};
-  coll_args hi = {.kind = COLL_ALLREDUCE, .size = 8, .rank = 3, .count = 100, .ppn = 2,
+  coll_args hi = {.kind = COLL_ALLREDUCE,
+                  .size = 8,
+                  .rank = 3,
+                  .count = 100,
+                  .ppn = 2,
                   .inner = COLL_ALGO_RING};
   coll_args pair = {.kind = COLL_ALLREDUCE, .size = 2, .rank = 1, .count = COLL_PAIR_PIECES_FROM};
   variant v[] = {
@@ -447,7 +455,8 @@ static void dealt_tree_spreads_its_work(void **state) {
     for (int n = cpus + 1; n <= 20; n++)
       for (int kind = COLL_BROADCAST; kind <= COLL_REDUCE; kind++) {
         int log2n = 0, sum[2] = {0}, worst[2] = {0};
-        while ((1 << log2n) < n) log2n++;
+        while ((1 << log2n) < n)
+          log2n++;
         for (int root = 0; root < n; root++)
           for (int dealt = 0; dealt <= 1; dealt++) {
             int spread = tree_imbalance(kind, n, cpus, root, dealt ? cpus : 0);

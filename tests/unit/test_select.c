@@ -94,10 +94,10 @@ static void closed_forms_match_schedules(void **state) {
                * segment on while it receives the next; the worst rank, one in the middle, has
                * nseg + 1 phases, of which its first only receives and its last only sends
                * (without reducing) */
-              double round = m->alpha + m->beta * coll_phase_bytes(m, S, S, red * S) +
-                             m->gamma * red * S;
-              double first = m->alpha + m->beta * coll_phase_bytes(m, 0, S, red * S) +
-                             m->gamma * red * S;
+              double round =
+                  m->alpha + m->beta * coll_phase_bytes(m, S, S, red * S) + m->gamma * red * S;
+              double first =
+                  m->alpha + m->beta * coll_phase_bytes(m, 0, S, red * S) + m->gamma * red * S;
               double last = m->alpha + m->beta * coll_phase_bytes(m, S, 0, 0);
               double fill = n >= 3 ? (n - 1) * round - first - last : 0;
               if (c % seg == 0) {
@@ -175,14 +175,19 @@ static void select_follows_the_model(void **state) {
    * broadcasts: crowded_rooted_pays_for_pairs_on_one_cpu. */
   assert_int_equal(coll_select(COLL_BROADCAST, 4, 4 << 20, 4, shm), COLL_ALGO_RHD);
   assert_int_equal(coll_select(COLL_BROADCAST, 4, 1 << 18, 4, shm), COLL_ALGO_RHD);
-  assert_int_equal(coll_select(COLL_BROADCAST, 4, 1 << 18, 4, &coll_model_shm_crowded), COLL_ALGO_RHD);
-  assert_int_equal(coll_select(COLL_BROADCAST, 4, 4 << 20, 4, &coll_model_shm_crowded), COLL_ALGO_RHD);
-  assert_int_equal(coll_select(COLL_BROADCAST, 4, 16 << 20, 4, &coll_model_shm_crowded), COLL_ALGO_RING);
+  assert_int_equal(coll_select(COLL_BROADCAST, 4, 1 << 18, 4, &coll_model_shm_crowded),
+                   COLL_ALGO_RHD);
+  assert_int_equal(coll_select(COLL_BROADCAST, 4, 4 << 20, 4, &coll_model_shm_crowded),
+                   COLL_ALGO_RHD);
+  assert_int_equal(coll_select(COLL_BROADCAST, 4, 16 << 20, 4, &coll_model_shm_crowded),
+                   COLL_ALGO_RING);
   assert_int_equal(coll_select(COLL_REDUCE, 4, 4 << 20, 4, shm), COLL_ALGO_RING);
   assert_int_equal(coll_select(COLL_REDUCE, 4, 1 << 18, 4, &coll_model_shm_crowded), COLL_ALGO_RHD);
   assert_int_equal(coll_select(COLL_BROADCAST, 4, 4 << 20, 4, tcp), COLL_ALGO_RING);
-  assert_int_equal(coll_select(COLL_BROADCAST, 4, 4 << 20, 4, &coll_model_tcp_crowded), COLL_ALGO_RHD);
-  assert_int_equal(coll_select(COLL_BROADCAST, 4, 16 << 20, 4, &coll_model_tcp_crowded), COLL_ALGO_RHD);
+  assert_int_equal(coll_select(COLL_BROADCAST, 4, 4 << 20, 4, &coll_model_tcp_crowded),
+                   COLL_ALGO_RHD);
+  assert_int_equal(coll_select(COLL_BROADCAST, 4, 16 << 20, 4, &coll_model_tcp_crowded),
+                   COLL_ALGO_RHD);
   assert_int_equal(coll_select(COLL_REDUCE, 4, 4 << 20, 4, &coll_model_tcp_crowded), COLL_ALGO_RHD);
   assert_int_equal(coll_select(COLL_ALLTOALL, 64, 1, 4, tcp), COLL_ALGO_BRUCK);
   assert_true(coll_algo_cost(COLL_BARRIER, coll_select(COLL_BARRIER, 64, 0, 4, shm), 64, 0, 4,
@@ -247,8 +252,9 @@ static void work_matches_schedules(void **state) {
         if (b.msgs != w.msgs || !within(w.bytes, b.bytes, rel) || !within(w.red, b.red, 1e-12) ||
             !within(w.red_received, b.red_received, 1e-12))
           fail_msg("%s %s n=%d: closed form %g msgs %g B %g reduced (%g on receipt), schedules "
-                   "%g %g %g (%g)", coll_kind_name(kind), coll_algo_name(algo), n, w.msgs, w.bytes,
-                   w.red, w.red_received, b.msgs, b.bytes, b.red, b.red_received);
+                   "%g %g %g (%g)",
+                   coll_kind_name(kind), coll_algo_name(algo), n, w.msgs, w.bytes, w.red,
+                   w.red_received, b.msgs, b.bytes, b.red, b.red_received);
         checked++;
       }
     }
@@ -318,7 +324,8 @@ static void crowded_shm_counts_the_ranks_turns(void **state) {
  * 11.8, 10.7, 15.0). Over TCP a byte sent stays one copy at beta, the loopback's carry. */
 static void crowded_shm_copies_at_both_ends(void **state) {
   (void)state;
-  coll_net_model shm = coll_model_for(false, true, true, 2), tcp = coll_model_for(true, true, true, 2);
+  coll_net_model shm = coll_model_for(false, true, true, 2),
+                 tcp = coll_model_for(true, true, true, 2);
   /* count: one rank's block, a quarter of the message */
   assert_int_equal(coll_select(COLL_REDUCE_SCATTER, 4, 4096, 4, &shm), COLL_ALGO_RHD);
   assert_int_equal(coll_select(COLL_REDUCE_SCATTER, 4, 65536, 4, &shm), COLL_ALGO_RHD);
@@ -343,7 +350,8 @@ static void crowded_shm_copies_at_both_ends(void **state) {
  * halving-doubling; with a CPU per rank nothing changes. */
 static void crowded_rooted_pays_for_pairs_on_one_cpu(void **state) {
   (void)state;
-  coll_net_model tcp = coll_model_for(true, true, true, 2), shm = coll_model_for(false, true, true, 2);
+  coll_net_model tcp = coll_model_for(true, true, true, 2),
+                 shm = coll_model_for(false, true, true, 2);
   coll_net_model own_cpus = coll_model_for(true, true, false, 0);
   assert_int_equal(coll_select(COLL_BROADCAST, 4, 1 << 18, 4, &tcp), COLL_ALGO_TREE);
   assert_int_equal(coll_select(COLL_BROADCAST, 4, 1 << 24, 4, &tcp), COLL_ALGO_TREE);

@@ -1,10 +1,10 @@
-/* test_select_learned.c: the selectors against the simulated sweep; first the learned selector (coll/select_learned.c) against the simulated
- * sweep it was trained on (bench/scale/results/sweep.csv): on the cells train.py held out of
- * its training (the rule below is train.py's), the algorithm the C selector picks, from terms
- * it computes itself, must be within 5% of the cell's best simulated time in at least 95% of
- * cells, rank counts up to 4096 included; and the terms it computes must be the ones the sweep
- * recorded for the same schedules. Then the runtime selector across hosts (coll_select_hosts),
- * fed the sweep's platform, on every cell.
+/* test_select_learned.c: the selectors against the simulated sweep; first the learned selector
+ * (coll/select_learned.c) against the simulated sweep it was trained on
+ * (bench/scale/results/sweep.csv): on the cells train.py held out of its training (the rule below
+ * is train.py's), the algorithm the C selector picks, from terms it computes itself, must be within
+ * 5% of the cell's best simulated time in at least 95% of cells, rank counts up to 4096 included;
+ * and the terms it computes must be the ones the sweep recorded for the same schedules. Then the
+ * runtime selector across hosts (coll_select_hosts), fed the sweep's platform, on every cell.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -113,10 +113,10 @@ static void test_held_out_cells_within_5_percent(void **state) {
 /* The sweep's platform (sim_platform_cluster's defaults) as the runtime selector's models:
  * within a host shared memory, across hosts the NIC, each message 1 us of CPU. */
 static void sweep_models(coll_net_model *intra, coll_net_model *inter) {
-  *intra = (coll_net_model){.alpha = 0.34e-6 + 2e-6, .beta = 1 / 12.45e9,
-                            .gamma = coll_model_shm.gamma, .o = 1e-6};
-  *inter = (coll_net_model){.alpha = 2e-6 + 2e-6, .beta = 1 / 25e9,
-                            .gamma = coll_model_shm.gamma, .o = 1e-6};
+  *intra = (coll_net_model){
+      .alpha = 0.34e-6 + 2e-6, .beta = 1 / 12.45e9, .gamma = coll_model_shm.gamma, .o = 1e-6};
+  *inter = (coll_net_model){
+      .alpha = 2e-6 + 2e-6, .beta = 1 / 25e9, .gamma = coll_model_shm.gamma, .o = 1e-6};
 }
 
 /* The runtime selector across hosts (coll_select_hosts, exec.c) fed the sweep's platform: how
@@ -135,8 +135,8 @@ static void test_runtime_selector_across_hosts(void **state) {
     for (; end < n && same_cell(&rows[i], &rows[end]); end++)
       if (rows[end].time < best) best = rows[end].time;
     coll_algo inner = COLL_ALGO_RING, pick;
-    coll_args place = {.kind = rows[i].kind, .size = rows[i].ranks, .count = rows[i].count,
-                       .ppn = rows[i].rph};
+    coll_args place = {
+        .kind = rows[i].kind, .size = rows[i].ranks, .count = rows[i].count, .ppn = rows[i].rph};
     pick = coll_select_hosts(&place, 4, &intra, &inter, &inner);
     double t = NAN;
     for (int j = i; j < end; j++)

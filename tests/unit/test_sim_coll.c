@@ -351,8 +351,8 @@ static void test_dragonfly_of_many_groups(void **state) {
     if (rc != TERN_OK) fail_msg("%d ranks, dragonfly %s: %s", hosts[i] * 8, p.topo_params, err.msg);
     assert_int_equal(job.status, TERN_OK);
     assert_true(job.time > 0);
-    fprintf(stderr, "%d ranks, dragonfly %s: barrier %.1f us, %.2f s of wall time\n",
-            hosts[i] * 8, p.topo_params, job.time * 1e6, (double)(core_now_ns() - t0) * 1e-9);
+    fprintf(stderr, "%d ranks, dragonfly %s: barrier %.1f us, %.2f s of wall time\n", hosts[i] * 8,
+            p.topo_params, job.time * 1e6, (double)(core_now_ns() - t0) * 1e-9);
   }
 }
 

@@ -66,7 +66,7 @@ static void test_simulated_near_recorded_measurements(void **state) {
   (void)state;
   table t = run_validate("--from '" TERN_SOURCE_DIR "/bench/scale/results/validation.md' "
                          "--tolerance 0.7");
-  assert_int_equal(t.status, 0); /* every cell within 70% */
+  assert_int_equal(t.status, 0);        /* every cell within 70% */
   assert_true(t.rows >= 5 * 3 * 2 * 3); /* ranks x collectives x algorithms x sizes */
   assert_int_equal(t.small_rows_off, 0);
   assert_true(t.mean >= 0 && t.mean <= 25);

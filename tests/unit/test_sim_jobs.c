@@ -116,8 +116,8 @@ static void far_times_end(void **state) {
   snprintf(text, sizeof text,
            "{" PT_TYPES ", \"regions\": [" REGION("A", "fast", 12, 0.25) "," REGION(
                "B", "slow", 24, 0.1) "], \"links\": [{\"a\": \"A\", \"b\": \"B\", "
-                                    "\"latency_ms\": 10000, \"bandwidth_gbps\": 0.001}], "
-                                    "\"jobs\": [" PT_JOB "," PT_JOB "," PT_JOB "], " PT_ASSUME "}",
+                                     "\"latency_ms\": 10000, \"bandwidth_gbps\": 0.001}], "
+                                     "\"jobs\": [" PT_JOB "," PT_JOB "," PT_JOB "], " PT_ASSUME "}",
            "a", 1e13, 3e8, "b", 1e13, 3e8 + 1e-6, "c", 1.0, 3e8 + 2e-6);
   pt_load(text, &sc);
   clock_t t0 = clock();
@@ -275,8 +275,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(alone_then_queued), cmocka_unit_test(shared_link),
       cmocka_unit_test(unplaceable),       cmocka_unit_test(far_times_end),
-      cmocka_unit_test(properties),
-      cmocka_unit_test(writers),
+      cmocka_unit_test(properties),        cmocka_unit_test(writers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,8 +38,8 @@ static void check_every_policy(const plan_scenario *sc) {
       double jct = sim_job_jct_bound(&sc->c, &sc->jobs[i], &d[i]);
       double usd = sim_job_cost_bound(&sc->c, &sc->jobs[i], &d[i]);
       if (r.jobs[i].jct < jct * (1 - 1e-9) || r.jobs[i].usd < usd * (1 - 1e-9))
-        fprintf(stderr, "%s: %s job %s: JCT %g bound %g, USD %g bound %g\n", sc->source,
-                (*p)->name, sc->jobs[i].name, r.jobs[i].jct, jct, r.jobs[i].usd, usd);
+        fprintf(stderr, "%s: %s job %s: JCT %g bound %g, USD %g bound %g\n", sc->source, (*p)->name,
+                sc->jobs[i].name, r.jobs[i].jct, jct, r.jobs[i].usd, usd);
       assert_true(r.jobs[i].jct >= jct * (1 - 1e-9));
       assert_true(r.jobs[i].usd >= usd * (1 - 1e-9));
     }

@@ -13,13 +13,15 @@
 #include <math.h>
 
 static void group_of(swarm_member *g, const double *bw, int n) {
-  for (int j = 0; j < n; j++) g[j] = (swarm_member){.id = (uint64_t)j + 1, .port = 1, .bw = bw[j]};
+  for (int j = 0; j < n; j++)
+    g[j] = (swarm_member){.id = (uint64_t)j + 1, .port = 1, .bw = bw[j]};
 }
 
 static void assert_cover(const size_t *off, int n, size_t count) {
   assert_int_equal(off[0], 0);
   assert_int_equal(off[n], count);
-  for (int j = 0; j < n; j++) assert_true(off[j] <= off[j + 1]);
+  for (int j = 0; j < n; j++)
+    assert_true(off[j] <= off[j + 1]);
 }
 
 static void test_equal_bandwidths_equal_parts(void **state) {
@@ -30,7 +32,8 @@ static void test_equal_bandwidths_equal_parts(void **state) {
   group_of(g, bw, 4);
   swarm_parts(g, 4, 1000, off);
   assert_cover(off, 4, 1000);
-  for (int j = 0; j < 4; j++) assert_int_equal(off[j + 1] - off[j], 250);
+  for (int j = 0; j < 4; j++)
+    assert_int_equal(off[j + 1] - off[j], 250);
 }
 
 /* The WAN benchmark's declared figures (bench/swarm/driver.sh): Virginia's peer, whose slowest

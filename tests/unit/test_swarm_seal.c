@@ -59,7 +59,8 @@ static tern_status receive(int fd, char *out) {
   swarm_hdr h;
   core_err err = {0};
   tern_status rc = swarm_recv_hdr(fd, &h, core_deadline_after(2), "the dialer", &err);
-  if (rc == TERN_OK) rc = swarm_recv_payload(fd, out, h.len, core_deadline_after(2), "the dialer", &err);
+  if (rc == TERN_OK)
+    rc = swarm_recv_payload(fd, out, h.len, core_deadline_after(2), "the dialer", &err);
   if (rc == TERN_ERR_AUTH) assert_non_null(strstr(err.msg, "does not verify"));
   return rc;
 }
@@ -187,12 +188,14 @@ static void test_centered_clip_bounds_one_member(void **state) {
   double tau = 1.0;
   assert_int_equal(swarm_centered_clip(x, 4, LEN, tau, out), TERN_OK);
   double d2 = 0;
-  for (int k = 0; k < LEN; k++) d2 += (out[k] - h0[k]) * (double)(out[k] - h0[k]);
+  for (int k = 0; k < LEN; k++)
+    d2 += (out[k] - h0[k]) * (double)(out[k] - h0[k]);
   assert_true(sqrt(d2) <= tau / 3 + 1e-3);
   /* all honest and close together: the plain mean */
   const float *y[3] = {h0, h1, h2};
   assert_int_equal(swarm_centered_clip(y, 3, LEN, tau, out), TERN_OK);
-  for (int k = 0; k < LEN; k++) assert_true(fabs(out[k] - h0[k]) < 1e-4);
+  for (int k = 0; k < LEN; k++)
+    assert_true(fabs(out[k] - h0[k]) < 1e-4);
 }
 
 int main(void) {

@@ -94,8 +94,12 @@ static tern_status drive(pair *p, net_xfer *a, net_xfer *b, core_err *err) {
 }
 
 static net_msg_hdr hdr_for(size_t bytes, tern_dtype dt) {
-  return (net_msg_hdr){.kind = 0, .dtype = (uint8_t)dt, .op = TERN_SUM, .seq = 7,
-                       .count = bytes / tern_dtype_size(dt), .bytes = bytes};
+  return (net_msg_hdr){.kind = 0,
+                       .dtype = (uint8_t)dt,
+                       .op = TERN_SUM,
+                       .seq = 7,
+                       .count = bytes / tern_dtype_size(dt),
+                       .bytes = bytes};
 }
 
 /* Sends bytes from side 0 to side 1 as a message of the given kind (a collective's number),
@@ -110,8 +114,11 @@ static void message_in_stripes(pair *p, int kind, size_t bytes, bool reduce, int
     dst[i] = -1.0f;
   }
   net_xfer s = {.hdr = hdr_for(bytes, TERN_F32), .peer = 1, .is_send = true, .src = (char *)src};
-  net_xfer r = {.hdr = hdr_for(bytes, TERN_F32), .peer = 0, .reduce = reduce,
-                .src = (char *)other, .dst = (char *)dst};
+  net_xfer r = {.hdr = hdr_for(bytes, TERN_F32),
+                .peer = 0,
+                .reduce = reduce,
+                .src = (char *)other,
+                .dst = (char *)dst};
   s.hdr.kind = r.hdr.kind = (uint8_t)kind;
   assert_int_equal(post(p, 0, &s), TERN_OK);
   if (stripes) { /* one round of sending puts the head of every stripe into its socket */
@@ -140,8 +147,8 @@ static void one_message(pair *p, int kind, size_t bytes, bool reduce) {
   message_in_stripes(p, kind, bytes, reduce, NULL);
 }
 
-static const size_t sizes[] = {0, 4, 64, 4096, 16384, 65532, 65536, 98304, 300000, 1u << 20,
-                               (8u << 20) + 12};
+static const size_t sizes[] = {0,     4,     64,     4096,     16384,          65532,
+                               65536, 98304, 300000, 1u << 20, (8u << 20) + 12};
 
 static void tcp_messages(void **state) {
   (void)state;
@@ -200,8 +207,10 @@ static void mismatch_is_named(void **state) {
   (void)state;
   for (int shm = 0; shm <= 1; shm++) {
     pair p;
-    if (shm) pair_shm(&p, false);
-    else pair_tcp(&p, 1);
+    if (shm)
+      pair_shm(&p, false);
+    else
+      pair_tcp(&p, 1);
     float buf[8] = {0};
     net_xfer s = {.hdr = hdr_for(32, TERN_F32), .peer = 1, .is_send = true, .src = (char *)buf};
     net_xfer r = {.hdr = hdr_for(32, TERN_F32), .peer = 0, .dst = (char *)buf};
@@ -323,8 +332,7 @@ static void shm_bad_slot(void **state) {
   assert_int_equal(net_shm_progress(&p.sc[0], &moved, NULL), TERN_OK);
   /* corrupt the published slot as a hostile writer could: its length word lies after the
    * header line's message identity, see shm.c's slot layout */
-  uint32_t *len = (uint32_t *)(first_slot(p.seg[1]) + 8 +
-                               sizeof(net_msg_hdr) + 8);
+  uint32_t *len = (uint32_t *)(first_slot(p.seg[1]) + 8 + sizeof(net_msg_hdr) + 8);
   *len = 1u << 30;
   post(&p, 1, &r);
   core_err err = {0};
@@ -399,7 +407,8 @@ static void shm_fill_streams_the_same_bytes(void **state) {
   (void)state;
   const uint64_t lengths[] = {SHM_FILL_MIN, SHM_FILL_MIN + 13, NET_SHM_SLOT_BYTES};
   char *src = malloc(NET_SHM_SLOT_BYTES + 64), *dst = aligned_alloc(64, NET_SHM_SLOT_BYTES);
-  for (uint32_t i = 0; i < NET_SHM_SLOT_BYTES + 64; i++) src[i] = (char)(i * 7 + 3);
+  for (uint32_t i = 0; i < NET_SHM_SLOT_BYTES + 64; i++)
+    src[i] = (char)(i * 7 + 3);
   for (int k = 0; k < 3; k++)
     for (int shift = 0; shift < 3; shift++) {
       shm_fill f = {.streaming = true, .ordinary_rate = 1e-6};
@@ -502,7 +511,8 @@ static void shm_cma_sender_gone(void **state) {
     assert_int_equal(post(&p, 1, &r), TERN_OK);
     tern_status rc = net_shm_progress(&p.sc[1], &moved, &err);
     assert_int_equal(rc, garbage ? TERN_ERR_PROTOCOL : TERN_ERR_PEER_LOST);
-    assert_non_null(strstr(err.msg, garbage ? "does not have mapped" : "gave up on the communicator"));
+    assert_non_null(
+        strstr(err.msg, garbage ? "does not have mapped" : "gave up on the communicator"));
     free(src);
     free(dst);
     pair_free(&p);
@@ -536,7 +546,8 @@ static void shm_shared_copy(void **state) {
     pair_shm(&p, true);
     p.sc[0].share = p.sc[1].share = true;
     char *src = malloc(bytes), *dst = calloc(1, bytes);
-    for (size_t i = 0; i < bytes; i++) src[i] = (char)(i * 7 + 1);
+    for (size_t i = 0; i < bytes; i++)
+      src[i] = (char)(i * 7 + 1);
     net_xfer s = {.hdr = hdr_for(bytes, TERN_F32), .peer = 1, .is_send = true, .src = src};
     net_xfer r = {.hdr = hdr_for(bytes, TERN_F32), .peer = 0, .dst = dst};
     s.hdr.kind = r.hdr.kind = 2;
@@ -571,7 +582,8 @@ static void shm_shared_copy(void **state) {
     } else {
       assert_false(moved);
       assert_int_equal(atomic_load(&offer->sender_done), 0);
-      for (size_t i = 0; i < bytes; i++) assert_int_equal(dst[i], 0);
+      for (size_t i = 0; i < bytes; i++)
+        assert_int_equal(dst[i], 0);
     }
     tern_status rc = drive(&p, &s, &r, &err);
     if (rc != TERN_OK) fail_msg("path %d: %s", path, err.msg);
@@ -590,8 +602,10 @@ static void shm_move_now(void **state) {
   pair p;
   pair_shm(&p, true);
   float src[32], dst[32] = {0};
-  for (int i = 0; i < 32; i++) src[i] = (float)(i + 1);
-  net_xfer s = {.hdr = hdr_for(sizeof src, TERN_F32), .peer = 1, .is_send = true, .src = (char *)src};
+  for (int i = 0; i < 32; i++)
+    src[i] = (float)(i + 1);
+  net_xfer s = {
+      .hdr = hdr_for(sizeof src, TERN_F32), .peer = 1, .is_send = true, .src = (char *)src};
   net_xfer r = {.hdr = hdr_for(sizeof src, TERN_F32), .peer = 0, .dst = (char *)dst};
   bool done = true;
   core_err err = {0};
@@ -650,10 +664,12 @@ static void shm_move_now(void **state) {
     pair_shm(&p, false);
     s.complete = r.complete = false;
     assert_int_equal(net_shm_move_now(&p.sc[0], &s, &done, &err), TERN_OK);
-    uint32_t *len = (uint32_t *)(first_slot(p.seg[1]) + 8 +
-                                 sizeof(net_msg_hdr) + 8); /* then flags: shm.c's slot layout */
-    if (lie) len[1] = 1;
-    else len[0] = 8;
+    uint32_t *len = (uint32_t *)(first_slot(p.seg[1]) + 8 + sizeof(net_msg_hdr) +
+                                 8); /* then flags: shm.c's slot layout */
+    if (lie)
+      len[1] = 1;
+    else
+      len[0] = 8;
     core_err_clear(&err);
     assert_int_equal(net_shm_move_now(&p.sc[1], &r, &done, &err), TERN_ERR_PROTOCOL);
     assert_non_null(strstr(err.msg, lie ? "rank 0 wrote a slot with flags 1"
@@ -664,9 +680,15 @@ static void shm_move_now(void **state) {
 
 static void frame_round_trip(void **state) {
   (void)state;
-  net_frame f = {{.kind = 3, .dtype = TERN_BF16, .op = TERN_MAX, .seq = 99, .root = 5,
-                  .count = 1000, .bytes = 2000},
-                 1000, 1000};
+  net_frame f = {{.kind = 3,
+                  .dtype = TERN_BF16,
+                  .op = TERN_MAX,
+                  .seq = 99,
+                  .root = 5,
+                  .count = 1000,
+                  .bytes = 2000},
+                 1000,
+                 1000};
   uint8_t w[NET_FRAME_LEN];
   net_frame_encode(&f, w);
   net_frame g;
@@ -680,13 +702,19 @@ static void frame_round_trip(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(frame_round_trip),    cmocka_unit_test(tcp_messages),
+      cmocka_unit_test(frame_round_trip),
+      cmocka_unit_test(tcp_messages),
       cmocka_unit_test(tcp_stripes_by_flow),
-      cmocka_unit_test(tcp_read_ahead),      cmocka_unit_test(shm_messages),
-      cmocka_unit_test(mismatch_is_named),   cmocka_unit_test(tcp_garbage_and_hangup),
-      cmocka_unit_test(shm_bad_slot),        cmocka_unit_test(shm_cma_floor),
-      cmocka_unit_test(shm_cma_sender_gone), cmocka_unit_test(shm_move_now),
-      cmocka_unit_test(shm_cma_copy_min),    cmocka_unit_test(shm_fill_streams_the_same_bytes),
+      cmocka_unit_test(tcp_read_ahead),
+      cmocka_unit_test(shm_messages),
+      cmocka_unit_test(mismatch_is_named),
+      cmocka_unit_test(tcp_garbage_and_hangup),
+      cmocka_unit_test(shm_bad_slot),
+      cmocka_unit_test(shm_cma_floor),
+      cmocka_unit_test(shm_cma_sender_gone),
+      cmocka_unit_test(shm_move_now),
+      cmocka_unit_test(shm_cma_copy_min),
+      cmocka_unit_test(shm_fill_streams_the_same_bytes),
       cmocka_unit_test(shm_fill_rechecks_the_other_kind),
       cmocka_unit_test(shm_fill_times_small_fills_by_sample),
       cmocka_unit_test(shm_fill_streams_only_for_a_far_reader),

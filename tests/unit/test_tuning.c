@@ -34,7 +34,8 @@ static void parses_and_selects(void **state) {
   assert_int_equal(t.ntimes, 6);
   /* below and above the measured sizes: the nearest measured time */
   assert_int_equal(coll_tuning_select(&t, COLL_TR_SHM, COLL_ALLREDUCE, 2, 1, 4), COLL_ALGO_RD);
-  assert_int_equal(coll_tuning_select(&t, COLL_TR_SHM, COLL_ALLREDUCE, 2, 1 << 22, 4), COLL_ALGO_RING);
+  assert_int_equal(coll_tuning_select(&t, COLL_TR_SHM, COLL_ALLREDUCE, 2, 1 << 22, 4),
+                   COLL_ALGO_RING);
   /* in between, the interpolated curves cross near 9 KiB: rd at 4 KiB (where the winner at the
    * nearest measured size, 1 MiB, would be ring), ring at 16 KiB */
   assert_int_equal(coll_tuning_select(&t, COLL_TR_SHM, COLL_ALLREDUCE, 2, 1024, 4), COLL_ALGO_RD);
@@ -100,8 +101,9 @@ static void fit_recovers_constants(void **state) {
   const coll_algo algos[] = {COLL_ALGO_RING, COLL_ALGO_RHD, COLL_ALGO_DIRECT, COLL_ALGO_TREE};
   for (size_t a = 0; a < CORE_ARRAY_LEN(algos); a++)
     for (size_t count = 2; count <= (1u << 20) && k < 64; count *= 16) {
-      assert_int_equal(coll_cost_terms_of(COLL_ALLREDUCE, algos[a], 6, count, 4, &truth, &scratch,
-                                          &terms[k]), TERN_OK);
+      assert_int_equal(
+          coll_cost_terms_of(COLL_ALLREDUCE, algos[a], 6, count, 4, &truth, &scratch, &terms[k]),
+          TERN_OK);
       secs[k] = truth.alpha * terms[k].a + truth.o * terms[k].b + truth.beta * terms[k].c +
                 truth.gamma * terms[k].d;
       k++;
@@ -112,7 +114,8 @@ static void fit_recovers_constants(void **state) {
   assert_true(fabs(got.gamma / truth.gamma - 1) < 1e-6);
   assert_true(fabs(got.o / truth.o - 1) < 1e-6);
   /* noisy times still give non-negative constants */
-  for (size_t i = 0; i < k; i++) secs[i] *= i % 2 ? 1.3 : 0.7;
+  for (size_t i = 0; i < k; i++)
+    secs[i] *= i % 2 ? 1.3 : 0.7;
   got = coll_fit_model(terms, secs, k);
   assert_true(got.alpha >= 0 && got.beta >= 0 && got.gamma >= 0 && got.o >= 0);
   coll_sched_free(&scratch);

@@ -20,10 +20,10 @@ double pattern_reduced(tern_dtype dt, tern_op op, int n, size_t i);
 /* Element i of buf, widened to double. */
 double pattern_get(const void *buf, tern_dtype dt, size_t i);
 /* How many of buf's count elements differ from want(i) = pattern_reduced(dt, op, n, first + i). */
-size_t pattern_count_wrong_reduced(const void *buf, tern_dtype dt, tern_op op, int n,
-                                   size_t first, size_t count);
+size_t pattern_count_wrong_reduced(const void *buf, tern_dtype dt, tern_op op, int n, size_t first,
+                                   size_t count);
 /* How many differ from rank's own inputs first .. first + count - 1. */
-size_t pattern_count_wrong_input(const void *buf, tern_dtype dt, tern_op op, int rank,
-                                 size_t first, size_t count);
+size_t pattern_count_wrong_input(const void *buf, tern_dtype dt, tern_op op, int rank, size_t first,
+                                 size_t count);
 
 #endif

@@ -1,7 +1,8 @@
 /* pairwise.c: alltoall by pairwise exchange (as MPICH's and Open MPI's "pairwise"): in phase k
  * (1 <= k < n) rank r sends its block for r+k and receives the block from r-k, so each phase
  * is a permutation and no rank is hit by two senders at once; n-1 rounds, each block sent
- * once. In place, the blocks to send are staged in TMP first (stage_blocks). The same exchange in one phase is direct.c's alltoall and allgather. */
+ * once. In place, the blocks to send are staged in TMP first (stage_blocks). The same exchange in
+ * one phase is direct.c's alltoall and allgather. */
 #include "coll/algo/algo.h"
 
 /* An in-place alltoall (SEND is RECV) would receive a block over one it has still to send, so

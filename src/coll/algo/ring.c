@@ -63,8 +63,8 @@ static size_t piece_len(size_t len, size_t piece, size_t t) {
  * each run over a whole half, so once the half outgrows the cache a rank reads its reduced half
  * back from memory to send it. Here phase t reduces piece t of this rank's half while piece t-1,
  * reduced a phase before and still in cache, goes back to the peer: a fifth faster from 4 MiB,
- * a little slower at 1 and 2 MiB (docs/perf/shm.md). Over TCP the pieces would cut each message below
- * what is striped over the streams (net/tcp.c), so they are kept to shared memory. */
+ * a little slower at 1 and 2 MiB (docs/perf/shm.md). Over TCP the pieces would cut each message
+ * below what is striped over the streams (net/tcp.c), so they are kept to shared memory. */
 static void pair_allreduce_in_pieces(coll_sched *s, const coll_args *a, size_t piece) {
   int peer = 1 - a->rank;
   size_t c = a->count;
@@ -105,7 +105,7 @@ void coll_ring_allgather(coll_sched *s, const coll_args *a) {
   size_t c = a->count, mine = (size_t)a->rank * c;
   if (!a->inplace) coll_sched_copy(s, COLL_BUF_RECV, mine, COLL_BUF_SEND, 0, c);
   coll_ring_ag(s, a, COLL_BUF_RECV, (size_t)a->size * c, a->inplace ? COLL_BUF_RECV : COLL_BUF_SEND,
-          a->inplace ? mine : 0);
+               a->inplace ? mine : 0);
 }
 
 /* The chain's segments: count and seg, segment t being [t seg, min((t+1) seg, count)). */

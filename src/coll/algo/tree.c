@@ -26,8 +26,8 @@ typedef struct tree {
  * crowded host): then the order lists each CPU's ranks together. In rank order a binomial tree's
  * inner members (0, n/2, n/4, ...: every send of a broadcast, every receive of a reduce) were all
  * on CPU 0 and its leaves on the others; laid on CPU order they spread over the CPUs (a small
- * broadcast 1.5-2x faster at n = 4 on 2 CPUs: docs/perf/select.md). The trees whose members hold blocks in rank order
- * (reduce_scatter, allgather) keep rank order. */
+ * broadcast 1.5-2x faster at n = 4 on 2 CPUs: docs/perf/select.md). The trees whose members hold
+ * blocks in rank order (reduce_scatter, allgather) keep rank order. */
 static int tree_place(const tree *t, int r) {
   if (t->dealt < 2) return r;
   int cpu = r % t->dealt;

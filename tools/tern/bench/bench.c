@@ -45,7 +45,13 @@
 #define WINDOW 32 /* -z 0: requests outstanding at once (TERN_MAX_OUTSTANDING allows 64) */
 
 typedef enum bench_coll {
-  B_ALLREDUCE, B_REDUCE_SCATTER, B_ALLGATHER, B_BROADCAST, B_REDUCE, B_ALLTOALL, B_SENDRECV
+  B_ALLREDUCE,
+  B_REDUCE_SCATTER,
+  B_ALLGATHER,
+  B_BROADCAST,
+  B_REDUCE,
+  B_ALLTOALL,
+  B_SENDRECV
 } bench_coll;
 
 static const struct {
@@ -80,16 +86,20 @@ typedef struct bench {
 
 static double bus_factor(bench_coll c, int n) {
   switch (c) {
-  case B_ALLREDUCE: return 2.0 * (n - 1) / n;
+  case B_ALLREDUCE:
+    return 2.0 * (n - 1) / n;
   case B_REDUCE_SCATTER:
   case B_ALLGATHER:
-  case B_ALLTOALL: return (double)(n - 1) / n;
-  default: return 1.0;
+  case B_ALLTOALL:
+    return (double)(n - 1) / n;
+  default:
+    return 1.0;
   }
 }
 
 static const char *nccl_type_name(tern_dtype dt) {
-  static const char *names[] = {"float", "double", "half", "bfloat16", "int8", "uint8", "int32", "int64"};
+  static const char *names[] = {"float", "double", "half",  "bfloat16",
+                                "int8",  "uint8",  "int32", "int64"};
   return names[dt];
 }
 
@@ -101,12 +111,18 @@ static double now_s(void) {
 static tern_status run_once(bench *b, const void *send, void *recv, size_t count) {
   tern_comm *c = b->comm;
   switch (b->coll) {
-  case B_ALLREDUCE: return tern_allreduce(c, send, recv, count, b->dt, b->op);
-  case B_REDUCE_SCATTER: return tern_reduce_scatter(c, send, recv, count, b->dt, b->op);
-  case B_ALLGATHER: return tern_allgather(c, send, recv, count, b->dt);
-  case B_BROADCAST: return tern_broadcast(c, send, recv, count, b->dt, b->root);
-  case B_REDUCE: return tern_reduce(c, send, recv, count, b->dt, b->op, b->root);
-  case B_ALLTOALL: return tern_alltoall(c, send, recv, count, b->dt);
+  case B_ALLREDUCE:
+    return tern_allreduce(c, send, recv, count, b->dt, b->op);
+  case B_REDUCE_SCATTER:
+    return tern_reduce_scatter(c, send, recv, count, b->dt, b->op);
+  case B_ALLGATHER:
+    return tern_allgather(c, send, recv, count, b->dt);
+  case B_BROADCAST:
+    return tern_broadcast(c, send, recv, count, b->dt, b->root);
+  case B_REDUCE:
+    return tern_reduce(c, send, recv, count, b->dt, b->op, b->root);
+  case B_ALLTOALL:
+    return tern_alltoall(c, send, recv, count, b->dt);
   case B_SENDRECV: {
     tern_request *s, *r;
     tern_status rc = tern_isend(c, send, count, b->dt, (b->rank + 1) % b->n, &s);
@@ -126,12 +142,18 @@ static tern_status start_once(bench *b, const void *send, void *recv, size_t cou
   tern_comm *c = b->comm;
   *nreq = 1;
   switch (b->coll) {
-  case B_ALLREDUCE: return tern_iallreduce(c, send, recv, count, b->dt, b->op, reqs);
-  case B_REDUCE_SCATTER: return tern_ireduce_scatter(c, send, recv, count, b->dt, b->op, reqs);
-  case B_ALLGATHER: return tern_iallgather(c, send, recv, count, b->dt, reqs);
-  case B_BROADCAST: return tern_ibroadcast(c, send, recv, count, b->dt, b->root, reqs);
-  case B_REDUCE: return tern_ireduce(c, send, recv, count, b->dt, b->op, b->root, reqs);
-  case B_ALLTOALL: return tern_ialltoall(c, send, recv, count, b->dt, reqs);
+  case B_ALLREDUCE:
+    return tern_iallreduce(c, send, recv, count, b->dt, b->op, reqs);
+  case B_REDUCE_SCATTER:
+    return tern_ireduce_scatter(c, send, recv, count, b->dt, b->op, reqs);
+  case B_ALLGATHER:
+    return tern_iallgather(c, send, recv, count, b->dt, reqs);
+  case B_BROADCAST:
+    return tern_ibroadcast(c, send, recv, count, b->dt, b->root, reqs);
+  case B_REDUCE:
+    return tern_ireduce(c, send, recv, count, b->dt, b->op, b->root, reqs);
+  case B_ALLTOALL:
+    return tern_ialltoall(c, send, recv, count, b->dt, reqs);
   case B_SENDRECV: {
     *nreq = 0;
     tern_status rc = tern_isend(c, send, count, b->dt, (b->rank + 1) % b->n, &reqs[0]);
@@ -175,9 +197,16 @@ static void mode_buffers(bench *b, bool inplace, size_t count, const void **send
   *recv = b->recvbuf;
   if (!inplace) return;
   switch (b->coll) {
-  case B_REDUCE_SCATTER: *send = b->recvbuf; *recv = b->recvbuf + (size_t)b->rank * block; break;
-  case B_ALLGATHER: *send = b->recvbuf + (size_t)b->rank * block; break;
-  default: *send = b->recvbuf; break;
+  case B_REDUCE_SCATTER:
+    *send = b->recvbuf;
+    *recv = b->recvbuf + (size_t)b->rank * block;
+    break;
+  case B_ALLGATHER:
+    *send = b->recvbuf + (size_t)b->rank * block;
+    break;
+  default:
+    *send = b->recvbuf;
+    break;
   }
 }
 
@@ -185,12 +214,16 @@ static void fill_inputs(bench *b, const void *send, size_t count) {
   char *s = (char *)send;
   size_t esize = tern_dtype_size(b->dt);
   switch (b->coll) {
-  case B_REDUCE_SCATTER: pattern_fill(s, b->dt, b->op, b->rank, 0, count * (size_t)b->n); break;
+  case B_REDUCE_SCATTER:
+    pattern_fill(s, b->dt, b->op, b->rank, 0, count * (size_t)b->n);
+    break;
   case B_ALLTOALL:
     for (int j = 0; j < b->n; j++)
       pattern_fill(s + (size_t)j * count * esize, b->dt, b->op, b->rank, (size_t)j * count, count);
     break;
-  default: pattern_fill(s, b->dt, b->op, b->rank, 0, count); break;
+  default:
+    pattern_fill(s, b->dt, b->op, b->rank, 0, count);
+    break;
   }
 }
 
@@ -198,12 +231,14 @@ static size_t count_wrong(bench *b, const void *recv, size_t count) {
   const char *r = recv;
   size_t esize = tern_dtype_size(b->dt), wrong = 0;
   switch (b->coll) {
-  case B_ALLREDUCE: return pattern_count_wrong_reduced(r, b->dt, b->op, b->n, 0, count);
+  case B_ALLREDUCE:
+    return pattern_count_wrong_reduced(r, b->dt, b->op, b->n, 0, count);
   case B_REDUCE_SCATTER:
     return pattern_count_wrong_reduced(r, b->dt, b->op, b->n, (size_t)b->rank * count, count);
   case B_REDUCE:
     return b->rank == b->root ? pattern_count_wrong_reduced(r, b->dt, b->op, b->n, 0, count) : 0;
-  case B_BROADCAST: return pattern_count_wrong_input(r, b->dt, b->op, b->root, 0, count);
+  case B_BROADCAST:
+    return pattern_count_wrong_input(r, b->dt, b->op, b->root, 0, count);
   case B_SENDRECV:
     return pattern_count_wrong_input(r, b->dt, b->op, (b->rank + b->n - 1) % b->n, 0, count);
   case B_ALLGATHER:
@@ -239,7 +274,8 @@ static tern_status timed_batch(bench *b, const void *send, void *recv, size_t co
   if (!b->blocking && (rc = run_nonblocking(b, send, recv, count, iters)) != TERN_OK)
     return fail_call(b, rc, colls[b->coll].name);
   for (int i = 0; b->blocking && i < iters; i++)
-    if ((rc = run_once(b, send, recv, count)) != TERN_OK) return fail_call(b, rc, colls[b->coll].name);
+    if ((rc = run_once(b, send, recv, count)) != TERN_OK)
+      return fail_call(b, rc, colls[b->coll].name);
   double mine = (now_s() - t0) / (iters > 0 ? iters : 1);
   static const tern_op how[] = {TERN_SUM, TERN_AVG, TERN_MIN, TERN_MAX};
   if (b->avg == 0) {
@@ -260,7 +296,8 @@ static tern_status measure(bench *b, size_t count, bool inplace, double *secs, l
   *wrong = -1;
   fill_inputs(b, send, count); /* whatever -c says: see the top of this file */
   if (b->check) {
-    if ((rc = run_once(b, send, recv, count)) != TERN_OK) return fail_call(b, rc, colls[b->coll].name);
+    if ((rc = run_once(b, send, recv, count)) != TERN_OK)
+      return fail_call(b, rc, colls[b->coll].name);
     int64_t mine = (int64_t)count_wrong(b, recv, count), all = 0;
     if ((rc = tern_allreduce(b->comm, &mine, &all, 1, TERN_I64, TERN_SUM)) != TERN_OK)
       return fail_call(b, rc, "summing #wrong");
@@ -290,31 +327,36 @@ static tern_status measure(bench *b, size_t count, bool inplace, double *secs, l
 static void print_header(const bench *b) {
   const char *algo = getenv("TERN_ALGO");
   char iters[64];
-  if (b->target_ms > 0) snprintf(iters, sizeof iters, "iterations for %g ms", b->target_ms);
-  else snprintf(iters, sizeof iters, "%d iterations", b->iters);
+  if (b->target_ms > 0)
+    snprintf(iters, sizeof iters, "iterations for %g ms", b->target_ms);
+  else
+    snprintf(iters, sizeof iters, "%d iterations", b->iters);
   printf("# tern bench %s: %d ranks, %s %s, root %d, %s after %d warm-up, median of %d, "
          "check %d, %s, times %s\n",
          colls[b->coll].name, b->n, tern_dtype_name(b->dt), tern_op_name(b->op), b->root, iters,
          b->warmup, b->repeats, b->check, b->blocking ? "blocking calls" : "nonblocking calls",
-         (const char *[]){"of rank 0", "averaged over ranks", "min over ranks", "max over ranks"}[b->avg]);
+         (const char *[]){"of rank 0", "averaged over ranks", "min over ranks",
+                          "max over ranks"}[b->avg]);
   printf("# algorithm: %s; transport: %s\n#\n", algo && *algo ? algo : "chosen by the selector",
          getenv("TERN_TRANSPORT") && *getenv("TERN_TRANSPORT") ? getenv("TERN_TRANSPORT") : "auto");
-  printf("# %10s  %12s  %8s  %6s  %6s  %30s  %30s\n", "", "", "", "", "", "out-of-place", "in-place");
-  printf("# %10s  %12s  %8s  %6s  %6s  %8s %7s %7s %6s  %8s %7s %7s %6s\n", "size", "count",
-         "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
-         "#wrong");
-  printf("# %10s  %12s  %8s  %6s  %6s  %8s %7s %7s %6s  %8s %7s %7s %6s\n", "(B)", "(elements)",
-         "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+  printf("# %10s  %12s  %8s  %6s  %6s  %30s  %30s\n", "", "", "", "", "", "out-of-place",
+         "in-place");
+  printf("# %10s  %12s  %8s  %6s  %6s  %8s %7s %7s %6s  %8s %7s %7s %6s\n", "size", "count", "type",
+         "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
+  printf("# %10s  %12s  %8s  %6s  %6s  %8s %7s %7s %6s  %8s %7s %7s %6s\n", "(B)", "(elements)", "",
+         "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
 }
 
 static void print_mode(const bench *b, size_t bytes, double secs, long wrong) {
   double algbw = secs > 0 ? (double)bytes / secs / 1e9 : 0;
   char w[24];
-  if (wrong < 0) snprintf(w, sizeof w, "N/A");
-  else snprintf(w, sizeof w, "%ld", wrong);
+  if (wrong < 0)
+    snprintf(w, sizeof w, "N/A");
+  else
+    snprintf(w, sizeof w, "%ld", wrong);
   /* -T times to a few ns: keep three decimals where nccl-tests' two would round them away */
-  printf(b->target_ms > 0 ? "  %8.3f %7.2f %7.2f %6s" : "  %8.2f %7.2f %7.2f %6s", secs * 1e6, algbw,
-         algbw * bus_factor(b->coll, b->n), w);
+  printf(b->target_ms > 0 ? "  %8.3f %7.2f %7.2f %6s" : "  %8.2f %7.2f %7.2f %6s", secs * 1e6,
+         algbw, algbw * bus_factor(b->coll, b->n), w);
 }
 
 /* -i: 0 out of place only, 1 both, 2 in place only (MPI_Bcast's one buffer is broadcast in
@@ -342,10 +384,13 @@ static int run_sizes(bench *b) {
     }
     if (b->rank == 0) {
       printf("  %10zu  %12zu  %8s  %6s  %6d", shown, count, nccl_type_name(b->dt),
-             colls[b->coll].has_op ? tern_op_name(b->op) : "none", colls[b->coll].has_root ? b->root : -1);
+             colls[b->coll].has_op ? tern_op_name(b->op) : "none",
+             colls[b->coll].has_root ? b->root : -1);
       for (int mode = 0; mode < 2; mode++) {
-        if (mode_on(b, mode)) print_mode(b, shown, t[mode], wrong[mode]);
-        else printf("  %8s %7s %7s %6s", "N/A", "N/A", "N/A", "N/A");
+        if (mode_on(b, mode))
+          print_mode(b, shown, t[mode], wrong[mode]);
+        else
+          printf("  %8s %7s %7s %6s", "N/A", "N/A", "N/A", "N/A");
       }
       printf("\n");
       fflush(stdout);
@@ -353,7 +398,8 @@ static int run_sizes(bench *b) {
     double first = mode_on(b, 0) ? t[0] : t[1]; /* the first column measured */
     bus_sum += first > 0 ? (double)shown / first / 1e9 * bus_factor(b->coll, b->n) : 0;
     rows++;
-    for (int m = 0; m < 2; m++) wrong_total += wrong[m] > 0 ? wrong[m] : 0;
+    for (int m = 0; m < 2; m++)
+      wrong_total += wrong[m] > 0 ? wrong[m] : 0;
     if (b->nsizes) {
       if (++si == (size_t)b->nsizes) break;
       bytes = b->sizes[si];
@@ -371,17 +417,18 @@ static int run_sizes(bench *b) {
 }
 
 static void usage(FILE *out) {
-  fprintf(out,
-          "usage: tern bench COLL [-b MINBYTES] [-e MAXBYTES] [-f FACTOR | -i STEPBYTES] [-n ITERS]\n"
-          "                       [-w WARMUP] [-c 0|1] [-d DTYPE|all] [-o OP|all] [-a 0|1|2|3]\n"
-          "                       [-r ROOT] [-z 0|1] [-T SECONDS] [-g 1] [-t 1] [-s SIZE,SIZE,...]\n"
-          "                       [--target-ms MS] [--repeats R] [--inplace 0|1|2]\n"
-          "  COLL: allreduce reduce_scatter allgather broadcast reduce alltoall sendrecv, with or\n"
-          "  without underscores (all_reduce, all_reduce_perf); nccl-tests' flags mean what they\n"
-          "  mean there. Sizes take K, M, G suffixes (powers of 1024). Defaults: -b 8 -e 64M -f 2\n"
-          "  (-i 1M when -i is given without -f) -n 20 -w 5 -c 1 -d float -o sum -a 1 -r 0 -z 1\n"
-          "  --repeats 1 --inplace 1 (0: out of place only, 2: in place only).\n"
-          "  Under `tern run -n N --` (or any launcher); alone, it runs as one rank.\n");
+  fprintf(
+      out,
+      "usage: tern bench COLL [-b MINBYTES] [-e MAXBYTES] [-f FACTOR | -i STEPBYTES] [-n ITERS]\n"
+      "                       [-w WARMUP] [-c 0|1] [-d DTYPE|all] [-o OP|all] [-a 0|1|2|3]\n"
+      "                       [-r ROOT] [-z 0|1] [-T SECONDS] [-g 1] [-t 1] [-s SIZE,SIZE,...]\n"
+      "                       [--target-ms MS] [--repeats R] [--inplace 0|1|2]\n"
+      "  COLL: allreduce reduce_scatter allgather broadcast reduce alltoall sendrecv, with or\n"
+      "  without underscores (all_reduce, all_reduce_perf); nccl-tests' flags mean what they\n"
+      "  mean there. Sizes take K, M, G suffixes (powers of 1024). Defaults: -b 8 -e 64M -f 2\n"
+      "  (-i 1M when -i is given without -f) -n 20 -w 5 -c 1 -d float -o sum -a 1 -r 0 -z 1\n"
+      "  --repeats 1 --inplace 1 (0: out of place only, 2: in place only).\n"
+      "  Under `tern run -n N --` (or any launcher); alone, it runs as one rank.\n");
 }
 
 /* "all_reduce", "allreduce", "all_reduce_perf" (nccl-tests' program): the same collective. */
@@ -414,7 +461,8 @@ static bool parse_sizes(bench *b, const char *list) {
   b->nsizes = 0;
   for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
     size_t v;
-    if (b->nsizes == (int)CORE_ARRAY_LEN(b->sizes) || !core_parse_size(t, &v) || v == 0) return false;
+    if (b->nsizes == (int)CORE_ARRAY_LEN(b->sizes) || !core_parse_size(t, &v) || v == 0)
+      return false;
     if (b->nsizes > 0 && v <= b->sizes[b->nsizes - 1]) return false;
     b->sizes[b->nsizes++] = v;
   }
@@ -442,34 +490,78 @@ static int parse(bench *b, int argc, char **argv, bool *all_dt, bool *all_op) {
   while ((ch = getopt_long(argc, argv, ":b:e:f:i:n:w:c:d:o:a:r:z:T:g:t:s:", longs, NULL)) != -1) {
     bool ok = true;
     char flag[16];
-    if (ch >= OPT_TARGET_MS) snprintf(flag, sizeof flag, "%s", longs[ch - OPT_TARGET_MS].name);
-    else snprintf(flag, sizeof flag, "-%c", ch);
+    if (ch >= OPT_TARGET_MS)
+      snprintf(flag, sizeof flag, "%s", longs[ch - OPT_TARGET_MS].name);
+    else
+      snprintf(flag, sizeof flag, "-%c", ch);
     switch (ch) {
-    case 'b': ok = core_parse_size(optarg, &b->min_bytes); break;
-    case 'e': ok = core_parse_size(optarg, &b->max_bytes); break;
-    case 'f': b->factor = atof(optarg), factor_given = true; ok = b->factor >= 1; break;
-    case 'i': ok = core_parse_size(optarg, &b->step_bytes) && b->step_bytes > 0, step_given = true; break;
-    case 'z': ok = core_parse_int(optarg, 0, 1, &v), b->blocking = (int)v; break;
-    case 'T': ok = core_parse_seconds(optarg, &b->timeout_s) && b->timeout_s > 0; break;
+    case 'b':
+      ok = core_parse_size(optarg, &b->min_bytes);
+      break;
+    case 'e':
+      ok = core_parse_size(optarg, &b->max_bytes);
+      break;
+    case 'f':
+      b->factor = atof(optarg), factor_given = true;
+      ok = b->factor >= 1;
+      break;
+    case 'i':
+      ok = core_parse_size(optarg, &b->step_bytes) && b->step_bytes > 0, step_given = true;
+      break;
+    case 'z':
+      ok = core_parse_int(optarg, 0, 1, &v), b->blocking = (int)v;
+      break;
+    case 'T':
+      ok = core_parse_seconds(optarg, &b->timeout_s) && b->timeout_s > 0;
+      break;
     case 'g':
     case 't':
       if (!core_parse_int(optarg, 1, 1, &v))
-        return cmd_usage_error("bench", "-%c %s: tern runs one thread per rank on CPUs, so -%c "
-                               "can only be 1 (start more ranks with tern run -n)", ch, optarg, ch);
+        return cmd_usage_error("bench",
+                               "-%c %s: tern runs one thread per rank on CPUs, so -%c "
+                               "can only be 1 (start more ranks with tern run -n)",
+                               ch, optarg, ch);
       break;
-    case 'n': ok = core_parse_int(optarg, 0, 100000000, &v), b->iters = (int)v; break;
-    case 'w': ok = core_parse_int(optarg, 0, 100000000, &v), b->warmup = (int)v; break;
-    case 'c': ok = core_parse_int(optarg, 0, 1, &v), b->check = (int)v; break;
-    case 'a': ok = core_parse_int(optarg, 0, 3, &v), b->avg = (int)v; break;
-    case 'r': ok = core_parse_int(optarg, 0, 1 << 30, &v), b->root = (int)v; break;
-    case 's': ok = parse_sizes(b, optarg); break;
-    case OPT_TARGET_MS: b->target_ms = atof(optarg); ok = b->target_ms >= 0 && b->target_ms <= 1e6; break;
-    case OPT_REPEATS: ok = core_parse_int(optarg, 1, 64, &v), b->repeats = (int)v; break;
-    case OPT_INPLACE: ok = core_parse_int(optarg, 0, 2, &v), b->inplace = (int)v; break;
-    case 'd': *all_dt = strcmp(optarg, "all") == 0; ok = *all_dt || core_dtype_parse(optarg, &b->dt); break;
-    case 'o': *all_op = strcmp(optarg, "all") == 0; ok = *all_op || core_op_parse(optarg, &b->op); break;
-    case ':': return cmd_usage_error("bench", "%s needs a value", argv[optind - 1]);
-    default: return cmd_usage_error("bench", "unknown option '%s' (tern bench --help)", argv[optind - 1]);
+    case 'n':
+      ok = core_parse_int(optarg, 0, 100000000, &v), b->iters = (int)v;
+      break;
+    case 'w':
+      ok = core_parse_int(optarg, 0, 100000000, &v), b->warmup = (int)v;
+      break;
+    case 'c':
+      ok = core_parse_int(optarg, 0, 1, &v), b->check = (int)v;
+      break;
+    case 'a':
+      ok = core_parse_int(optarg, 0, 3, &v), b->avg = (int)v;
+      break;
+    case 'r':
+      ok = core_parse_int(optarg, 0, 1 << 30, &v), b->root = (int)v;
+      break;
+    case 's':
+      ok = parse_sizes(b, optarg);
+      break;
+    case OPT_TARGET_MS:
+      b->target_ms = atof(optarg);
+      ok = b->target_ms >= 0 && b->target_ms <= 1e6;
+      break;
+    case OPT_REPEATS:
+      ok = core_parse_int(optarg, 1, 64, &v), b->repeats = (int)v;
+      break;
+    case OPT_INPLACE:
+      ok = core_parse_int(optarg, 0, 2, &v), b->inplace = (int)v;
+      break;
+    case 'd':
+      *all_dt = strcmp(optarg, "all") == 0;
+      ok = *all_dt || core_dtype_parse(optarg, &b->dt);
+      break;
+    case 'o':
+      *all_op = strcmp(optarg, "all") == 0;
+      ok = *all_op || core_op_parse(optarg, &b->op);
+      break;
+    case ':':
+      return cmd_usage_error("bench", "%s needs a value", argv[optind - 1]);
+    default:
+      return cmd_usage_error("bench", "unknown option '%s' (tern bench --help)", argv[optind - 1]);
     }
     if (!ok) return cmd_usage_error("bench", "bad value '%s' for %s", optarg, flag);
   }
@@ -499,9 +591,19 @@ static tern_status join(tern_comm **comm) {
 }
 
 int cmd_bench(int argc, char **argv) {
-  bench b = {.min_bytes = 8, .max_bytes = 64u << 20, .factor = 2, .step_bytes = 1u << 20,
-             .iters = 20, .warmup = 5, .check = 1, .avg = 1, .repeats = 1, .inplace = 1,
-             .blocking = 1, .dt = TERN_F32, .op = TERN_SUM};
+  bench b = {.min_bytes = 8,
+             .max_bytes = 64u << 20,
+             .factor = 2,
+             .step_bytes = 1u << 20,
+             .iters = 20,
+             .warmup = 5,
+             .check = 1,
+             .avg = 1,
+             .repeats = 1,
+             .inplace = 1,
+             .blocking = 1,
+             .dt = TERN_F32,
+             .op = TERN_SUM};
   bool all_dt = false, all_op = false;
   if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
     usage(stdout);
@@ -534,7 +636,8 @@ int cmd_bench(int argc, char **argv) {
     memset(b.sendbuf, 0, cap);
     memset(b.recvbuf, 0, cap);
   }
-  for (int d = all_dt ? 0 : (int)b.dt; !rc && d <= (all_dt ? TERN_NUM_DTYPES - 1 : (int)b.dt); d++) {
+  for (int d = all_dt ? 0 : (int)b.dt; !rc && d <= (all_dt ? TERN_NUM_DTYPES - 1 : (int)b.dt);
+       d++) {
     for (int o = all_op ? 0 : (int)b.op; !rc && o <= (all_op ? TERN_NUM_OPS - 1 : (int)b.op); o++) {
       b.dt = (tern_dtype)d;
       b.op = (tern_op)o;

@@ -28,7 +28,8 @@
 #define DEMO_EPOCHS 40
 #define DEMO_HIDDEN 256 /* 19,210 parameters: a 77 KB gradient, a few ms of compute per step */
 #define DEMO_SWARM_ROUNDS 30
-#define DEMO_SWARM_ACCURACY 0.90 /* phase 1 reaches about 97%; local SGD on a quarter each, less */
+#define DEMO_SWARM_ACCURACY 0.90 /* phase 1 reaches about 97%; local SGD on a quarter each, less   \
+                                  */
 
 typedef struct demo {
   int n, epochs, hidden, rounds;
@@ -224,7 +225,8 @@ static int parse(demo *d, int argc, char **argv, bool *is_rank) {
 }
 
 int cmd_demo(int argc, char **argv) {
-  demo d = {.n = DEMO_RANKS, .epochs = DEMO_EPOCHS, .hidden = DEMO_HIDDEN, .rounds = DEMO_SWARM_ROUNDS};
+  demo d = {
+      .n = DEMO_RANKS, .epochs = DEMO_EPOCHS, .hidden = DEMO_HIDDEN, .rounds = DEMO_SWARM_ROUNDS};
   bool is_rank = false;
   int rc = parse(&d, argc, argv, &is_rank);
   if (rc >= 0) return rc;

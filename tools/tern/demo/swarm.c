@@ -65,8 +65,8 @@ static void peer_progress(void *arg, const swarm_train_progress *p) {
 /* The peer at place grid; bootstrap lists the addresses of live peers (none for peer 0). */
 static int peer_main(const swarm_demo *s, int grid, const char *const *bootstrap, int nboot,
                      int rounds, bool join_running, FILE *out) {
-  tern_swarm_options so = {.listen = "127.0.0.1:0", .run_id = s->run_id, .ndims = 2,
-                           .grid = {2, 2}};
+  tern_swarm_options so = {
+      .listen = "127.0.0.1:0", .run_id = s->run_id, .ndims = 2, .grid = {2, 2}};
   so.coords[0] = grid % 2;
   so.coords[1] = grid / 2;
   for (int i = 0; i < nboot && i < TERN_SWARM_MAX_BOOTSTRAP - 1; i++)
@@ -254,8 +254,9 @@ static int summarise(const swarm_demo *s, double seconds) {
            i, p->grid, p->round, 100 * p->acc, p->group, p->sent);
     below += p->acc < s->o->min_accuracy;
   }
-  if (below) fprintf(stderr, "tern demo: %d peers ended below %.0f%% held-out accuracy\n", below,
-                     100 * s->o->min_accuracy);
+  if (below)
+    fprintf(stderr, "tern demo: %d peers ended below %.0f%% held-out accuracy\n", below,
+            100 * s->o->min_accuracy);
   return below ? 1 : 0;
 }
 

@@ -59,13 +59,12 @@ static void print_plan_row(FILE *table, const plan_scenario *sc, const sim_jobs_
             o->pl.seg[s].gpus, layers);
   }
   fprintf(table, "\n");
-  json_array_append_new(jobs,
-                        json_pack("{s:s, s:f, s:f, s:o, s:o, s:{s:f, s:f, s:f, s:f}}", "name",
-                                  j->name, "arrival_s", j->arrival_s, "start_s", o->start,
-                                  "placement", plan_placement_json(&sc->c, &o->pl), "pipeline",
-                                  plan_pipeline_json(&sc->c, j, &o->pl, o->sharers), "predicted",
-                                  "iteration_s", o->iter_pred, "run_s", run, "energy_kwh", kwh,
-                                  "cost_usd", usd));
+  json_array_append_new(
+      jobs,
+      json_pack("{s:s, s:f, s:f, s:o, s:o, s:{s:f, s:f, s:f, s:f}}", "name", j->name, "arrival_s",
+                j->arrival_s, "start_s", o->start, "placement", plan_placement_json(&sc->c, &o->pl),
+                "pipeline", plan_pipeline_json(&sc->c, j, &o->pl, o->sharers), "predicted",
+                "iteration_s", o->iter_pred, "run_s", run, "energy_kwh", kwh, "cost_usd", usd));
 }
 
 static int write_plan_json(const plan_scenario *sc, const plan_policy *pol, json_t *jobs,

@@ -18,7 +18,7 @@
 #define LINE_MAX_BYTES 16384
 
 typedef struct stream {
-  int rd, wr; /* the pipe's ends here (-1: closed) */
+  int rd, wr;   /* the pipe's ends here (-1: closed) */
   int rank, to; /* to: 1 or 2, the fd the rank writes and tern run writes the lines to */
   size_t len;
   char buf[LINE_MAX_BYTES];

@@ -71,12 +71,12 @@ extern char **environ;
 
 typedef struct job {
   int n;
-  int nnodes, node_rank; /* 1 and 0 on one host */
+  int nnodes, node_rank;         /* 1 and 0 on one host */
   char master[NET_HOST_LEN + 8]; /* --master HOST:PORT; "" on one host */
   char master_host[NET_HOST_LEN];
-  int master_port;  /* the store's port with --master; torch's MASTER_PORT is the next one */
-  int torch_port;   /* MASTER_PORT */
-  run_output *out;  /* --tag-output, else NULL */
+  int master_port; /* the store's port with --master; torch's MASTER_PORT is the next one */
+  int torch_port;  /* MASTER_PORT */
+  run_output *out; /* --tag-output, else NULL */
   bool tag_output;
   double grace_s;
   char **argv;
@@ -135,8 +135,8 @@ static int parse_args(job *j, int argc, char **argv) {
       j->bind = strcmp(v, "core") == 0;
     } else if (strcmp(a, "--nnodes") == 0 && i + 1 < argc) {
       if (!core_parse_int(argv[++i], 1, MAX_RANKS, &n))
-        return cmd_usage_error("run", "--nnodes '%s': want a number of hosts from 1 to %d",
-                               argv[i], MAX_RANKS);
+        return cmd_usage_error("run", "--nnodes '%s': want a number of hosts from 1 to %d", argv[i],
+                               MAX_RANKS);
       j->nnodes = (int)n;
     } else if (strcmp(a, "--node-rank") == 0 && i + 1 < argc) {
       if (!core_parse_int(argv[++i], 0, MAX_RANKS - 1, &n))
@@ -145,9 +145,8 @@ static int parse_args(job *j, int argc, char **argv) {
     } else if (strcmp(a, "--master") == 0 && i + 1 < argc) {
       core_err err = {0};
       const char *v = argv[++i];
-      if (strlen(v) >= sizeof j->master ||
-          net_parse_addr(v, j->master_host, sizeof j->master_host, &j->master_port, false,
-                         &err) != TERN_OK)
+      if (strlen(v) >= sizeof j->master || net_parse_addr(v, j->master_host, sizeof j->master_host,
+                                                          &j->master_port, false, &err) != TERN_OK)
         return cmd_usage_error("run", "--master '%s': %s", v, err.msg[0] ? err.msg : "too long");
       if (j->master_port == 65535)
         return cmd_usage_error("run", "--master: port 65535 leaves no MASTER_PORT for torch");
@@ -178,11 +177,23 @@ static int parse_args(job *j, int argc, char **argv) {
 
 /* The variables child_env sets, in its order; TORCHELASTIC_USE_AGENT_STORE too, which it never
  * sets: left over from a torchrun around tern run, it would move tern's store port. */
-static const char *const own_names[NOWN + 1] = {
-    "TERN_RANK",  "TERN_WORLD_SIZE", "TERN_STORE",       "TERN_LOCAL_RANK",  "TERN_LOCAL_SIZE",
-    "TERN_HOST_CPUS", "RANK",        "LOCAL_RANK",       "WORLD_SIZE",       "LOCAL_WORLD_SIZE",
-    "GROUP_RANK", "GROUP_WORLD_SIZE", "ROLE_RANK",       "ROLE_WORLD_SIZE",  "MASTER_ADDR",
-    "MASTER_PORT", "TORCHELASTIC_USE_AGENT_STORE"};
+static const char *const own_names[NOWN + 1] = {"TERN_RANK",
+                                                "TERN_WORLD_SIZE",
+                                                "TERN_STORE",
+                                                "TERN_LOCAL_RANK",
+                                                "TERN_LOCAL_SIZE",
+                                                "TERN_HOST_CPUS",
+                                                "RANK",
+                                                "LOCAL_RANK",
+                                                "WORLD_SIZE",
+                                                "LOCAL_WORLD_SIZE",
+                                                "GROUP_RANK",
+                                                "GROUP_WORLD_SIZE",
+                                                "ROLE_RANK",
+                                                "ROLE_WORLD_SIZE",
+                                                "MASTER_ADDR",
+                                                "MASTER_PORT",
+                                                "TORCHELASTIC_USE_AGENT_STORE"};
 
 static bool is_ours(const char *entry) {
   for (size_t i = 0; i < CORE_ARRAY_LEN(own_names); i++) {
@@ -202,12 +213,14 @@ static char **child_env(const job *j, int r, char own[NOWN][NET_HOST_LEN + 32]) 
   int world = j->nnodes * j->n, rank = j->node_rank * j->n + r;
   const char *store = j->master[0] ? j->master : store_server_addr(j->store);
   const char *master = j->master[0] ? j->master_host : "127.0.0.1";
-  int values[NOWN] = {rank,  world, 0,     r,           j->n, j->ncpus, rank,        r,
-                      world, j->n,  j->node_rank, j->nnodes, rank,  world,  0, j->torch_port};
+  int values[NOWN] = {rank, world,        0,         r,    j->n,  j->ncpus, rank,         r, world,
+                      j->n, j->node_rank, j->nnodes, rank, world, 0,        j->torch_port};
   for (int i = 0; i < NOWN; i++) {
     const char *text = i == 2 ? store : i == 14 ? master : NULL;
-    if (text) snprintf(own[i], sizeof own[i], "%s=%s", own_names[i], text);
-    else snprintf(own[i], sizeof own[i], "%s=%d", own_names[i], values[i]);
+    if (text)
+      snprintf(own[i], sizeof own[i], "%s=%s", own_names[i], text);
+    else
+      snprintf(own[i], sizeof own[i], "%s=%d", own_names[i], values[i]);
     env[i] = own[i];
   }
   size_t k = NOWN;
@@ -399,8 +412,8 @@ static tern_status serve_store(job *j, const core_config *cfg, core_err *err) {
   uint8_t run_id[16];
   randombytes_buf(run_id, sizeof run_id); /* core_config_get() initialised libsodium */
   const char *host = j->master[0] ? "0.0.0.0" : "127.0.0.1";
-  return store_server_start(&j->store, host, j->master[0] ? j->master_port : 0,
-                            j->nnodes * j->n, run_id, cfg->have_key ? cfg->key : NULL, err);
+  return store_server_start(&j->store, host, j->master[0] ? j->master_port : 0, j->nnodes * j->n,
+                            run_id, cfg->have_key ? cfg->key : NULL, err);
 }
 
 /* Node 0 of several: the other hosts' ranks may still be at work or saying goodbye. */

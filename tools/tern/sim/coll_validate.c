@@ -4,12 +4,12 @@
  *  1. calibration: `tern run -n 2 --bind none -- tern bench allgather` over TCP
  *     (TERN_TRANSPORT=tcp, the ring), out of place; unbound, as the 4- and 8-rank runs it
  *     predicts are (tern run binds only ranks that fit the CPUs, and a bound pair measures a
- *     faster loopback than the model's shared cores then see): one exchange of m bytes each way per size, and the copy of the
- *     rank's own block (coll_model_shm's beta), taken off. On a loopback the "network" is the
- *     kernel copying on the ranks' own cores, so the platform puts every rank on one host with
- *     the host's cores and makes each message cost CPU: half the exchange's time on each
- *     end, as a table over m (sim_platform's message costs). Reductions and copies cost
- *     coll_model_shm's measured gamma and beta. Nothing else is fitted.
+ *     faster loopback than the model's shared cores then see): one exchange of m bytes each way per
+ * size, and the copy of the rank's own block (coll_model_shm's beta), taken off. On a loopback the
+ * "network" is the kernel copying on the ranks' own cores, so the platform puts every rank on one
+ * host with the host's cores and makes each message cost CPU: half the exchange's time on each end,
+ * as a table over m (sim_platform's message costs). Reductions and copies cost coll_model_shm's
+ * measured gamma and beta. Nothing else is fitted.
  *  2. measurement: the same bench, out of place, for every (ranks, collective, algorithm) asked,
  *     TERN_ALGO forcing the algorithm;
  *  3. simulation of the same runs on the calibrated platform, and a table of both times.
@@ -50,7 +50,10 @@ typedef struct vopts {
 } vopts;
 
 #define MAX_RUNS 32
-enum { SPECS_CAP = 1 + MAX_NS * COLL_NUM_KINDS * COLL_NUM_ALGOS, CELLS_CAP = SPECS_CAP * MAX_SIZES };
+enum {
+  SPECS_CAP = 1 + MAX_NS * COLL_NUM_KINDS * COLL_NUM_ALGOS,
+  CELLS_CAP = SPECS_CAP * MAX_SIZES
+};
 
 /* A bench's out-of-place times in us, per size (n of them) and per run (runs of them). */
 typedef struct bench_times {
@@ -89,7 +92,8 @@ static bool bench_once(const vopts *o, int n, const char *coll, coll_algo algo, 
                        size_t hi, int factor, bench_times *t) {
   char cmd[4096];
   snprintf(cmd, sizeof cmd,
-           "TERN_TRANSPORT=tcp TERN_ALGO=%s timeout 120 '%s' run -n %d --bind none -- '%s' bench %s -b %zu "
+           "TERN_TRANSPORT=tcp TERN_ALGO=%s timeout 120 '%s' run -n %d --bind none -- '%s' bench "
+           "%s -b %zu "
            "-e %zu -f %d -n %d -w 3 -c 0",
            coll_algo_name(algo), o->self, n, o->self, coll, lo, hi, factor, o->iters);
   FILE *p = popen(cmd, "r");
@@ -174,8 +178,12 @@ static int cells_from_specs(const spec *specs, int nspecs, cell *cells, int cap)
   int ncells = 0;
   for (int i = 1; i < nspecs; i++)
     for (int k = 0; k < specs[i].t.n && ncells < cap; k++)
-      cells[ncells++] = (cell){specs[i].n, specs[i].kind, specs[i].algo, specs[i].t.bytes[k],
-                               median_s(&specs[i].t, k) * 1e6, NAN};
+      cells[ncells++] = (cell){specs[i].n,
+                               specs[i].kind,
+                               specs[i].algo,
+                               specs[i].t.bytes[k],
+                               median_s(&specs[i].t, k) * 1e6,
+                               NAN};
   return ncells;
 }
 
@@ -189,8 +197,8 @@ static bool simulate_n(const sim_platform *calib, int n, cell *cells, int ncells
     size_t count = sim_cli_count(cells[i].kind, (double)cells[i].bytes, n, 4);
     if (cells[i].n != n || count == 0) continue;
     at[nj] = i;
-    jobs[nj++] =
-        (sim_coll_job){.kind = cells[i].kind, .algo = cells[i].algo, .count = count, .elem_size = 4};
+    jobs[nj++] = (sim_coll_job){
+        .kind = cells[i].kind, .algo = cells[i].algo, .count = count, .elem_size = 4};
   }
   core_err err = {0};
   if (nj > 0 && sim_coll_run(&p, jobs, (size_t)nj, 600, &err) != TERN_OK) {
@@ -256,10 +264,9 @@ static bool parse_ns(const char *s, vopts *o) {
 }
 
 static int vparse(vopts *o, int argc, char **argv) {
-  static const struct option lo[] = {{"repeat", 1, 0, 'R'}, {"retries", 1, 0, 'X'},
-                                     {"iters", 1, 0, 'I'},  {"tolerance", 1, 0, 'T'},
-                                     {"from", 1, 0, 'F'},   {"help", 0, 0, 'h'},
-                                     {0, 0, 0, 0}};
+  static const struct option lo[] = {
+      {"repeat", 1, 0, 'R'}, {"retries", 1, 0, 'X'}, {"iters", 1, 0, 'I'}, {"tolerance", 1, 0, 'T'},
+      {"from", 1, 0, 'F'},   {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
   bool kinds = false, algos = false;
   int ch;
   long v;
@@ -374,8 +381,8 @@ static bool read_recorded_line(char *line, sim_platform *p, int *rounds, int *it
   if (line[0] != '|' || strstr(line, "ranks |") || strstr(line, "---")) return true;
   char kind[32], algo[32];
   cell c = {.simulated = NAN};
-  if (*ncells == CELLS_CAP ||
-      sscanf(line, "| %d | %31s | %31s | %zu | %lf |", &c.n, kind, algo, &c.bytes, &c.measured) != 5)
+  if (*ncells == CELLS_CAP || sscanf(line, "| %d | %31s | %31s | %zu | %lf |", &c.n, kind, algo,
+                                     &c.bytes, &c.measured) != 5)
     return false;
   if (!coll_kind_parse(kind, &c.kind) || !coll_algo_parse(algo, &c.algo) || c.n < 2 ||
       !(c.measured > 0))

@@ -168,8 +168,7 @@ static int compare(const opts *o, const plan_scenario *sc) {
   }
   if (n > 0) print_table(o, sc, all, n, ref);
   for (int i = 0; i < nfailed; i++)
-    fprintf(o->csv ? stderr : stdout, "%snot run: %s\n", i == 0 && !o->csv ? "\n" : "",
-            failed[i]);
+    fprintf(o->csv ? stderr : stdout, "%snot run: %s\n", i == 0 && !o->csv ? "\n" : "", failed[i]);
   if (n == 0) return 1;
   if (o->gantt_dir) rc |= gantt_each(o, sc, all, n);
   if (o->json) rc |= write_file(o->json, sc, &all[ref], sim_jobs_write_json);

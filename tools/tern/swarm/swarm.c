@@ -32,35 +32,36 @@ typedef struct opts {
 } opts;
 
 static int usage(FILE *out) {
-  fprintf(out,
-          "usage: tern swarm --listen HOST:PORT --run-id NAME [--join HOST:PORT]...\n"
-          "                  [--grid M,M,...] [--coord C,C,...] [--rounds R] [--dim N]\n"
-          "                  [--value V] [--weight W] [--compress none|fp16|bf16|int8]\n"
-          "                  [--key SECRET] [--bandwidth B/s] [--min-group K] [--target-group K]\n"
-          "                  [--match-timeout S] [--timeout S] [--download] [--rss] [--show K]\n"
-          "                  [--compute S] [--random-groups K] [--init-peer K --peers N [--sketch]]\n"
-          "                  [--clip TAU] [--insecure]\n\n"
-          "A swarm peer: joins the DHT through the --join addresses (the only ones it contacts\n"
-          "first), then averages an N-float vector (element k = V + k mod 7) with its group for R\n"
-          "rounds, printing one report per round. --coord places the peer on the Moshpit grid\n"
-          "(--grid gives the sizes: a line's group closes once it is full). --download\n"
-          "first takes the current vector and round from a --join peer (joining mid-run; it then\n"
-          "runs only the swarm's rounds that are left of 0..R-1). --rss\n"
-          "adds the process's resident memory to each report. --compute S sleeps S seconds between\n"
-          "two rounds, standing in for the training step between averages. --random-groups K puts\n"
-          "the peers in K random groups of --target-group G each round instead of the grid: the\n"
-          "cells 0..K*G-1 (--coord C) are dealt by a permutation of the run and round; K = N/2,\n"
-          "G = 2 is pairwise gossip. --init-peer K --peers N (for the\n"
-          "benchmark) makes element k = (K + 1) (1 + k mod 7) times a factor in [0.5, 1.5) hashed\n"
-          "from (K, k) instead; the peer computes the global average of the N such vectors, and\n"
-          "each report adds the time (CLOCK_REALTIME) and the relative L2 error against it;\n"
-          "--sketch adds 16 random projections of the vector (and, at the start, of the global\n"
-          "average), from which two peers' distance can be estimated offline.\n"
-          "--key SECRET (or TERN_KEY / TERN_KEY_FILE) admits only peers holding the secret and\n"
-          "hides the run's DHT records from others. Without a key only loopback addresses are\n"
-          "accepted (--listen and --join) unless --insecure is given. --clip TAU averages each\n"
-          "part with CenteredClip of radius TAU (members count once each; one member moves a\n"
-          "part by about TAU / (members - 1) at most); see docs/SWARM.md, \"Security\".\n");
+  fprintf(
+      out,
+      "usage: tern swarm --listen HOST:PORT --run-id NAME [--join HOST:PORT]...\n"
+      "                  [--grid M,M,...] [--coord C,C,...] [--rounds R] [--dim N]\n"
+      "                  [--value V] [--weight W] [--compress none|fp16|bf16|int8]\n"
+      "                  [--key SECRET] [--bandwidth B/s] [--min-group K] [--target-group K]\n"
+      "                  [--match-timeout S] [--timeout S] [--download] [--rss] [--show K]\n"
+      "                  [--compute S] [--random-groups K] [--init-peer K --peers N [--sketch]]\n"
+      "                  [--clip TAU] [--insecure]\n\n"
+      "A swarm peer: joins the DHT through the --join addresses (the only ones it contacts\n"
+      "first), then averages an N-float vector (element k = V + k mod 7) with its group for R\n"
+      "rounds, printing one report per round. --coord places the peer on the Moshpit grid\n"
+      "(--grid gives the sizes: a line's group closes once it is full). --download\n"
+      "first takes the current vector and round from a --join peer (joining mid-run; it then\n"
+      "runs only the swarm's rounds that are left of 0..R-1). --rss\n"
+      "adds the process's resident memory to each report. --compute S sleeps S seconds between\n"
+      "two rounds, standing in for the training step between averages. --random-groups K puts\n"
+      "the peers in K random groups of --target-group G each round instead of the grid: the\n"
+      "cells 0..K*G-1 (--coord C) are dealt by a permutation of the run and round; K = N/2,\n"
+      "G = 2 is pairwise gossip. --init-peer K --peers N (for the\n"
+      "benchmark) makes element k = (K + 1) (1 + k mod 7) times a factor in [0.5, 1.5) hashed\n"
+      "from (K, k) instead; the peer computes the global average of the N such vectors, and\n"
+      "each report adds the time (CLOCK_REALTIME) and the relative L2 error against it;\n"
+      "--sketch adds 16 random projections of the vector (and, at the start, of the global\n"
+      "average), from which two peers' distance can be estimated offline.\n"
+      "--key SECRET (or TERN_KEY / TERN_KEY_FILE) admits only peers holding the secret and\n"
+      "hides the run's DHT records from others. Without a key only loopback addresses are\n"
+      "accepted (--listen and --join) unless --insecure is given. --clip TAU averages each\n"
+      "part with CenteredClip of radius TAU (members count once each; one member moves a\n"
+      "part by about TAU / (members - 1) at most); see docs/SWARM.md, \"Security\".\n");
   return out == stdout ? 0 : 2;
 }
 
@@ -88,31 +89,39 @@ static long rss_kb(void) {
 }
 
 static int parse(int argc, char **argv, opts *o) {
-  static const struct option longs[] = {
-      {"listen", 1, 0, 'l'},        {"join", 1, 0, 'j'},          {"run-id", 1, 0, 'r'},
-      {"grid", 1, 0, 'g'},          {"coord", 1, 0, 'c'},         {"rounds", 1, 0, 'R'},
-      {"dim", 1, 0, 'n'},           {"value", 1, 0, 'v'},         {"weight", 1, 0, 'w'},
-      {"compress", 1, 0, 'z'},      {"key", 1, 0, 'k'},           {"bandwidth", 1, 0, 'b'},
-      {"min-group", 1, 0, 'm'},     {"target-group", 1, 0, 't'},  {"match-timeout", 1, 0, 'M'},
-      {"timeout", 1, 0, 'T'},       {"download", 0, 0, 'd'},      {"rss", 0, 0, 'S'},
-      {"show", 1, 0, 's'},          {"help", 0, 0, 'h'},          {"init-peer", 1, 0, 'K'},
-      {"peers", 1, 0, 'N'},         {"compute", 1, 0, 'C'},       {"random-groups", 1, 0, 'G'},
-      {"sketch", 0, 0, 'x'},        {"insecure", 0, 0, 'I'},      {"clip", 1, 0, 'P'},
-      {0, 0, 0, 0}};
+  static const struct option longs[] = {{"listen", 1, 0, 'l'},        {"join", 1, 0, 'j'},
+                                        {"run-id", 1, 0, 'r'},        {"grid", 1, 0, 'g'},
+                                        {"coord", 1, 0, 'c'},         {"rounds", 1, 0, 'R'},
+                                        {"dim", 1, 0, 'n'},           {"value", 1, 0, 'v'},
+                                        {"weight", 1, 0, 'w'},        {"compress", 1, 0, 'z'},
+                                        {"key", 1, 0, 'k'},           {"bandwidth", 1, 0, 'b'},
+                                        {"min-group", 1, 0, 'm'},     {"target-group", 1, 0, 't'},
+                                        {"match-timeout", 1, 0, 'M'}, {"timeout", 1, 0, 'T'},
+                                        {"download", 0, 0, 'd'},      {"rss", 0, 0, 'S'},
+                                        {"show", 1, 0, 's'},          {"help", 0, 0, 'h'},
+                                        {"init-peer", 1, 0, 'K'},     {"peers", 1, 0, 'N'},
+                                        {"compute", 1, 0, 'C'},       {"random-groups", 1, 0, 'G'},
+                                        {"sketch", 0, 0, 'x'},        {"insecure", 0, 0, 'I'},
+                                        {"clip", 1, 0, 'P'},          {0, 0, 0, 0}};
   int ngrid = 0, ncoord = 0, c;
   long v;
   double d;
   optind = 1;
   while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
     switch (c) {
-    case 'l': o->sw.listen = optarg; break;
+    case 'l':
+      o->sw.listen = optarg;
+      break;
     case 'j':
       if (o->nboot == TERN_SWARM_MAX_BOOTSTRAP) return cmd_usage_error("swarm", "too many --join");
       o->sw.bootstrap[o->nboot++] = optarg;
       break;
-    case 'r': o->sw.run_id = optarg; break;
+    case 'r':
+      o->sw.run_id = optarg;
+      break;
     case 'g':
-      if (!parse_ints(optarg, o->sw.grid, &ngrid)) return cmd_usage_error("swarm", "bad --grid %s", optarg);
+      if (!parse_ints(optarg, o->sw.grid, &ngrid))
+        return cmd_usage_error("swarm", "bad --grid %s", optarg);
       break;
     case 'c':
       if (!parse_ints(optarg, o->sw.coords, &ncoord))
@@ -161,20 +170,36 @@ static int parse(int argc, char **argv, opts *o) {
     case 'N':
       if (!core_parse_int(optarg, c == 'K' ? 0 : 1, 1L << 20, &v))
         return cmd_usage_error("swarm", "bad number %s", optarg);
-      if (c == 'K') o->init_peer = v;
-      else o->npeers = v;
+      if (c == 'K')
+        o->init_peer = v;
+      else
+        o->npeers = v;
       break;
-    case 'k': o->sw.key = optarg; break;
-    case 'd': o->download = true; break;
-    case 'S': o->rss = true; break;
-    case 'x': o->sketch = true; break;
-    case 'I': o->sw.insecure = 1; break;
-    case 'h': return usage(stdout) - 1;
-    default: return usage(stderr);
+    case 'k':
+      o->sw.key = optarg;
+      break;
+    case 'd':
+      o->download = true;
+      break;
+    case 'S':
+      o->rss = true;
+      break;
+    case 'x':
+      o->sketch = true;
+      break;
+    case 'I':
+      o->sw.insecure = 1;
+      break;
+    case 'h':
+      return usage(stdout) - 1;
+    default:
+      return usage(stderr);
     }
   }
-  if (!o->sw.listen || !o->sw.run_id) return cmd_usage_error("swarm", "--listen and --run-id are needed");
-  if (ngrid && ngrid != ncoord) return cmd_usage_error("swarm", "--grid has %d dimensions, --coord %d", ngrid, ncoord);
+  if (!o->sw.listen || !o->sw.run_id)
+    return cmd_usage_error("swarm", "--listen and --run-id are needed");
+  if (ngrid && ngrid != ncoord)
+    return cmd_usage_error("swarm", "--grid has %d dimensions, --coord %d", ngrid, ncoord);
   for (int i = 0; i < ngrid; i++)
     if (o->sw.coords[i] >= o->sw.grid[i])
       return cmd_usage_error("swarm", "coordinate %d is %d, outside the grid's %d", i,
@@ -199,7 +224,8 @@ static float *reference(const opts *o) {
   float *ref = malloc((size_t)o->dim * sizeof *ref);
   for (long i = 0; ref && i < o->dim; i++) {
     double s = 0;
-    for (long k = 0; k < o->npeers; k++) s += init_value(k, i);
+    for (long k = 0; k < o->npeers; k++)
+      s += init_value(k, i);
     ref[i] = (float)(s / (double)o->npeers);
   }
   return ref;
@@ -229,15 +255,18 @@ static void print_sketch(const char *what, const float *x, long dim) {
   double s[SKETCH_DIMS] = {0};
   for (long i = 0; i < dim; i += SKETCH_STRIDE) {
     uint64_t signs = core_mix64((uint64_t)i ^ 0x5ce7c4u);
-    for (int j = 0; j < SKETCH_DIMS; j++) s[j] += (signs >> j & 1) ? (double)x[i] : -(double)x[i];
+    for (int j = 0; j < SKETCH_DIMS; j++)
+      s[j] += (signs >> j & 1) ? (double)x[i] : -(double)x[i];
   }
   printf(" %s", what);
-  for (int j = 0; j < SKETCH_DIMS; j++) printf("%s%.12g", j ? "," : " ", s[j]);
+  for (int j = 0; j < SKETCH_DIMS; j++)
+    printf("%s%.12g", j ? "," : " ", s[j]);
 }
 
 static double mean_of(const opts *o, const float *x) {
   double s = 0;
-  for (long k = 0; k < o->dim; k++) s += x[k];
+  for (long k = 0; k < o->dim; k++)
+    s += x[k];
   return s / (double)o->dim;
 }
 
@@ -274,8 +303,7 @@ int cmd_swarm(int argc, char **argv) {
     return 1;
   }
   for (long k = 0; k < o.dim; k++)
-    x[k] = o.npeers > 0 ? (float)init_value(o.init_peer, k)
-                        : (float)(o.value + (double)(k % 7));
+    x[k] = o.npeers > 0 ? (float)init_value(o.init_peer, k) : (float)(o.value + (double)(k % 7));
   tern_swarm *sw;
   if (tern_swarm_join(&sw, &o.sw) != TERN_OK) {
     fprintf(stderr, "tern swarm: %s\n", tern_swarm_last_error(NULL));
@@ -312,12 +340,15 @@ int cmd_swarm(int argc, char **argv) {
     tern_swarm_report r;
     if (i > 0 && o.compute > 0) core_sleep_ms((int)(o.compute * 1000));
     st = tern_swarm_average(sw, x, (size_t)o.dim, &w, &o.avg, &r);
-    if (st != TERN_OK) fprintf(stderr, "tern swarm: %s\n", tern_swarm_last_error(sw));
-    else report(&o, &r, x);
+    if (st != TERN_OK)
+      fprintf(stderr, "tern swarm: %s\n", tern_swarm_last_error(sw));
+    else
+      report(&o, &r, x);
     next = (long)r.round + 1;
   }
   printf("final weight %.15g mean %.9g values", w, mean_of(&o, x));
-  for (int k = 0; k < o.show && k < o.dim; k++) printf(" %.9g", (double)x[k]);
+  for (int k = 0; k < o.show && k < o.dim; k++)
+    printf(" %.9g", (double)x[k]);
   printf("\n");
   fflush(stdout);
   tern_swarm_leave(sw);

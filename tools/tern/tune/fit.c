@@ -3,11 +3,11 @@
  * Three predictors are compared on points they did not see: the built-in model (select.c's
  * constants), the model refitted to the host (alpha, beta, gamma, o per transport and rank
  * count, least squares on each algorithm's schedule terms, fit.c), and the table of measured
- * times (interpolated between measured sizes, coll/tuning.c). Held out: every size that is an odd power of two (8 B x 2, x 8, ...: the fit sees
- * 8 B x 1, x 4, x 16, ...) and, when three or more rank counts were measured, each rank count in
- * turn (leave one out). A pick is right when the algorithm it names measured within 5% of the
- * fastest at that point. The file keeps the predictor with the better held-out score, refitted
- * on every point.
+ * times (interpolated between measured sizes, coll/tuning.c). Held out: every size that is an odd
+ * power of two (8 B x 2, x 8, ...: the fit sees 8 B x 1, x 4, x 16, ...) and, when three or more
+ * rank counts were measured, each rank count in turn (leave one out). A pick is right when the
+ * algorithm it names measured within 5% of the fastest at that point. The file keeps the predictor
+ * with the better held-out score, refitted on every point.
  */
 #include "tune.h"
 
@@ -21,7 +21,8 @@ static const char *p_names[NUM_P] = {"built-in model", "fitted model", "measured
 
 static bool held_out_size(size_t count) {
   int l = 0;
-  for (size_t b = count * sizeof(float) / 8; b > 1; b /= 2) l++;
+  for (size_t b = count * sizeof(float) / 8; b > 1; b /= 2)
+    l++;
   return l % 2 == 1;
 }
 
@@ -66,8 +67,8 @@ static bool build_tuning(const tune_rows *rows, const train_set *ts, coll_tuning
   for (size_t i = 0; ok && i < m; i++) {
     const tune_row *r = &rows->v[i];
     if (in_train(r, ts) && r->secs > 0)
-      t->times[t->ntimes++] = (coll_tuned_time){r->tr, r->n, r->kind,
-                                                (double)r->count * sizeof(float), r->algo, r->secs};
+      t->times[t->ntimes++] = (coll_tuned_time){
+          r->tr, r->n, r->kind, (double)r->count * sizeof(float), r->algo, r->secs};
   }
   free(terms);
   free(secs);
@@ -123,8 +124,10 @@ static void score(const tune_rows *rows, const train_set *ts, coll_tuning *t, pr
 
 static void write_file(FILE *f, const coll_tuning *t, predictor use, const long right[NUM_P],
                        const long total[NUM_P]) {
-  fprintf(f, "tern-tuning %d\n# written by tern tune; held-out accuracy (pick within 5%% of the "
-             "fastest):\n", COLL_TUNING_VERSION);
+  fprintf(f,
+          "tern-tuning %d\n# written by tern tune; held-out accuracy (pick within 5%% of the "
+          "fastest):\n",
+          COLL_TUNING_VERSION);
   for (int p = 0; p < NUM_P; p++)
     fprintf(f, "#   %-15s %5.1f%% of %ld points\n", p_names[p],
             total[p] ? 100.0 * right[p] / total[p] : 0, total[p]);
@@ -146,24 +149,28 @@ int tune_fit_and_write(const tune_rows *rows, const char *path, FILE *out) {
   int ns[64], nn = 0;
   for (size_t i = 0; i < rows->len; i++) {
     bool seen = false;
-    for (int k = 0; k < nn; k++) seen = seen || ns[k] == rows->v[i].n;
+    for (int k = 0; k < nn; k++)
+      seen = seen || ns[k] == rows->v[i].n;
     if (!seen && nn < 64) ns[nn++] = rows->v[i].n;
   }
   /* held-out sizes, then (with three or more rank counts) each rank count left out in turn */
   train_set sets[65] = {{true, 0}};
   int nsets = 1;
-  for (int k = 0; nn >= 3 && k < nn; k++) sets[nsets++] = (train_set){false, ns[k]};
+  for (int k = 0; nn >= 3 && k < nn; k++)
+    sets[nsets++] = (train_set){false, ns[k]};
   for (int s = 0; s < nsets; s++) {
     coll_tuning t;
     if (!build_tuning(rows, &sets[s], &t)) return 1;
-    for (int p = 0; p < NUM_P; p++) score(rows, &sets[s], &t, (predictor)p, &right[p], &total[p]);
+    for (int p = 0; p < NUM_P; p++)
+      score(rows, &sets[s], &t, (predictor)p, &right[p], &total[p]);
     coll_tuning_free(&t);
   }
   fprintf(out, "\nheld-out accuracy (the pick measured within 5%% of the fastest algorithm):\n");
   for (int p = 0; p < NUM_P; p++)
     fprintf(out, "  %-15s %5.1f%%  (%ld of %ld points)\n", p_names[p],
             total[p] ? 100.0 * right[p] / total[p] : 0, right[p], total[p]);
-  predictor use = right[P_TABLE] * total[P_MODEL] > right[P_MODEL] * total[P_TABLE] ? P_TABLE : P_MODEL;
+  predictor use =
+      right[P_TABLE] * total[P_MODEL] > right[P_MODEL] * total[P_TABLE] ? P_TABLE : P_MODEL;
   train_set all = {false, 0};
   coll_tuning t;
   if (!build_tuning(rows, &all, &t)) return 1;

@@ -85,6 +85,7 @@ bool tune_write_rows(const tune_rows *rows, const char *path) {
     return false;
   }
   fprintf(f, "# tern tune rows: transport,ranks,collective,count,algorithm,seconds\n");
-  for (size_t i = 0; i < rows->len; i++) tune_print_row(f, &rows->v[i]);
+  for (size_t i = 0; i < rows->len; i++)
+    tune_print_row(f, &rows->v[i]);
   return fclose(f) == 0;
 }

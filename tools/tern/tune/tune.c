@@ -64,7 +64,7 @@ static int parse(int argc, char **argv, plan *p) {
   *p = (plan){.budget = 120, .ns = {2, 4}, .nn = 2, .trs = {COLL_TR_SHM, COLL_TR_TCP}, .ntr = 2};
   snprintf(p->max_bytes, sizeof p->max_bytes, "16M");
   bool ns_given = false, tr_given = false;
-  const char *measuring = NULL; /* an option that only a measuring run takes */
+  const char *measuring = NULL;       /* an option that only a measuring run takes */
   for (int i = 1; i < argc; i += 2) { /* every option takes one value */
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     size_t bytes;
@@ -79,9 +79,11 @@ static int parse(int argc, char **argv, plan *p) {
       if (!parse_list(v, p, true)) return cmd_usage_error("tune", "--ns '%s': want 2,4,...", v);
     } else if (!strcmp(argv[i], "--transports")) {
       if (!tr_given) p->ntr = 0, tr_given = true;
-      if (!parse_list(v, p, false)) return cmd_usage_error("tune", "--transports '%s': want shm,tcp", v);
+      if (!parse_list(v, p, false))
+        return cmd_usage_error("tune", "--transports '%s': want shm,tcp", v);
     } else if (!strcmp(argv[i], "--max-bytes")) {
-      if (!core_parse_size(v, &bytes) || bytes < 8) return cmd_usage_error("tune", "--max-bytes '%s'", v);
+      if (!core_parse_size(v, &bytes) || bytes < 8)
+        return cmd_usage_error("tune", "--max-bytes '%s'", v);
       snprintf(p->max_bytes, sizeof p->max_bytes, "%s", v);
     } else if (!strcmp(argv[i], "-o")) {
       snprintf(p->out, sizeof p->out, "%s", v);
@@ -100,8 +102,10 @@ static int parse(int argc, char **argv, plan *p) {
                            measuring);
   if (!p->out[0]) {
     const char *given = getenv("TERN_TUNING");
-    if (given && *given) snprintf(p->out, sizeof p->out, "%s", given);
-    else coll_tuning_default_path(p->out, sizeof p->out);
+    if (given && *given)
+      snprintf(p->out, sizeof p->out, "%s", given);
+    else
+      coll_tuning_default_path(p->out, sizeof p->out);
   }
   return 0;
 }
@@ -123,9 +127,10 @@ static int run_cell(const plan *p, coll_transport_kind tr, int n, double seconds
   char nbuf[16], secs[32];
   snprintf(nbuf, sizeof nbuf, "%d", n);
   snprintf(secs, sizeof secs, "%.3f", seconds);
-  char *args[] = {"/proc/self/exe", "run", "-n", nbuf, "--", "/proc/self/exe", "tune", "--worker",
-                  "--seconds", secs, "--max-bytes", (char *)p->max_bytes, "--csv", (char *)csv,
-                  NULL};
+  char *args[] = {
+      "/proc/self/exe", "run",       "-n",        nbuf, "--",          "/proc/self/exe",
+      "tune",           "--worker",  "--seconds", secs, "--max-bytes", (char *)p->max_bytes,
+      "--csv",          (char *)csv, NULL};
   char self[4096];
   ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
   if (len <= 0) return 1;
@@ -173,7 +178,8 @@ int cmd_tune(int argc, char **argv) {
   int cells = p.nn * p.ntr;
   double share = p.budget / cells;
   printf("tern tune: %d runs (%d rank counts x %d transports), %.0f s of measurement in all "
-         "(%.0f s each), sizes 8 B to %s\n", cells, p.nn, p.ntr, p.budget, share, p.max_bytes);
+         "(%.0f s each), sizes 8 B to %s\n",
+         cells, p.nn, p.ntr, p.budget, share, p.max_bytes);
   fflush(stdout);
   char dir[] = "/tmp/tern-tune-XXXXXX";
   if (mkdtemp(dir) == NULL) return 1;

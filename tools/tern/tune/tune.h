@@ -15,7 +15,7 @@ typedef struct tune_row {
   coll_kind kind;
   size_t count; /* the call's count argument, of f32 */
   coll_algo algo;
-  double secs;  /* median time of one call, max over ranks */
+  double secs; /* median time of one call, max over ranks */
 } tune_row;
 
 typedef struct tune_rows {

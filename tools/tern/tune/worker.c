@@ -21,10 +21,10 @@
  * 75% of the points: docs/perf/select.md).
  *
  * Algorithms that give every rank the same schedule at a point (coll_sched_equal, on this run's
- * layout: at n = 2 the ring and the tree broadcast are one send) are one algorithm there: they are timed once, as
- * one, and each gets that time. Timed apart they differed only by noise, and the faster draw
- * then set a mark that a pick of the other missed by more than 5% for no reason (the TCP n = 2
- * ring and tree broadcasts, one schedule, came out 4-27% apart from 4 to 16 MiB).
+ * layout: at n = 2 the ring and the tree broadcast are one send) are one algorithm there: they are
+ * timed once, as one, and each gets that time. Timed apart they differed only by noise, and the
+ * faster draw then set a mark that a pick of the other missed by more than 5% for no reason (the
+ * TCP n = 2 ring and tree broadcasts, one schedule, came out 4-27% apart from 4 to 16 MiB).
  */
 #include "tern/cmd.h"
 #include "tune.h"
@@ -35,7 +35,7 @@
 #include <string.h>
 
 static const coll_kind kinds[] = {COLL_ALLREDUCE, COLL_REDUCE_SCATTER, COLL_ALLGATHER,
-                                  COLL_BROADCAST, COLL_REDUCE, COLL_ALLTOALL};
+                                  COLL_BROADCAST, COLL_REDUCE,         COLL_ALLTOALL};
 
 typedef struct worker {
   tern_comm *c;
@@ -45,12 +45,18 @@ typedef struct worker {
 
 static tern_status call(worker *w, coll_kind k, size_t count) {
   switch (k) {
-  case COLL_ALLREDUCE: return tern_allreduce(w->c, w->send, w->recv, count, TERN_F32, TERN_SUM);
-  case COLL_REDUCE_SCATTER: return tern_reduce_scatter(w->c, w->send, w->recv, count, TERN_F32, TERN_SUM);
-  case COLL_ALLGATHER: return tern_allgather(w->c, w->send, w->recv, count, TERN_F32);
-  case COLL_BROADCAST: return tern_broadcast(w->c, w->send, w->recv, count, TERN_F32, 0);
-  case COLL_REDUCE: return tern_reduce(w->c, w->send, w->recv, count, TERN_F32, TERN_SUM, 0);
-  default: return tern_alltoall(w->c, w->send, w->recv, count, TERN_F32);
+  case COLL_ALLREDUCE:
+    return tern_allreduce(w->c, w->send, w->recv, count, TERN_F32, TERN_SUM);
+  case COLL_REDUCE_SCATTER:
+    return tern_reduce_scatter(w->c, w->send, w->recv, count, TERN_F32, TERN_SUM);
+  case COLL_ALLGATHER:
+    return tern_allgather(w->c, w->send, w->recv, count, TERN_F32);
+  case COLL_BROADCAST:
+    return tern_broadcast(w->c, w->send, w->recv, count, TERN_F32, 0);
+  case COLL_REDUCE:
+    return tern_reduce(w->c, w->send, w->recv, count, TERN_F32, TERN_SUM, 0);
+  default:
+    return tern_alltoall(w->c, w->send, w->recv, count, TERN_F32);
   }
 }
 
@@ -61,7 +67,8 @@ static tern_status time_calls(worker *w, coll_kind k, coll_algo algo, size_t cou
   tern_status rc = tern_barrier(w->c);
   coll_engine_force(w->c, algo);
   uint64_t t0 = core_now_ns();
-  for (int i = 0; rc == TERN_OK && i < iters; i++) rc = call(w, k, count);
+  for (int i = 0; rc == TERN_OK && i < iters; i++)
+    rc = call(w, k, count);
   double mine = (double)(core_now_ns() - t0) * 1e-9 / iters;
   coll_engine_force(w->c, COLL_ALGO_AUTO);
   if (rc == TERN_OK) rc = tern_allreduce(w->c, &mine, secs, 1, TERN_F64, TERN_MAX);
@@ -192,7 +199,8 @@ static size_t sweep_points_per_size(sweep *sw) {
 static tern_status next_size_fits(worker *w, const sweep *sw, const budget *bg, int *fits) {
   double least = 0;
   for (size_t k = 0; k < CORE_ARRAY_LEN(kinds); k++)
-    for (int i = 0; i < sw->nalgos[k]; i++) least += 2 * 2 * sw->last[k][i];
+    for (int i = 0; i < sw->nalgos[k]; i++)
+      least += 2 * 2 * sw->last[k][i];
   *fits = least <= seconds_left(bg);
   return tern_broadcast(w->c, fits, fits, 1, TERN_I32, 0);
 }
@@ -202,9 +210,12 @@ int tune_worker(int argc, char **argv) {
   size_t max_bytes = 16u << 20;
   const char *csv = NULL, *tr = getenv("TERN_TRANSPORT");
   for (int i = 2; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "--seconds")) seconds = atof(argv[i + 1]);
-    else if (!strcmp(argv[i], "--max-bytes") && !core_parse_size(argv[i + 1], &max_bytes)) return 2;
-    else if (!strcmp(argv[i], "--csv")) csv = argv[i + 1];
+    if (!strcmp(argv[i], "--seconds"))
+      seconds = atof(argv[i + 1]);
+    else if (!strcmp(argv[i], "--max-bytes") && !core_parse_size(argv[i + 1], &max_bytes))
+      return 2;
+    else if (!strcmp(argv[i], "--csv"))
+      csv = argv[i + 1];
   }
   tr = tr ? tr : "shm";
   worker w = {0};
@@ -220,15 +231,17 @@ int tune_worker(int argc, char **argv) {
   FILE *out = w.rank == 0 && csv ? fopen(csv, "w") : NULL;
   sweep sw;
   size_t per_size = sweep_points_per_size(&sw), total = 0, done = 0;
-  for (size_t b = 8; b <= max_bytes; b *= 2) total += per_size;
+  for (size_t b = 8; b <= max_bytes; b *= 2)
+    total += per_size;
   budget bg = {.deadline_ns = core_now_ns() + (uint64_t)(seconds * 1e9), .left = total};
   tern_status rc = w.send && w.recv && (w.rank != 0 || out) ? TERN_OK : TERN_ERR_NOMEM;
   int fits = 1;
   for (size_t b = 8; rc == TERN_OK && fits && b <= max_bytes; b *= 2) {
     if (b > 8 && (rc = next_size_fits(&w, &sw, &bg, &fits)) == TERN_OK && !fits) {
       if (w.rank == 0)
-        fprintf(stderr, "\ntern tune: %s n=%d: %.0f s end before %zu B: sizes from %zu B to %zu B "
-                        "are left out (a larger --budget measures them)\n",
+        fprintf(stderr,
+                "\ntern tune: %s n=%d: %.0f s end before %zu B: sizes from %zu B to %zu B "
+                "are left out (a larger --budget measures them)\n",
                 tr, w.n, seconds, b, b, max_bytes);
       break;
     }
@@ -236,8 +249,11 @@ int tune_worker(int argc, char **argv) {
       size_t count = b / sizeof(float);
       rc = measure(&w, kinds[k], sw.algos[k], sw.nalgos[k], count, &bg, sw.last[k]);
       for (int i = 0; rc == TERN_OK && out && i < sw.nalgos[k]; i++) {
-        tune_row row = {.tr = !strcmp(tr, "tcp") ? COLL_TR_TCP : COLL_TR_SHM, .n = w.n,
-                        .kind = kinds[k], .count = count, .algo = sw.algos[k][i],
+        tune_row row = {.tr = !strcmp(tr, "tcp") ? COLL_TR_TCP : COLL_TR_SHM,
+                        .n = w.n,
+                        .kind = kinds[k],
+                        .count = count,
+                        .algo = sw.algos[k][i],
                         .secs = sw.last[k][i]};
         tune_print_row(out, &row);
       }
