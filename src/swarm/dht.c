@@ -85,7 +85,6 @@ typedef struct get_ctx {
   pthread_cond_t cv;
   int refs;
   bool done;
-  int enough; /* > 0: the waiter may stop once this many values are in (swarm_dht_get) */
   int n;
   size_t len[GET_MAX_VALUES];
   uint8_t val[GET_MAX_VALUES][SWARM_RECORD_MAX];
@@ -119,7 +118,7 @@ static bool on_value(const dht_value *value, void *arg) {
   if (c->n < GET_MAX_VALUES) { /* a longer value keeps its length, its head is enough to refuse it */
     memcpy(c->val[c->n], d.data, CORE_MIN(d.size, (size_t)SWARM_RECORD_MAX));
     c->len[c->n++] = d.size;
-    if (c->enough > 0 && c->n >= c->enough) pthread_cond_broadcast(&c->cv);
+    pthread_cond_broadcast(&c->cv); /* the waiter hands each value on as it comes */
   }
   pthread_mutex_unlock(&c->mu);
   return true;
@@ -135,8 +134,8 @@ static void on_done(bool ok, void *arg) {
   ctx_unref(c);
 }
 
-void swarm_dht_get(tern_swarm *sw, const uint8_t gkey[32], double timeout_s, int enough,
-                   void (*each)(const uint8_t *, size_t, void *), void *arg) {
+void swarm_dht_get(tern_swarm *sw, const uint8_t gkey[32], double timeout_s,
+                   bool (*each)(const uint8_t *, size_t, void *), void *arg) {
   get_ctx *c = calloc(1, sizeof *c);
   if (!c) return;
   pthread_mutex_init(&c->mu, NULL);
@@ -146,7 +145,6 @@ void swarm_dht_get(tern_swarm *sw, const uint8_t gkey[32], double timeout_s, int
   pthread_cond_init(&c->cv, &ca);
   pthread_condattr_destroy(&ca);
   c->refs = 2;
-  c->enough = enough;
   c->sw = sw;
   pthread_mutex_lock(&sw->mu);
   c->next = sw->gets;
@@ -161,13 +159,22 @@ void swarm_dht_get(tern_swarm *sw, const uint8_t gkey[32], double timeout_s, int
   uint64_t deadline = core_deadline_after(timeout_s);
   struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000ull),
                         .tv_nsec = (long)(deadline % 1000000000ull)};
+  /* What arrived counts even if the get is not done: a get waits for remote nodes. Values are
+   * only ever appended, so one below c->n can be read without the lock. */
+  int used = 0;
+  bool enough = false;
   pthread_mutex_lock(&c->mu);
-  while (!c->done && !(enough > 0 && c->n >= enough) && core_now_ns() < deadline)
+  for (;;) {
+    while (used < c->n && !enough) {
+      int i = used++;
+      pthread_mutex_unlock(&c->mu);
+      enough = each(c->val[i], c->len[i], arg); /* len may pass the copy: see on_value */
+      pthread_mutex_lock(&c->mu);
+    }
+    if (enough || c->done || core_now_ns() >= deadline) break;
     pthread_cond_timedwait(&c->cv, &c->mu, &ts);
-  /* What arrived so far counts even if the get is not done: a get waits for remote nodes. */
-  int n = c->n;
+  }
   pthread_mutex_unlock(&c->mu);
-  for (int i = 0; i < n; i++) each(c->val[i], c->len[i], arg); /* len may pass the copy: see on_value */
   ctx_unref(c);
 }
 

@@ -60,6 +60,7 @@ typedef struct seen {
   uint64_t dead[SWARM_MAX_GROUP]; /* leaders found unreachable: their records are ignored */
   int ndead;
   bool pool; /* matching in the round's pool: the last round's partners are ignored too */
+  int enough; /* members (valid, distinct, this peer included) after which a get may end */
 } seen;
 
 static bool is_dead(const seen *s, uint64_t id) {
@@ -94,7 +95,8 @@ static uint64_t key_tag(const uint8_t *gkey, uint64_t leader) {
   return core_get64(h);
 }
 
-static void on_record(const uint8_t *v, size_t len, void *arg) {
+/* Takes a record read from the key; true once the get may end (seen.enough). */
+static bool on_record(const uint8_t *v, size_t len, void *arg) {
   seen *s = arg;
   swarm_member m;
   core_err err = {0};
@@ -102,18 +104,20 @@ static void on_record(const uint8_t *v, size_t len, void *arg) {
                           &err) != TERN_OK) {
     uint8_t d[16];
     crypto_generichash(d, sizeof d, v, CORE_MIN(len, (size_t)SWARM_RECORD_MAX), NULL, 0);
+    bool logged = false;
     for (int i = 0; i < s->nbad; i++)
-      if (memcmp(s->bad[i], d, 16) == 0) return;
-    if (s->nbad < 16) memcpy(s->bad[s->nbad++], d, 16);
-    CORE_WARN("swarm: round %u: ignored a DHT record: %s", s->round, err.msg);
-    return;
+      logged |= memcmp(s->bad[i], d, 16) == 0;
+    if (!logged && s->nbad < 16) memcpy(s->bad[s->nbad++], d, 16);
+    if (!logged) CORE_WARN("swarm: round %u: ignored a DHT record: %s", s->round, err.msg);
+    return s->n >= s->enough;
   }
-  if (swarm_departed(s->sw, m.id) || is_dead(s, m.id)) return;
+  bool skip = swarm_departed(s->sw, m.id) || is_dead(s, m.id);
   for (int i = 0; s->pool && i < s->sw->npartners; i++)
-    if (s->sw->partners[i] == m.id) return;
+    skip |= s->sw->partners[i] == m.id;
   for (int i = 0; i < s->n; i++)
-    if (s->m[i].id == m.id) return;
-  if (s->n < SWARM_MAX_GROUP) s->m[s->n++] = m;
+    skip |= s->m[i].id == m.id;
+  if (!skip && s->n < SWARM_MAX_GROUP) s->m[s->n++] = m;
+  return s->n >= s->enough;
 }
 
 static int by_id(const void *a, const void *b) {
@@ -170,9 +174,12 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
   double settle = settle_s(o);
   uint64_t start = core_now_ns(), last_growth = start, last_news = start;
   unsigned heard = hellos_heard(sw);
+  /* A get ends early only when what it found ends the reading (the first two breaks below):
+   * a get cut short on fewer members would not wait for the remote nodes that hold the rest. */
+  s->enough = o->expect >= o->min_group ? CORE_MIN(o->expect, o->target_group) : o->target_group;
   for (int tries = 0;; tries++) {
     int before = s->n;
-    swarm_dht_get(sw, s->gkey, 0.25, CORE_MAX(o->expect, o->min_group), on_record, s);
+    swarm_dht_get(sw, s->gkey, 0.25, on_record, s);
     if (tries == 2 && s->n == 1) reconnect(sw); /* alone so far: maybe OpenDHT holds us back */
     uint64_t now = core_now_ns();
     unsigned h = hellos_heard(sw);

@@ -250,13 +250,15 @@ void swarm_dht_stop(tern_swarm *sw);
 /* Pings host:port so that this node knows it (see SWARM_HELLO in listen.c). */
 void swarm_dht_ping(tern_swarm *sw, const char *host, int port);
 void swarm_dht_put(tern_swarm *sw, const uint8_t gkey[32], const uint8_t *data, size_t len);
-/* Calls each(value, len, arg) for the values stored under gkey, waiting at most timeout_s. A
- * value longer than SWARM_RECORD_MAX comes with its true len but only its first
- * SWARM_RECORD_MAX bytes: no record is that long, so it is refused by its length. With enough > 0
- * it returns once that many values are in: a get waits for every node it asked, and one dead
- * node (a killed peer's) held each get to its timeout, every round. */
-void swarm_dht_get(tern_swarm *sw, const uint8_t gkey[32], double timeout_s, int enough,
-                   void (*each)(const uint8_t *, size_t, void *), void *arg);
+/* Calls each(value, len, arg) for the values stored under gkey as they come, waiting at most
+ * timeout_s. A value longer than SWARM_RECORD_MAX comes with its true len but only its first
+ * SWARM_RECORD_MAX bytes: no record is that long, so it is refused by its length. It returns
+ * early once each returns true: a get waits for every node it asked, and one dead node (a
+ * killed peer's) held each get to its timeout, every round. Only the caller can say it has
+ * enough: a count of values would count forged, refused and already-seen records, and end the
+ * get before the ones it waits for (docs/SWARM.md, "Matching under churn"). */
+void swarm_dht_get(tern_swarm *sw, const uint8_t gkey[32], double timeout_s,
+                   bool (*each)(const uint8_t *, size_t, void *), void *arg);
 
 /* Opens a connection to m and runs the handshake; the fd is nonblocking. */
 tern_status swarm_dial(tern_swarm *sw, const swarm_member *m, uint64_t deadline_ns, int *fd,
