@@ -36,7 +36,8 @@
 
 void swarm_parts(const swarm_member *group, int n, size_t count, size_t *off) {
   double total = 0, cum = 0;
-  for (int j = 0; j < n; j++) total += group[j].bw;
+  for (int j = 0; j < n; j++)
+    total += group[j].bw;
   off[0] = 0;
   for (int j = 0; j < n; j++) {
     cum += group[j].bw;
@@ -58,7 +59,7 @@ typedef struct job {
   uint64_t deadline;
   pthread_t thread;
   bool started, ok, part_sent;
-  atomic_bool gone; /* this member failed us before the end: its own part will not come either */
+  atomic_bool gone;    /* this member failed us before the end: its own part will not come either */
   atomic_bool part_in; /* the member has our whole part (or never will): our result may go */
   float *out;
   double W;
@@ -77,8 +78,13 @@ static tern_status job_run(job *j, char *what, int *fd) {
   }
   core_put_f64(buf, j->weight);
   compress_encode(j->codec, j->src, j->len, buf + 8);
-  swarm_hdr h = {.type = SWARM_PART, .codec = (uint8_t)j->codec, .part = (uint16_t)j->part,
-                 .round = j->sw->round, .sender = j->sw->id, .tag = j->tag, .len = 8 + clen};
+  swarm_hdr h = {.type = SWARM_PART,
+                 .codec = (uint8_t)j->codec,
+                 .part = (uint16_t)j->part,
+                 .round = j->sw->round,
+                 .sender = j->sw->id,
+                 .tag = j->tag,
+                 .len = 8 + clen};
   tern_status rc = swarm_dial(j->sw, j->m, j->deadline, fd, &j->err);
   if (rc == TERN_OK) rc = swarm_send(*fd, &h, buf, j->deadline, what, &j->err);
   if (rc == TERN_OK) j->sent += SWARM_HDR_LEN + h.len;
@@ -107,8 +113,10 @@ static tern_status job_run(job *j, char *what, int *fd) {
   }
   if (rc == TERN_OK) rc = compress_decode(j->codec, buf + 16, clen, j->len, j->out, &j->err);
   if (rc == TERN_OK && !swarm_values_finite(j->out, j->len))
-    rc = core_err_set(&j->err, TERN_ERR_PROTOCOL, "%s sent a result with non-finite values: "
-                      "refused", what);
+    rc = core_err_set(&j->err, TERN_ERR_PROTOCOL,
+                      "%s sent a result with non-finite values: "
+                      "refused",
+                      what);
   if (rc == TERN_OK)
     CORE_DEBUG("swarm: round %u: part %d's result from %s", j->sw->round, j->part, what);
   free(buf);
@@ -168,7 +176,8 @@ static bool is_part(const swarm_conn *c, void *arg) {
 static void take_part(const part_want *w, contrib *have, swarm_conn *c, size_t expect,
                       tern_compress codec) {
   int i = 0;
-  while (w->group[i].id != c->hdr.sender) i++;
+  while (w->group[i].id != c->hdr.sender)
+    i++;
   size_t tag = swarm_seal_overhead(c->fd); /* keyed: the data's tag follows it (seal.c) */
   if (c->hdr.len != expect || c->hdr.codec != codec || !(have[i].buf = malloc(expect + tag))) {
     CORE_WARN("swarm: round %u: %s sent a part of %llu bytes in codec %u (expected %zu in %u): "
@@ -195,21 +204,25 @@ static int awaited(const part_want *w, const contrib *have) {
 /* Tells a contributor that its whole part is in, so that it sends us its own result now (see
  * the top of the file). A contributor that does not hear it sends its result regardless, later. */
 static void tell_part_in(tern_swarm *sw, const part_want *w, int fd, uint64_t deadline) {
-  swarm_hdr h = {.type = SWARM_PART_IN, .part = (uint16_t)w->part, .round = w->round,
-                 .sender = sw->id, .tag = w->tag};
+  swarm_hdr h = {.type = SWARM_PART_IN,
+                 .part = (uint16_t)w->part,
+                 .round = w->round,
+                 .sender = sw->id,
+                 .tag = w->tag};
   core_err err = {0};
   swarm_send(fd, &h, NULL, CORE_MIN(deadline, core_deadline_after(1)), "a contributor", &err);
 }
 
 /* Reads the contributions to part `me` until all arrived (or their senders are gone) or the
  * deadline. */
-static void gather(tern_swarm *sw, part_want *w, contrib *have, size_t expect,
-                   tern_compress codec, uint64_t deadline, unsigned long long *received) {
+static void gather(tern_swarm *sw, part_want *w, contrib *have, size_t expect, tern_compress codec,
+                   uint64_t deadline, unsigned long long *received) {
   int n = w->n;
   while (awaited(w, have) > 0 && core_now_ns() < deadline) {
     swarm_conn c;
     int open = 0;
-    for (int i = 0; i < n; i++) open += have[i].fd >= 0 && !have[i].complete;
+    for (int i = 0; i < n; i++)
+      open += have[i].fd >= 0 && !have[i].complete;
     /* Nothing to read yet: sleep on the queue (a tenth of a second at a time, to see members
      * the send threads found gone); else glance at it and poll the sockets. */
     uint64_t nap = CORE_MIN(deadline, core_now_ns() + 100000000ull);
@@ -242,8 +255,8 @@ static void gather(tern_swarm *sw, part_want *w, contrib *have, size_t expect,
       if (h->done == h->len) {
         core_err err = {0};
         size_t tag = swarm_seal_overhead(h->fd);
-        if (swarm_seal_open(h->fd, h->buf, h->len - tag, h->buf + h->len - tag,
-                            "a contributor", &err) != TERN_OK) {
+        if (swarm_seal_open(h->fd, h->buf, h->len - tag, h->buf + h->len - tag, "a contributor",
+                            &err) != TERN_OK) {
           CORE_WARN("swarm: round %u: peer %016llx (%s:%d): %s", w->round,
                     (unsigned long long)w->group[who[q]].id, w->group[who[q]].host,
                     w->group[who[q]].port, err.msg);
@@ -267,7 +280,8 @@ static void gather(tern_swarm *sw, part_want *w, contrib *have, size_t expect,
  * some members and not for others (repair.c). */
 static bool fault_exit_mid_results(const contrib *have, int n) {
   int to = 0;
-  for (int i = 0; i < n; i++) to += have[i].fd >= 0 && have[i].complete;
+  for (int i = 0; i < n; i++)
+    to += have[i].fd >= 0 && have[i].complete;
   return to >= 2 && swarm_fault("exit-mid-results");
 }
 
@@ -315,18 +329,20 @@ static void scatter(contrib *have, int n, const job *jobs, const swarm_hdr *h,
       }
     }
   }
-  for (int i = 0; i < n; i++) free(frame[i]);
+  for (int i = 0; i < n; i++)
+    free(frame[i]);
 }
 
 /* This peer's own part: gather, average, send back. Returns the part's weight and mask. */
 static tern_status reduce_own(tern_swarm *sw, const swarm_member *g, int n, int me, uint64_t tag,
                               float *part, size_t len, double w, tern_compress codec,
-                              uint64_t reduce_deadline, uint64_t send_deadline,
-                              const job *jobs, swarm_avg_result *res, double *W_out,
-                              uint64_t *mask_out, bool *got_from) {
+                              uint64_t reduce_deadline, uint64_t send_deadline, const job *jobs,
+                              swarm_avg_result *res, double *W_out, uint64_t *mask_out,
+                              bool *got_from) {
   size_t clen = compress_size(codec, len);
   contrib have[SWARM_MAX_GROUP];
-  for (int i = 0; i < n; i++) have[i] = (contrib){.fd = -1};
+  for (int i = 0; i < n; i++)
+    have[i] = (contrib){.fd = -1};
   have[me].complete = true;
   part_want pw = {sw->round, tag, me, g, n, have, jobs};
   gather(sw, &pw, have, 8 + clen, codec, reduce_deadline, &res->received);
@@ -345,21 +361,22 @@ static tern_status reduce_own(tern_swarm *sw, const swarm_member *g, int n, int 
   }
   double W = w;
   uint64_t mask = 1ull << me;
-  for (size_t k = 0; rc == TERN_OK && k < len; k++) acc[k] = w * (double)part[k];
+  for (size_t k = 0; rc == TERN_OK && k < len; k++)
+    acc[k] = w * (double)part[k];
   for (int i = 0; rc == TERN_OK && i < n; i++) {
     if (i == me || !have[i].complete) continue;
     double wi = core_get_f64(have[i].buf);
     core_err err = {0};
     if (!isfinite(wi) || wi < 0 ||
         compress_decode(codec, have[i].buf + 8, clen, len, tmp, &err) != TERN_OK) {
-      CORE_WARN("swarm: round %u: peer %016llx sent weight %g or bad data: dropped %s",
-                sw->round, (unsigned long long)g[i].id, wi, err.msg);
+      CORE_WARN("swarm: round %u: peer %016llx sent weight %g or bad data: dropped %s", sw->round,
+                (unsigned long long)g[i].id, wi, err.msg);
       have[i].complete = false;
       continue;
     }
     if (!swarm_values_finite(tmp, len)) {
-      CORE_WARN("swarm: round %u: peer %016llx (%s:%d) sent non-finite values: refused",
-                sw->round, (unsigned long long)g[i].id, g[i].host, g[i].port);
+      CORE_WARN("swarm: round %u: peer %016llx (%s:%d) sent non-finite values: refused", sw->round,
+                (unsigned long long)g[i].id, g[i].host, g[i].port);
       have[i].complete = false;
       continue;
     }
@@ -367,13 +384,16 @@ static tern_status reduce_own(tern_swarm *sw, const swarm_member *g, int n, int 
       memcpy(rows + (size_t)i * len, tmp, len * sizeof *tmp);
       clipped[nclipped++] = rows + (size_t)i * len;
     }
-    for (size_t k = 0; k < len; k++) acc[k] += wi * (double)tmp[k];
+    for (size_t k = 0; k < len; k++)
+      acc[k] += wi * (double)tmp[k];
     W += wi;
     mask |= 1ull << i;
   }
-  for (int i = 0; i < n; i++) got_from[i] = have[i].complete;
+  for (int i = 0; i < n; i++)
+    got_from[i] = have[i].complete;
   if (rc == TERN_OK && W > 0) {
-    for (size_t k = 0; k < len; k++) tmp[k] = (float)(acc[k] / W);
+    for (size_t k = 0; k < len; k++)
+      tmp[k] = (float)(acc[k] / W);
     if (rows) rc = swarm_centered_clip(clipped, nclipped, len, sw->clip, tmp);
   }
   if (rc == TERN_OK && W > 0) {
@@ -381,8 +401,13 @@ static tern_status reduce_own(tern_swarm *sw, const swarm_member *g, int n, int 
     core_put64(out + 8, mask);
     compress_encode(codec, tmp, len, out + 16);
     compress_decode(codec, out + 16, clen, len, part, NULL); /* hold what the others get */
-    swarm_hdr h = {.type = SWARM_RESULT, .codec = (uint8_t)codec, .part = (uint16_t)me,
-                   .round = sw->round, .sender = sw->id, .tag = tag, .len = 16 + clen};
+    swarm_hdr h = {.type = SWARM_RESULT,
+                   .codec = (uint8_t)codec,
+                   .part = (uint16_t)me,
+                   .round = sw->round,
+                   .sender = sw->id,
+                   .tag = tag,
+                   .len = 16 + clen};
     have[me].complete = false;
     scatter(have, n, jobs, &h, out, send_deadline, &res->sent);
     CORE_DEBUG("swarm: round %u: own part %d's results sent", sw->round, me);
@@ -416,7 +441,8 @@ static bool repair_part(tern_swarm *sw, const swarm_member *g, int n, int me, in
 
 static int popcount64(uint64_t x) {
   int c = 0;
-  for (; x; x &= x - 1) c++;
+  for (; x; x &= x - 1)
+    c++;
   return c;
 }
 
@@ -426,7 +452,8 @@ tern_status swarm_butterfly(tern_swarm *sw, const swarm_member *g, int n, uint64
   size_t off[SWARM_MAX_GROUP + 1];
   swarm_parts(g, n, count, off);
   int me = 0;
-  while (g[me].id != sw->id) me++;
+  while (g[me].id != sw->id)
+    me++;
   /* exit-after-match (tests/swarm/member_dies.sh): dies in a group, before sending a byte. */
   if (swarm_fault("exit-after-match")) swarm_fault_exit();
   uint64_t t0 = core_now_ns(), T = (uint64_t)(timeout_s * 1e9);
@@ -436,8 +463,15 @@ tern_status swarm_butterfly(tern_swarm *sw, const swarm_member *g, int n, uint64
   swarm_held_set(sw, me, 0, 0, NULL, 0); /* nobody asks a reducer for its own part */
   for (int j = 0; j < n; j++) {
     if (j == me) continue;
-    jobs[j] = (job){.sw = sw, .m = &g[j], .part = j, .me = me, .tag = tag, .src = values + off[j],
-                    .len = off[j + 1] - off[j], .weight = weight, .codec = codec,
+    jobs[j] = (job){.sw = sw,
+                    .m = &g[j],
+                    .part = j,
+                    .me = me,
+                    .tag = tag,
+                    .src = values + off[j],
+                    .len = off[j + 1] - off[j],
+                    .weight = weight,
+                    .codec = codec,
                     .deadline = t0 + T};
     jobs[j].started = pthread_create(&jobs[j].thread, NULL, job_main, &jobs[j]) == 0;
     if (!jobs[j].started) atomic_store(&jobs[j].part_in, true);
@@ -447,11 +481,12 @@ tern_status swarm_butterfly(tern_swarm *sw, const swarm_member *g, int n, uint64
   bool got_from[SWARM_MAX_GROUP];
   /* Parts must all be in by half the time; results go back by three quarters; the senders wait
    * for their results until the end. */
-  tern_status rc = reduce_own(sw, g, n, me, tag, values + off[me], off[me + 1] - off[me], weight,
-                              codec, t0 + T / 2, t0 + T / 4 * 3, jobs, res, &Wme, &mask_me, got_from);
-  double wsum = count ? (double)(off[me + 1] - off[me]) / (double)count *
-                            (Wme / popcount64(mask_me))
-                      : weight;
+  tern_status rc =
+      reduce_own(sw, g, n, me, tag, values + off[me], off[me + 1] - off[me], weight, codec,
+                 t0 + T / 2, t0 + T / 4 * 3, jobs, res, &Wme, &mask_me, got_from);
+  double wsum = count
+                    ? (double)(off[me + 1] - off[me]) / (double)count * (Wme / popcount64(mask_me))
+                    : weight;
   res->parts_updated = 1;
   for (int j = 0; j < n; j++) {
     if (j == me) continue;
@@ -463,10 +498,11 @@ tern_status swarm_butterfly(tern_swarm *sw, const swarm_member *g, int n, uint64
       memcpy(values + off[j], sw->held.values[j], len * sizeof(float));
       pthread_mutex_unlock(&sw->mu);
     } else if (jobs[j].part_sent) {
-      ok = repair_part(sw, g, n, me, j, tag, values + off[j], len, &jobs[j], core_deadline_after(timeout_s / 4));
+      ok = repair_part(sw, g, n, me, j, tag, values + off[j], len, &jobs[j],
+                       core_deadline_after(timeout_s / 4));
     }
-    if (count) wsum += (double)len / (double)count *
-                       (ok ? jobs[j].W / popcount64(jobs[j].mask) : weight);
+    if (count)
+      wsum += (double)len / (double)count * (ok ? jobs[j].W / popcount64(jobs[j].mask) : weight);
     res->parts_updated += ok;
     res->sent += jobs[j].sent;
     res->received += jobs[j].received;

@@ -41,14 +41,14 @@ static int cmp_float(const void *a, const void *b) {
 static void median_start(const float *const *x, int m, size_t len, double *v) {
   float col[SWARM_MAX_GROUP];
   for (size_t k = 0; k < len; k++) {
-    for (int i = 0; i < m; i++) col[i] = x[i][k];
+    for (int i = 0; i < m; i++)
+      col[i] = x[i][k];
     qsort(col, (size_t)m, sizeof col[0], cmp_float);
     v[k] = m % 2 ? col[m / 2] : 0.5 * ((double)col[m / 2 - 1] + col[m / 2]);
   }
 }
 
-tern_status swarm_centered_clip(const float *const *x, int m, size_t len, double tau,
-                                float *out) {
+tern_status swarm_centered_clip(const float *const *x, int m, size_t len, double tau, float *out) {
   if (m < 1 || m > SWARM_MAX_GROUP || !(tau > 0)) return TERN_ERR_INVALID_ARG;
   double *v = malloc(CORE_MAX(len, 1) * sizeof *v), *step = malloc(CORE_MAX(len, 1) * sizeof *step);
   if (!v || !step) {
@@ -61,9 +61,11 @@ tern_status swarm_centered_clip(const float *const *x, int m, size_t len, double
     memset(step, 0, len * sizeof *step);
     for (int i = 0; i < m; i++) {
       double d2 = 0;
-      for (size_t k = 0; k < len; k++) d2 += ((double)x[i][k] - v[k]) * ((double)x[i][k] - v[k]);
+      for (size_t k = 0; k < len; k++)
+        d2 += ((double)x[i][k] - v[k]) * ((double)x[i][k] - v[k]);
       double d = sqrt(d2), scale = d > tau ? tau / d : 1.0;
-      for (size_t k = 0; k < len; k++) step[k] += scale * ((double)x[i][k] - v[k]) / m;
+      for (size_t k = 0; k < len; k++)
+        step[k] += scale * ((double)x[i][k] - v[k]) / m;
     }
     double s2 = 0;
     for (size_t k = 0; k < len; k++) {
@@ -72,7 +74,8 @@ tern_status swarm_centered_clip(const float *const *x, int m, size_t len, double
     }
     if (sqrt(s2) <= CLIP_SETTLED * tau) break;
   }
-  for (size_t k = 0; k < len; k++) out[k] = (float)v[k];
+  for (size_t k = 0; k < len; k++)
+    out[k] = (float)v[k];
   free(v);
   free(step);
   return TERN_OK;

@@ -4,9 +4,9 @@
  * user gives, with peer discovery (multicast) and publishing off, and a network id derived from
  * the run id (from the key, when there is one: secure.c), so that it never talks to a public
  * bootstrap node and nodes of other runs, or without the key, ignore it. With a key, values are
- * stored at a location derived from the key too (swarm_dht_location). Gets are made synchronous with a deadline: the callbacks fill a context that the waiter
- * and OpenDHT share by reference count, so a late callback after a timeout touches only memory
- * that is still alive.
+ * stored at a location derived from the key too (swarm_dht_location). Gets are made synchronous
+ * with a deadline: the callbacks fill a context that the waiter and OpenDHT share by reference
+ * count, so a late callback after a timeout touches only memory that is still alive.
  */
 #include "swarm/swarm.h"
 
@@ -37,8 +37,10 @@ tern_status swarm_dht_start(tern_swarm *sw, int port, core_err *err) {
   /* OpenDHT runs on whichever of IPv4 and IPv6 it could bind: a UDP port taken on IPv4 by some
    * other program leaves it on IPv6 alone, unreachable at 127.0.0.1:port. */
   if (dht_runner_get_bound_port(sw->dht, AF_INET) != port)
-    return core_err_set(err, TERN_ERR_SYSTEM, "UDP port %d (IPv4) is taken: the DHT node cannot "
-                        "use the peer's port", port);
+    return core_err_set(err, TERN_ERR_SYSTEM,
+                        "UDP port %d (IPv4) is taken: the DHT node cannot "
+                        "use the peer's port",
+                        port);
   for (int i = 0; i < sw->nbootstrap; i++) {
     char host[NET_HOST_LEN], service[8];
     int bport;
@@ -56,7 +58,8 @@ tern_status swarm_dht_start(tern_swarm *sw, int port, core_err *err) {
 void swarm_dht_ping(tern_swarm *sw, const char *host, int port) {
   char service[8];
   snprintf(service, sizeof service, "%d", port);
-  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM,
+  struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                           .ai_socktype = SOCK_DGRAM,
                            .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV},
                   *res = NULL;
   if (getaddrinfo(host, service, &hints, &res) != 0 || !res) {
@@ -104,8 +107,10 @@ static void ctx_unref(get_ctx *c) {
   if (!last) return;
   tern_swarm *sw = c->sw;
   pthread_mutex_lock(&sw->mu);
-  if (c->prev) c->prev->next = c->next;
-  else sw->gets = c->next;
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    sw->gets = c->next;
   if (c->next) c->next->prev = c->prev;
   pthread_mutex_unlock(&sw->mu);
   ctx_free(c);
@@ -115,7 +120,8 @@ static bool on_value(const dht_value *value, void *arg) {
   get_ctx *c = arg;
   dht_data_view d = dht_value_get_data(value);
   pthread_mutex_lock(&c->mu);
-  if (c->n < GET_MAX_VALUES) { /* a longer value keeps its length, its head is enough to refuse it */
+  if (c->n <
+      GET_MAX_VALUES) { /* a longer value keeps its length, its head is enough to refuse it */
     memcpy(c->val[c->n], d.data, CORE_MIN(d.size, (size_t)SWARM_RECORD_MAX));
     c->len[c->n++] = d.size;
     pthread_cond_broadcast(&c->cv); /* the waiter hands each value on as it comes */

@@ -38,8 +38,8 @@ static swarm_source *find(swarm_limits *l, const char *from, uint64_t now) {
     if (s->used && strcmp(s->host, host) == 0) return s;
     if (!s->used || (oldest->used && s->seen_ns < oldest->seen_ns)) oldest = s;
   }
-  *oldest = (swarm_source){.used = true, .tokens = SWARM_CONN_RATE, .seen_ns = now,
-                           .window_ns = now};
+  *oldest =
+      (swarm_source){.used = true, .tokens = SWARM_CONN_RATE, .seen_ns = now, .window_ns = now};
   memcpy(oldest->host, host, sizeof host);
   return oldest;
 }
@@ -49,8 +49,7 @@ bool swarm_limit_admit(swarm_limits *l, const char *from, uint64_t now) {
   double dt = (double)(now - s->seen_ns) / 1e9;
   s->seen_ns = now;
   s->tokens = CORE_MIN((double)SWARM_CONN_RATE, s->tokens + dt * SWARM_CONN_RATE);
-  bool ok = now >= s->blocked_until_ns && s->tokens >= 1 &&
-            s->pending < SWARM_PENDING_PER_SOURCE;
+  bool ok = now >= s->blocked_until_ns && s->tokens >= 1 && s->pending < SWARM_PENDING_PER_SOURCE;
   if (ok) {
     s->tokens -= 1;
     s->pending++;
@@ -71,8 +70,8 @@ void swarm_limit_done(swarm_limits *l, const char *from, bool refused, uint64_t 
   if (++s->refusals == SWARM_REFUSALS_MAX) {
     s->blocked_until_ns = s->window_ns + 2 * NS;
     CORE_WARN("swarm: %s: %d refused connections in a second; its connections are closed unread "
-              "for the next %.1f s", s->host, SWARM_REFUSALS_MAX,
-              (double)(s->blocked_until_ns - now) / 1e9);
+              "for the next %.1f s",
+              s->host, SWARM_REFUSALS_MAX, (double)(s->blocked_until_ns - now) / 1e9);
   }
 }
 

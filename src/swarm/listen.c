@@ -4,9 +4,9 @@
  * once through tern's handshake and the first message header, each within its own deadline, in
  * one poll loop. Whatever is not a swarm peer of this run (a port scanner, garbage, an absurd
  * length, the wrong key) is closed with a log line and counted in sw->refused; the loop carries
- * on. What one source address may open, and how many refusals are logged, is limited (limit.c). State requests, requests for a held result (repair.c), leave notices and hellos are
- * answered here; joins and parts go to the
- * queue that tern_swarm_average takes from.
+ * on. What one source address may open, and how many refusals are logged, is limited (limit.c).
+ * State requests, requests for a held result (repair.c), leave notices and hellos are answered
+ * here; joins and parts go to the queue that tern_swarm_average takes from.
  *
  * A hello is how a new peer makes its bootstrap peers reach it in turn. Without it, the first
  * peer of a swarm, which bootstrapped from nobody, only ever hears pings from the others and
@@ -23,8 +23,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PENDING_SECONDS 5.0 /* handshake + header + control payload */
-#define QUEUED_SECONDS 30.0 /* a queued join or part nobody takes is closed after this */
+#define PENDING_SECONDS 5.0      /* handshake + header + control payload */
+#define QUEUED_SECONDS 30.0      /* a queued join or part nobody takes is closed after this */
 #define STATE_SEND_SECONDS 300.0 /* a state download's whole transfer */
 
 typedef struct pending {
@@ -134,7 +134,9 @@ static bool redirect(tern_swarm *sw, int fd, const swarm_hdr *j) {
   pthread_mutex_unlock(&sw->mu);
   if (!yes) return false;
   uint8_t buf[SWARM_MEMBER_MAX];
-  swarm_hdr h = {.type = SWARM_REDIRECT, .round = j->round, .sender = sw->id,
+  swarm_hdr h = {.type = SWARM_REDIRECT,
+                 .round = j->round,
+                 .sender = sw->id,
                  .len = swarm_member_encode(&leader, buf)};
   core_err err = {0};
   swarm_send(fd, &h, buf, core_deadline_after(1), "a joining peer", &err);
@@ -211,8 +213,7 @@ static void dispatch(tern_swarm *sw, pending *p) {
     }
     pthread_mutex_unlock(&sw->mu);
     if (fd >= 0) {
-      CORE_WARN("swarm: queue full, dropped a %s from %s", swarm_type_name(p->h.type),
-                p->hs.from);
+      CORE_WARN("swarm: queue full, dropped a %s from %s", swarm_type_name(p->h.type), p->hs.from);
       close(fd);
     }
   }
@@ -227,7 +228,8 @@ static void advance(tern_swarm *sw, pending *p) {
   if (!p->hs_done) {
     if (net_handshake_step(&p->hs, &p->hs_done, &err) != TERN_OK) return refuse(sw, p, err.msg);
     if (!p->hs_done) return;
-    if (swarm_seal_begin(sw, p->hs.fd, p->hs.theirs.nonce, p->hs.mine.nonce, false, &err) != TERN_OK)
+    if (swarm_seal_begin(sw, p->hs.fd, p->hs.theirs.nonce, p->hs.mine.nonce, false, &err) !=
+        TERN_OK)
       return refuse(sw, p, err.msg);
   }
   while (p->hdr_done < SWARM_HDR_LEN) {
@@ -281,8 +283,8 @@ static void accept_new(tern_swarm *sw, pending *pend) {
       if (pend[i].hs.fd < 0) slot = i;
     if (slot < 0) {
       if (swarm_limit_log(&sw->limits, now))
-        CORE_WARN("swarm: %d connections in their handshake already, refused %s",
-                  SWARM_PENDING_MAX, peer);
+        CORE_WARN("swarm: %d connections in their handshake already, refused %s", SWARM_PENDING_MAX,
+                  peer);
       close(fd);
       continue;
     }
@@ -304,8 +306,10 @@ static void accept_new(tern_swarm *sw, pending *pend) {
 static void expire_queue(tern_swarm *sw, uint64_t now) {
   int k = 0;
   for (int i = 0; i < sw->nqueue; i++) {
-    if (sw->queue[i].expires_ns <= now) swarm_conn_close(&sw->queue[i]);
-    else sw->queue[k++] = sw->queue[i];
+    if (sw->queue[i].expires_ns <= now)
+      swarm_conn_close(&sw->queue[i]);
+    else
+      sw->queue[k++] = sw->queue[i];
   }
   sw->nqueue = k;
 }
@@ -314,7 +318,8 @@ static void *listener(void *arg) {
   tern_swarm *sw = arg;
   pending *pend = calloc(SWARM_PENDING_MAX, sizeof *pend);
   if (!pend) return NULL;
-  for (int i = 0; i < SWARM_PENDING_MAX; i++) pend[i].hs.fd = -1;
+  for (int i = 0; i < SWARM_PENDING_MAX; i++)
+    pend[i].hs.fd = -1;
   struct pollfd fds[SWARM_PENDING_MAX + 2];
   int who[SWARM_PENDING_MAX + 2];
   for (;;) {
@@ -369,7 +374,8 @@ void swarm_listener_stop(tern_swarm *sw) {
   if (sw->wake[0] >= 0) close(sw->wake[0]);
   if (sw->wake[1] >= 0) close(sw->wake[1]);
   sw->wake[0] = sw->wake[1] = -1;
-  for (int i = 0; i < sw->nqueue; i++) swarm_conn_close(&sw->queue[i]);
+  for (int i = 0; i < sw->nqueue; i++)
+    swarm_conn_close(&sw->queue[i]);
   sw->nqueue = 0;
 }
 

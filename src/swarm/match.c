@@ -59,7 +59,7 @@ typedef struct seen {
   int nbad;
   uint64_t dead[SWARM_MAX_GROUP]; /* leaders found unreachable: their records are ignored */
   int ndead;
-  bool pool; /* matching in the round's pool: the last round's partners are ignored too */
+  bool pool;  /* matching in the round's pool: the last round's partners are ignored too */
   int enough; /* members (valid, distinct, this peer included) after which a get may end */
 } seen;
 
@@ -100,8 +100,8 @@ static bool on_record(const uint8_t *v, size_t len, void *arg) {
   seen *s = arg;
   swarm_member m;
   core_err err = {0};
-  if (swarm_record_decode(v, len, s->round, s->gkey, s->sw->keyed ? s->sw->key : NULL, &m,
-                          &err) != TERN_OK) {
+  if (swarm_record_decode(v, len, s->round, s->gkey, s->sw->keyed ? s->sw->key : NULL, &m, &err) !=
+      TERN_OK) {
     uint8_t d[16];
     crypto_generichash(d, sizeof d, v, CORE_MIN(len, (size_t)SWARM_RECORD_MAX), NULL, 0);
     bool logged = false;
@@ -145,7 +145,8 @@ static void reconnect(tern_swarm *sw) {
   size_t nh = CORE_MIN(sw->nhellos, CORE_ARRAY_LEN(sw->hellos));
   memcpy(h, sw->hellos, sizeof h);
   pthread_mutex_unlock(&sw->mu);
-  for (size_t i = 0; i < nh; i++) swarm_dht_ping(sw, h[i].host, h[i].port);
+  for (size_t i = 0; i < nh; i++)
+    swarm_dht_ping(sw, h[i].host, h[i].port);
 }
 
 /* How long "nobody new for a moment" is, once min_group peers are in: half a second, or a tenth
@@ -276,7 +277,8 @@ static bool closed_at(tern_swarm *sw, const swarm_member *m, uint32_t round) {
 static bool others_closed(tern_swarm *sw, const seen *s, const swarm_member *group, int n) {
   for (int i = 0; i < s->n; i++) {
     bool joined = false;
-    for (int j = 0; j < n; j++) joined |= group[j].id == s->m[i].id;
+    for (int j = 0; j < n; j++)
+      joined |= group[j].id == s->m[i].id;
     if (!joined && closed_at(sw, &s->m[i], s->round)) return true;
   }
   return false;
@@ -325,7 +327,8 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
       swarm_conn_close(&c);
       continue;
     }
-    for (int i = 0; i < *n; i++) dup |= group[i].id == m.id;
+    for (int i = 0; i < *n; i++)
+      dup |= group[i].id == m.id;
     if (dup || *n >= SWARM_MAX_GROUP) {
       reply(sw, c.fd, SWARM_REJECT, s->round, NULL, 0);
       swarm_conn_close(&c);
@@ -338,8 +341,10 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
   }
   if (*n < o->min_group) {
     for (int i = 0; i < nf; i++) {
-      if (*late) swarm_send_late(sw, fds[i], s->round, sw->catch_up); /* where closed_at found them */
-      else reply(sw, fds[i], SWARM_REJECT, s->round, NULL, 0);
+      if (*late)
+        swarm_send_late(sw, fds[i], s->round, sw->catch_up); /* where closed_at found them */
+      else
+        reply(sw, fds[i], SWARM_REJECT, s->round, NULL, 0);
       close(fds[i]);
     }
     *n = 1;
@@ -350,7 +355,8 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
   size_t len = 4;
   if (buf) {
     core_put32(buf, (uint32_t)*n);
-    for (int i = 0; i < *n; i++) len += swarm_member_encode(&group[i], buf + len);
+    for (int i = 0; i < *n; i++)
+      len += swarm_member_encode(&group[i], buf + len);
   }
   for (int i = 0; i < nf; i++) {
     if (buf) reply(sw, fds[i], SWARM_GROUP, s->round, buf, len);
@@ -361,8 +367,8 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
 }
 
 /* Parses a group list: sorted, unique, bounded, and holding this peer. */
-static bool parse_group(tern_swarm *sw, const uint8_t *p, size_t len, swarm_member *group,
-                        int *n, core_err *err) {
+static bool parse_group(tern_swarm *sw, const uint8_t *p, size_t len, swarm_member *group, int *n,
+                        core_err *err) {
   if (len < 4) return false;
   uint32_t k = core_get32(p);
   if (k < 2 || k > SWARM_MAX_GROUP) return false;
@@ -398,8 +404,8 @@ static follow_end follow(tern_swarm *sw, seen *s, swarm_member leader, uint64_t 
   for (int hop = 0; hop < FOLLOW_HOPS; hop++) {
     core_err err = {0};
     int fd = -1;
-    swarm_hdr h = {.type = SWARM_JOIN, .round = s->round, .sender = sw->id, .tag = gtag,
-                   .len = mlen};
+    swarm_hdr h = {
+        .type = SWARM_JOIN, .round = s->round, .sender = sw->id, .tag = gtag, .len = mlen};
     char what[96];
     snprintf(what, sizeof what, "leader %016llx (%s:%d)", (unsigned long long)leader.id,
              leader.host, leader.port);
@@ -410,7 +416,8 @@ static follow_end follow(tern_swarm *sw, seen *s, swarm_member leader, uint64_t 
     if (rc == TERN_OK) rc = swarm_recv_hdr(fd, &h, deadline_ns, what, &err);
     if (rc == TERN_OK && h.len > 0) {
       payload = malloc(h.len);
-      rc = payload ? swarm_recv_payload(fd, payload, h.len, deadline_ns, what, &err) : TERN_ERR_NOMEM;
+      rc = payload ? swarm_recv_payload(fd, payload, h.len, deadline_ns, what, &err)
+                   : TERN_ERR_NOMEM;
     }
     if (fd >= 0) close(fd);
     if (!dialed || rc == TERN_ERR_PEER_LOST) { /* unreachable, or closed on us unanswered */
@@ -427,7 +434,8 @@ static follow_end follow(tern_swarm *sw, seen *s, swarm_member leader, uint64_t 
       if (is_dead(s, leader.id)) return FOLLOW_ASKS_A_DEAD;
       continue;
     }
-    if (rc == TERN_OK && h.type == SWARM_GROUP && !parse_group(sw, payload, h.len, group, n, &err)) {
+    if (rc == TERN_OK && h.type == SWARM_GROUP &&
+        !parse_group(sw, payload, h.len, group, n, &err)) {
       CORE_WARN("swarm: round %u: %s sent a group list that is not valid", s->round, what);
       *n = 1;
       group[0] = sw->self;
@@ -687,8 +695,7 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
       missed &= sw->line[axis][i].id != late_id;
     /* A peer of this line that came after it had closed last time (swarm_note_late_join) is
      * expected too: waiting for it once is what a late peer needs to be back in step. */
-    line.expect =
-        o->random_groups > 0 || !sw->line_known[axis] ? 0 : sw->line_seen[axis] + missed;
+    line.expect = o->random_groups > 0 || !sw->line_known[axis] ? 0 : sw->line_seen[axis] + missed;
     swarm_reject_stale(sw, sw->round, false);
     rc = match_on(sw, &line, gkey, false, o->match_timeout, group, n, tag, &late, seen_m, &nseen,
                   err);

@@ -40,8 +40,10 @@ tern_status swarm_record_decode(const uint8_t *in, size_t len, uint32_t round,
                                 core_err *err) {
   const size_t fixed = RECORD_FIXED;
   if (len > SWARM_RECORD_MAX)
-    return core_err_set(err, TERN_ERR_PROTOCOL, "a %zu-byte DHT value (records are at most %d "
-                        "bytes)", len, SWARM_RECORD_MAX);
+    return core_err_set(err, TERN_ERR_PROTOCOL,
+                        "a %zu-byte DHT value (records are at most %d "
+                        "bytes)",
+                        len, SWARM_RECORD_MAX);
   if (len < fixed || memcmp(in, "TSR1", 4) != 0)
     return core_err_set(err, TERN_ERR_PROTOCOL, "a %zu-byte DHT record that is not tern's", len);
   bool keyed = in[4] == 1;
@@ -62,7 +64,8 @@ tern_status swarm_record_decode(const uint8_t *in, size_t len, uint32_t round,
   memcpy(&m->bw, &bw, 8);
   m->id = core_get64(in + 12);
   m->port = core_get16(in + 6);
-  if (!swarm_host_ok((const char *)in + fixed, hl) || m->port == 0 || !isfinite(m->bw) || m->bw <= 0)
+  if (!swarm_host_ok((const char *)in + fixed, hl) || m->port == 0 || !isfinite(m->bw) ||
+      m->bw <= 0)
     return core_err_set(err, TERN_ERR_PROTOCOL,
                         "a DHT record with a bad host, port %d or bandwidth %g", m->port, m->bw);
   memcpy(m->host, in + fixed, hl);

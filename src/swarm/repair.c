@@ -56,7 +56,10 @@ void swarm_held_set(tern_swarm *sw, int part, double W, uint64_t mask, float *va
 }
 
 void swarm_held_serve(tern_swarm *sw, int fd, const swarm_hdr *req, const char *from) {
-  swarm_hdr h = {.type = SWARM_REJECT, .round = req->round, .part = req->part, .sender = sw->id,
+  swarm_hdr h = {.type = SWARM_REJECT,
+                 .round = req->round,
+                 .part = req->part,
+                 .sender = sw->id,
                  .tag = req->tag};
   uint8_t *payload = NULL;
   pthread_mutex_lock(&sw->mu);
@@ -69,7 +72,8 @@ void swarm_held_serve(tern_swarm *sw, int fd, const swarm_hdr *req, const char *
       h.len = 16 + 4 * (uint64_t)hd->len[j];
       core_put_f64(payload, hd->W[j]);
       core_put64(payload + 8, hd->mask[j]);
-      for (size_t k = 0; k < hd->len[j]; k++) core_put_f32(payload + 16 + 4 * k, hd->values[j][k]);
+      for (size_t k = 0; k < hd->len[j]; k++)
+        core_put_f32(payload + 16 + 4 * k, hd->values[j][k]);
     }
   }
   pthread_mutex_unlock(&sw->mu);
@@ -86,8 +90,11 @@ static int ask(tern_swarm *sw, const swarm_member *m, int me, int part, uint64_t
   snprintf(what, sizeof what, "peer %016llx (%s:%d)", (unsigned long long)m->id, m->host, m->port);
   core_err err = {0};
   int fd = -1;
-  swarm_hdr h = {.type = SWARM_RESULT_REQ, .part = (uint16_t)part, .round = sw->round,
-                 .sender = sw->id, .tag = tag};
+  swarm_hdr h = {.type = SWARM_RESULT_REQ,
+                 .part = (uint16_t)part,
+                 .round = sw->round,
+                 .sender = sw->id,
+                 .tag = tag};
   uint8_t *buf = NULL;
   tern_status rc = swarm_dial(sw, m, deadline, &fd, &err);
   if (rc == TERN_OK) rc = swarm_send(fd, &h, NULL, deadline, what, &err);
@@ -100,7 +107,8 @@ static int ask(tern_swarm *sw, const swarm_member *m, int me, int part, uint64_t
     *W = core_get_f64(buf);
     *mask = core_get64(buf + 8);
     if (*W > 0 && *mask >> me & 1) {
-      for (size_t k = 0; k < len; k++) out[k] = core_get_f32(buf + 16 + 4 * k);
+      for (size_t k = 0; k < len; k++)
+        out[k] = core_get_f32(buf + 16 + 4 * k);
       verdict = swarm_values_finite(out, len) ? 1 : 0; /* clip.c: no peer's NaN is taken */
     }
   }

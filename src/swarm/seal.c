@@ -105,7 +105,8 @@ size_t swarm_seal_overhead(int fd) {
   return on ? SWARM_SEAL_TAG : 0;
 }
 
-static void nonce_of(uint8_t dir, uint64_t n, uint8_t out[crypto_aead_chacha20poly1305_ietf_NPUBBYTES]) {
+static void nonce_of(uint8_t dir, uint64_t n,
+                     uint8_t out[crypto_aead_chacha20poly1305_ietf_NPUBBYTES]) {
   memset(out, 0, crypto_aead_chacha20poly1305_ietf_NPUBBYTES);
   out[0] = dir;
   core_put64(out + 4, n);
@@ -119,8 +120,8 @@ tern_status swarm_seal_frame(int fd, const swarm_hdr *h, const void *payload, ui
   uint8_t *f = malloc(n);
   if (!f) {
     sodium_memzero(&s, sizeof s);
-    return core_err_set(err, TERN_ERR_NOMEM, "a %s message of %llu bytes",
-                        swarm_type_name(h->type), (unsigned long long)h->len);
+    return core_err_set(err, TERN_ERR_NOMEM, "a %s message of %llu bytes", swarm_type_name(h->type),
+                        (unsigned long long)h->len);
   }
   swarm_hdr_encode(h, f);
   if (!on) {
@@ -155,8 +156,10 @@ tern_status swarm_seal_open(int fd, uint8_t *buf, size_t len, const uint8_t tag[
       len ? buf : &none, NULL, len ? buf : &none, len, tag, s.ad, SWARM_HDR_LEN, nonce, s.k);
   sodium_memzero(&s, sizeof s);
   if (bad)
-    return core_err_set(err, TERN_ERR_AUTH, "%s sent a message that does not verify (forged, "
-                        "tampered with or replayed)", from);
+    return core_err_set(err, TERN_ERR_AUTH,
+                        "%s sent a message that does not verify (forged, "
+                        "tampered with or replayed)",
+                        from);
   pthread_mutex_lock(&table_mu);
   seal *e = entry_locked(fd, false);
   if (e) e->rx++;

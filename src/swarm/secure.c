@@ -50,9 +50,11 @@ tern_status swarm_check_exposure(const char *listen_host, const char (*bootstrap
     return core_err_set(err, TERN_ERR_AUTH,
                         "no key, and %s is not a loopback address: anyone who reaches it could "
                         "join and move the average. Give a key (--key, TERN_KEY, TERN_KEY_FILE) "
-                        "or say --insecure (tern_swarm_options.insecure)", open);
+                        "or say --insecure (tern_swarm_options.insecure)",
+                        open);
   CORE_WARN("swarm: INSECURE: no key on %s: any process that reaches this peer and knows the run "
-            "id can join, read the values and move the average", open);
+            "id can join, read the values and move the average",
+            open);
   return TERN_OK;
 }
 
@@ -62,10 +64,13 @@ static void subkey(const tern_swarm *sw, uint64_t id, uint8_t *out, size_t len) 
 
 uint32_t swarm_dht_network(const tern_swarm *sw) {
   uint8_t h[crypto_kdf_BYTES_MIN];
-  if (sw->keyed) subkey(sw, SUBKEY_NETWORK, h, sizeof h);
-  else memcpy(h, sw->run_hash, 4);
+  if (sw->keyed)
+    subkey(sw, SUBKEY_NETWORK, h, sizeof h);
+  else
+    memcpy(h, sw->run_hash, 4);
   /* OpenDHT's network ids are 31-bit here: the top bit stays clear as it always was */
-  return (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 | (uint32_t)(h[3] & 0x7f) << 24;
+  return (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 |
+         (uint32_t)(h[3] & 0x7f) << 24;
 }
 
 void swarm_dht_location(const tern_swarm *sw, const uint8_t gkey[32], uint8_t out[32]) {

@@ -26,8 +26,7 @@ static tern_status check_options(const tern_swarm_options *o, core_err *err) {
                         TERN_SWARM_MAX_DIMS);
   for (int i = 0; i < nd; i++) {
     if (o->coords[i] < 0)
-      return core_err_set(err, TERN_ERR_INVALID_ARG, "coordinate %d is %d (< 0)", i,
-                          o->coords[i]);
+      return core_err_set(err, TERN_ERR_INVALID_ARG, "coordinate %d is %d (< 0)", i, o->coords[i]);
     if (o->grid[i] < 0 || (o->grid[i] > 0 && o->coords[i] >= o->grid[i]))
       return core_err_set(err, TERN_ERR_INVALID_ARG,
                           "coordinate %d is %d, outside the grid's size %d on that axis", i,
@@ -61,8 +60,10 @@ static tern_status setup(tern_swarm *sw, const tern_swarm_options *o, core_err *
   tern_status rc = net_parse_addr(o->listen, host, sizeof host, &port, true, err);
   if (rc != TERN_OK) return rc;
   if (strlen(host) >= SWARM_HOST_LEN || !*host)
-    return core_err_set(err, TERN_ERR_INVALID_ARG, "listen host '%s': give an address peers can "
-                        "reach (at most %d characters)", host, SWARM_HOST_LEN - 1);
+    return core_err_set(err, TERN_ERR_INVALID_ARG,
+                        "listen host '%s': give an address peers can "
+                        "reach (at most %d characters)",
+                        host, SWARM_HOST_LEN - 1);
   for (int i = 0; i < TERN_SWARM_MAX_BOOTSTRAP && o->bootstrap[i]; i++)
     snprintf(sw->bootstrap[sw->nbootstrap++], sizeof sw->bootstrap[0], "%s", o->bootstrap[i]);
   crypto_generichash(sw->run_hash, 32, (const uint8_t *)o->run_id, strlen(o->run_id),
@@ -76,8 +77,8 @@ static tern_status setup(tern_swarm *sw, const tern_swarm_options *o, core_err *
     memcpy(sw->key, core_config_get()->key, 32);
     sw->keyed = true;
   }
-  rc = swarm_check_exposure(host, (const char (*)[NET_HOST_LEN + 8])sw->bootstrap, sw->nbootstrap,
-                             sw->keyed, o->insecure != 0, err);
+  rc = swarm_check_exposure(host, (const char(*)[NET_HOST_LEN + 8]) sw->bootstrap, sw->nbootstrap,
+                            sw->keyed, o->insecure != 0, err);
   if (rc != TERN_OK) return rc;
   sw->ndims = o->ndims ? o->ndims : 1;
   memcpy(sw->coords, o->coords, sizeof sw->coords);
@@ -99,7 +100,8 @@ static tern_status setup(tern_swarm *sw, const tern_swarm_options *o, core_err *
     sw->listen_fd = -1;
   }
   if (rc != TERN_OK) return rc;
-  sw->self = (swarm_member){.id = sw->id, .port = port, .bw = o->bandwidth > 0 ? o->bandwidth : 1e9};
+  sw->self =
+      (swarm_member){.id = sw->id, .port = port, .bw = o->bandwidth > 0 ? o->bandwidth : 1e9};
   snprintf(sw->self.host, sizeof sw->self.host, "%s", host);
   snprintf(sw->addr, sizeof sw->addr, "%s:%d", host, port);
   rc = swarm_listener_start(sw, err);
@@ -158,11 +160,13 @@ static tern_status fetch_from(tern_swarm *sw, const char *addr, float *values, s
   if (rc == TERN_OK) rc = swarm_send(fd, &h, NULL, deadline, addr, err);
   if (rc == TERN_OK) rc = swarm_recv_hdr(fd, &h, deadline, addr, err);
   if (rc == TERN_OK && (h.type != SWARM_STATE || h.len != 8 + 4 * (uint64_t)count))
-    rc = core_err_set(err, TERN_ERR_PEER_LOST, "%s has no state of %zu values (it sent a %s of "
-                      "%llu bytes)", addr, count, swarm_type_name(h.type),
-                      (unsigned long long)h.len);
+    rc = core_err_set(err, TERN_ERR_PEER_LOST,
+                      "%s has no state of %zu values (it sent a %s of "
+                      "%llu bytes)",
+                      addr, count, swarm_type_name(h.type), (unsigned long long)h.len);
   uint8_t *payload = rc == TERN_OK ? malloc(h.len) : NULL;
-  if (rc == TERN_OK && !payload) rc = core_err_set(err, TERN_ERR_NOMEM, "a state of %zu values", count);
+  if (rc == TERN_OK && !payload)
+    rc = core_err_set(err, TERN_ERR_NOMEM, "a state of %zu values", count);
   if (rc == TERN_OK) rc = swarm_recv_payload(fd, payload, h.len, deadline, addr, err);
   uint64_t n = rc == TERN_OK ? core_get64(payload) : 0;
   if (rc == TERN_OK && n != count)
@@ -232,9 +236,9 @@ tern_status tern_swarm_average(tern_swarm *sw, float *values, size_t count, doub
   core_err_clear(&sw->err);
   tern_swarm_average_options o = opt ? *opt : (tern_swarm_average_options){0};
   if (!values || !count || !weight || !isfinite(*weight) || *weight <= 0 ||
-      !compress_valid(o.compress) || o.min_group < 0 || o.target_group < 0 ||
-      o.match_timeout < 0 || o.average_timeout < 0 || o.random_groups < 0 || o.rounds < 0 ||
-      !(o.clip >= 0) || !isfinite(o.clip))
+      !compress_valid(o.compress) || o.min_group < 0 || o.target_group < 0 || o.match_timeout < 0 ||
+      o.average_timeout < 0 || o.random_groups < 0 || o.rounds < 0 || !(o.clip >= 0) ||
+      !isfinite(o.clip))
     return core_err_set(&sw->err, TERN_ERR_INVALID_ARG,
                         "tern_swarm_average: values, count > 0, a weight > 0 and valid options");
   if (o.random_groups > 0 &&
@@ -242,8 +246,8 @@ tern_status tern_swarm_average(tern_swarm *sw, float *values, size_t count, doub
        sw->coords[0] >= o.random_groups * o.target_group))
     return core_err_set(&sw->err, TERN_ERR_INVALID_ARG,
                         "random_groups %d needs target_group (1..%d) and a first coordinate "
-                        "below random_groups x target_group (it is %d)", o.random_groups,
-                        SWARM_MAX_GROUP, sw->coords[0]);
+                        "below random_groups x target_group (it is %d)",
+                        o.random_groups, SWARM_MAX_GROUP, sw->coords[0]);
   swarm_match_opts mo = {.min_group = o.min_group ? o.min_group : 2,
                          .target_group = o.target_group ? o.target_group : SWARM_MAX_GROUP,
                          .match_timeout = o.match_timeout > 0 ? o.match_timeout : 5,

@@ -16,8 +16,8 @@
 #include <pthread.h>
 #include <stdio.h>
 
-#define SWARM_MAX_GROUP 64 /* contributor masks are 64-bit */
-#define SWARM_CONNECT_SECONDS 2.0 /* a TCP connect to a member: no answer past this, it is gone */
+#define SWARM_MAX_GROUP 64         /* contributor masks are 64-bit */
+#define SWARM_CONNECT_SECONDS 2.0  /* a TCP connect to a member: no answer past this, it is gone */
 #define SWARM_REFUSED_SECONDS 0.25 /* ... and refused past this */
 #define SWARM_HOST_LEN 64
 
@@ -45,27 +45,27 @@ tern_status swarm_record_decode(const uint8_t *in, size_t len, uint32_t round,
 /* Header, 40 bytes little-endian: "TSW1" | u8 type | u8 codec | u16 part | u32 round |
  * u32 zero | u64 sender | u64 tag | u64 payload length. */
 #define SWARM_HDR_LEN 40
-#define SWARM_SMALL_MAX 65536           /* control messages: joins, groups, redirects */
-#define SWARM_DATA_MAX (1ull << 34)     /* data messages: 16 GiB, far past any vector */
+#define SWARM_SMALL_MAX 65536       /* control messages: joins, groups, redirects */
+#define SWARM_DATA_MAX (1ull << 34) /* data messages: 16 GiB, far past any vector */
 #define SWARM_REJECT_LATE 1 /* a REJECT's payload: u8 this, u32 the sender's first open round */
 #define SWARM_LATE_LEN 5    /* that payload's length */
 #define SWARM_MAX_JUMP 1024 /* a late peer skips at most this many rounds at once */
 
 enum swarm_type {
-  SWARM_JOIN = 1,  /* follower -> leader: my member record */
-  SWARM_GROUP,     /* leader -> follower: the members, sorted by id */
-  SWARM_REDIRECT,  /* "I follow this peer": its member record */
-  SWARM_REJECT,    /* no group for you here (payload SWARM_REJECT_LATE: the round has closed) */
-  SWARM_PART,      /* contributor -> reducer: f64 weight + a part of the vector */
-  SWARM_RESULT,    /* reducer -> contributor: f64 total weight, u64 mask, the averaged part */
-  SWARM_STATE_REQ, /* joiner -> live peer */
-  SWARM_STATE,     /* u32 round, u64 count, f32 values */
-  SWARM_LEAVE,     /* a peer leaving cleanly */
-  SWARM_HELLO,     /* a new peer to its bootstrap peers: my member record (the DHT port) */
+  SWARM_JOIN = 1,   /* follower -> leader: my member record */
+  SWARM_GROUP,      /* leader -> follower: the members, sorted by id */
+  SWARM_REDIRECT,   /* "I follow this peer": its member record */
+  SWARM_REJECT,     /* no group for you here (payload SWARM_REJECT_LATE: the round has closed) */
+  SWARM_PART,       /* contributor -> reducer: f64 weight + a part of the vector */
+  SWARM_RESULT,     /* reducer -> contributor: f64 total weight, u64 mask, the averaged part */
+  SWARM_STATE_REQ,  /* joiner -> live peer */
+  SWARM_STATE,      /* u32 round, u64 count, f32 values */
+  SWARM_LEAVE,      /* a peer leaving cleanly */
+  SWARM_HELLO,      /* a new peer to its bootstrap peers: my member record (the DHT port) */
   SWARM_RESULT_REQ, /* member -> member: your result of part `part` of this all-reduce? */
-  SWARM_PENDING,   /* "not yet: my own wait for that part is still running" */
-  SWARM_ROUND_REQ, /* a leader nobody joined -> a peer it saw: has `round` closed for you? */
-  SWARM_PART_IN,   /* reducer -> contributor, before the result: your part has arrived whole */
+  SWARM_PENDING,    /* "not yet: my own wait for that part is still running" */
+  SWARM_ROUND_REQ,  /* a leader nobody joined -> a peer it saw: has `round` closed for you? */
+  SWARM_PART_IN,    /* reducer -> contributor, before the result: your part has arrived whole */
   SWARM_TYPE_END
 };
 
@@ -106,10 +106,10 @@ typedef struct swarm_conn {
 /* limit.c: the listener's limits per source address (the listener thread's alone). */
 #define SWARM_LIMIT_SOURCES 64
 #define SWARM_LIMIT_HOST 48
-#define SWARM_CONN_RATE 2000         /* connections a second from one address, and the burst */
-#define SWARM_REFUSALS_MAX 20        /* refusals in a second before an address is blocked */
-#define SWARM_PENDING_PER_SOURCE 32  /* handshakes in progress from one address */
-#define SWARM_LOG_LINES 10           /* refusal lines a second; the rest are counted */
+#define SWARM_CONN_RATE 2000        /* connections a second from one address, and the burst */
+#define SWARM_REFUSALS_MAX 20       /* refusals in a second before an address is blocked */
+#define SWARM_PENDING_PER_SOURCE 32 /* handshakes in progress from one address */
+#define SWARM_LOG_LINES 10          /* refusal lines a second; the rest are counted */
 typedef struct swarm_source {
   bool used;
   char host[SWARM_LIMIT_HOST];
@@ -183,7 +183,7 @@ struct tern_swarm {
   bool has_state;
   unsigned long long refused; /* connections refused by the listener, for tests and logs */
   swarm_limits limits;        /* the listener thread's (limit.c) */
-  swarm_member hellos[16]; /* DHT addresses of peers that said hello, a ring (reconnect) */
+  swarm_member hellos[16];    /* DHT addresses of peers that said hello, a ring (reconnect) */
   unsigned nhellos;
   /* While this peer follows a leader in round follow_round, joins of that round are redirected
    * to the leader by the listener at once (leadership only points to lower ids). */
@@ -197,7 +197,8 @@ struct tern_swarm {
   /* A late peer's next round: the first round still open at the peer that turned it away
    * (averaging thread only). */
   uint32_t catch_up;
-  uint32_t last_round; /* the run's last round (tern_swarm_average_options.rounds - 1), or UINT32_MAX */
+  uint32_t
+      last_round; /* the run's last round (tern_swarm_average_options.rounds - 1), or UINT32_MAX */
 
   swarm_held held;
 
@@ -217,7 +218,7 @@ struct tern_swarm {
   swarm_member line[TERN_SWARM_MAX_DIMS][SWARM_MAX_GROUP]; /* who they were (line_seen each) */
   bool line_known[TERN_SWARM_MAX_DIMS]; /* false: expect nothing yet (a hello came since) */
   int pool_seen;
-  unsigned hellos_known; /* nhellos when they were learnt (match.c) */
+  unsigned hellos_known;                   /* nhellos when they were learnt (match.c) */
   uint64_t line_late[TERN_SWARM_MAX_DIMS]; /* under mu: a late joiner's id (swarm_note_late_join) */
   core_err err;
 };
@@ -269,7 +270,8 @@ tern_status swarm_send(int fd, const swarm_hdr *h, const void *payload, uint64_t
 tern_status swarm_recv_hdr(int fd, swarm_hdr *h, uint64_t deadline_ns, const char *what,
                            core_err *err);
 /* Reads the payload (h.len bytes) of the header just received, and on a keyed connection its
- * tag, which must verify (TERN_ERR_AUTH). Every payload is read with it, never with a plain read. */
+ * tag, which must verify (TERN_ERR_AUTH). Every payload is read with it, never with a plain read.
+ */
 tern_status swarm_recv_payload(int fd, void *buf, size_t len, uint64_t deadline_ns,
                                const char *what, core_err *err);
 

@@ -16,9 +16,10 @@
 #define HDR_MAGIC 0x31575354u /* "TSW1" */
 
 const char *swarm_type_name(int type) {
-  static const char *names[] = {"?",      "join",   "group",     "redirect", "reject",
-                                "part",   "result", "state request", "state", "leave", "hello",
-                                "result request", "pending", "round request", "part in"};
+  static const char *names[] = {"?",       "join",          "group",  "redirect",
+                                "reject",  "part",          "result", "state request",
+                                "state",   "leave",         "hello",  "result request",
+                                "pending", "round request", "part in"};
   return type > 0 && type < SWARM_TYPE_END ? names[type] : "?";
 }
 
@@ -53,8 +54,8 @@ tern_status swarm_hdr_decode(const uint8_t in[SWARM_HDR_LEN], swarm_hdr *h, cons
                         h->type, h->codec, h->part);
   bool data = h->type == SWARM_PART || h->type == SWARM_RESULT || h->type == SWARM_STATE;
   if (h->len > (data ? SWARM_DATA_MAX : SWARM_SMALL_MAX))
-    return core_err_set(err, TERN_ERR_PROTOCOL, "%s sent a %s message of %llu bytes: refused",
-                        from, swarm_type_name(h->type), (unsigned long long)h->len);
+    return core_err_set(err, TERN_ERR_PROTOCOL, "%s sent a %s message of %llu bytes: refused", from,
+                        swarm_type_name(h->type), (unsigned long long)h->len);
   return TERN_OK;
 }
 
@@ -62,8 +63,8 @@ bool swarm_host_ok(const char *h, size_t n) {
   if (n == 0 || n >= SWARM_HOST_LEN) return false;
   for (size_t i = 0; i < n; i++) {
     char c = h[i];
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-          c == '.' || c == ':' || c == '-'))
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' ||
+          c == ':' || c == '-'))
       return false;
   }
   return true;

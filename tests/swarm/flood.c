@@ -22,8 +22,8 @@ static bool hello_from(const char *src, const swarm_member *to, const uint8_t *h
   if (fd < 0) return false;
   struct timeval tv = {.tv_sec = 1};
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  struct sockaddr_in me = {.sin_family = AF_INET}, peer = {.sin_family = AF_INET,
-                                                           .sin_port = htons((uint16_t)to->port)};
+  struct sockaddr_in me = {.sin_family = AF_INET},
+                     peer = {.sin_family = AF_INET, .sin_port = htons((uint16_t)to->port)};
   inet_pton(AF_INET, src, &me.sin_addr);
   inet_pton(AF_INET, to->host, &peer.sin_addr);
   bool ok = bind(fd, (struct sockaddr *)&me, sizeof me) == 0 &&
@@ -63,7 +63,8 @@ int main(int argc, char **argv) {
   uint8_t hello[NET_HELLO_LEN];
   net_hello_encode(&h, hello);
   int sent = 0;
-  for (int i = 0; i < conns; i++) sent += hello_from("127.0.0.2", &to, hello);
+  for (int i = 0; i < conns; i++)
+    sent += hello_from("127.0.0.2", &to, hello);
   printf("flood: %d records, %d of %d connections made\n", put, sent, conns);
   fflush(stdout);
   sleep(1); /* keep the DHT node up while the peers read */

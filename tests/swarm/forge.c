@@ -71,7 +71,8 @@ int main(int argc, char **argv) {
   core_err err = {0};
   if (net_parse_addr(argv[1], to.host, sizeof to.host, &to.port, false, &err) != TERN_OK) return 1;
   uint8_t junk[256];
-  for (size_t i = 0; i < sizeof junk; i++) junk[i] = (uint8_t)(i * 37 + 11);
+  for (size_t i = 0; i < sizeof junk; i++)
+    junk[i] = (uint8_t)(i * 37 + 11);
   const char http[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
   raw(&to, junk, sizeof junk);
   raw(&to, http, sizeof http - 1);
@@ -80,9 +81,9 @@ int main(int argc, char **argv) {
   net_hello_encode(&h, hello); /* another run, no key */
   raw(&to, hello, sizeof hello);
   absurd(forger, &to, SWARM_JOIN, 10); /* the right run with another key: refused at the MAC */
-  absurd(insider, &to, SWARM_JOIN, 1ull << 40);  /* control message of 1 TiB */
-  absurd(insider, &to, SWARM_PART, 1ull << 62);  /* data past any bound */
-  absurd(insider, &to, SWARM_STATE, 5);          /* a type no peer sends first */
+  absurd(insider, &to, SWARM_JOIN, 1ull << 40); /* control message of 1 TiB */
+  absurd(insider, &to, SWARM_PART, 1ull << 62); /* data past any bound */
+  absurd(insider, &to, SWARM_STATE, 5);         /* a type no peer sends first */
   printf("forge: %d forged records, 7 hostile connections\n", records);
   fflush(stdout);
   sleep(2); /* keep the DHT node up while the peers read */

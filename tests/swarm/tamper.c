@@ -40,8 +40,13 @@ static void send_frame(tern_swarm *sw, const swarm_member *to, const swarm_hdr *
   }
 }
 
-static void flip_tag(uint8_t *f, size_t len) { f[len - 1] ^= 1; }
-static void change_sender(uint8_t *f, size_t len) { (void)len; f[16] ^= 1; }
+static void flip_tag(uint8_t *f, size_t len) {
+  f[len - 1] ^= 1;
+}
+static void change_sender(uint8_t *f, size_t len) {
+  (void)len;
+  f[16] ^= 1;
+}
 
 int main(int argc, char **argv) {
   if (argc != 5) return 2;
@@ -56,7 +61,8 @@ int main(int argc, char **argv) {
   if (net_parse_addr(argv[1], to.host, sizeof to.host, &to.port, false, &err) != TERN_OK) return 1;
   uint8_t rec[19 + SWARM_HOST_LEN], *recorded;
   size_t recorded_len;
-  swarm_hdr hello = {.type = SWARM_HELLO, .sender = sw->id, .len = swarm_member_encode(&sw->self, rec)};
+  swarm_hdr hello = {
+      .type = SWARM_HELLO, .sender = sw->id, .len = swarm_member_encode(&sw->self, rec)};
   send_frame(sw, &to, &hello, rec, NULL, &recorded, &recorded_len); /* genuine */
   int fd;
   if (swarm_dial(sw, &to, core_deadline_after(2), &fd, &err) != TERN_OK) return 1;

@@ -28,8 +28,8 @@
 #define DEMO_EPOCHS 40
 #define DEMO_HIDDEN 256 /* 19,210 parameters: a 77 KB gradient, a few ms of compute per step */
 #define DEMO_SWARM_ROUNDS 30
-#define DEMO_SWARM_ACCURACY 0.90 /* phase 1 reaches about 97%; local SGD on a quarter each, less   \
-                                  */
+/* phase 1 reaches about 97%; local SGD on a quarter of the data each, less */
+#define DEMO_SWARM_ACCURACY 0.90
 
 typedef struct demo {
   int n, epochs, hidden, rounds;
