@@ -6,7 +6,7 @@ PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all build demo test install clean
+.PHONY: all build demo test lint install clean
 
 all: build
 
@@ -24,6 +24,12 @@ demo: build
 test:
 	@scripts/deps.sh test
 	@scripts/test.sh
+
+# Format (.clang-format) and cppcheck over src/, tools/, include/ and tests/; also the first
+# stage of `make test`. `scripts/lint.sh --fix` formats the tree.
+lint:
+	@scripts/deps.sh test
+	@scripts/lint.sh
 
 install: build
 	@cmake --install $(BUILD) --prefix $(PREFIX)

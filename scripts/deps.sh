@@ -5,14 +5,15 @@
 #   test   build + what `make test` takes (cmocka, clang's libFuzzer, python3 + numpy + torch for
 #          the binding's and the DDP hook's tests (torch is about 800 MB), iproute2, Open MPI's and
 #          MPICH's launchers, which the launch-environment tests start ranks with, and nftables
-#          and iptables, which the WAN harness redirects, queues and cuts with)
+#          and iptables, which the WAN harness redirects, queues and cuts with; python3-venv for
+#          the pip install test; clang-format and cppcheck for `make lint`)
 #   bench  test + the peers tern is measured against (Open MPI, MPICH, Gloo through python3-torch)
 # Run as root (it calls apt-get); as another user it names what to install and fails.
 set -euo pipefail
 
 build=(cmake make gcc pkg-config libsodium-dev libjansson-dev libsimgrid-dev libopendht-c-dev)
 test=("${build[@]}" libcmocka-dev clang libclang-rt-14-dev python3 python3-numpy python3-torch python3-venv
-      iproute2 procps openmpi-bin mpich nftables iptables util-linux)
+      iproute2 procps openmpi-bin mpich nftables iptables util-linux clang-format cppcheck)
 bench=("${test[@]}" openmpi-bin libopenmpi-dev mpich libmpich-dev python3-torch python3-matplotlib
        hyperfine)
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # test.sh: everything `make test` runs, in stages, each timed:
+#   0. lint: formatting and cppcheck (scripts/lint.sh, `make lint`);
 #   1. the normal build (-O3) and every test (the builds of stages 1-3 compile in the swarm's
 #      failpoints, -DTERN_FAILPOINTS=ON, which `make build` leaves out of a release);
 #   2. an ASan+UBSan build and every test again;
@@ -10,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
-stages=${STAGES:-1 2 3 4}
+stages=${STAGES:-0 1 2 3 4}
 fuzz_seconds=${FUZZ_SECONDS:-15}
 
 build() {
@@ -55,6 +56,7 @@ stage() {
 
 for s in $stages; do
   case $s in
+    0) stage "lint" scripts/lint.sh ;;
     1) stage "normal build" build build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTERN_FAILPOINTS=ON
        stage "tests" run_ctest build ;;
     2) stage "ASan+UBSan build" build build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
