@@ -4,7 +4,7 @@
  * The demo is a list of phases, each a function the parent runs in turn, so that a phase may
  * start its processes its own way. Phase 1, "collectives", starts -n ranks through `tern run`
  * (run.c, in this process) of this same program as `tern demo --rank ...`; each rank trains the
- * digits MLP of examples/train/ (train.c: its shard of every batch, gradients summed by one
+ * digits MLP of lib/digits/ (train.c: its shard of every batch, gradients summed by one
  * tern_allreduce per step), and rank 0 draws the progress line: epoch, loss, held-out accuracy,
  * samples per second, the bytes every rank has sent so far (one all-reduce of the counters at
  * each epoch's end) and the algorithm the last gradient all-reduce ran (coll_state_last_algo).
@@ -16,7 +16,7 @@
 
 #include "coll/coll.h"
 #include "core/core.h"
-#include "train.h"
+#include "digits/train.h"
 
 #include <limits.h>
 #include <stdio.h>
