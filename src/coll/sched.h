@@ -46,19 +46,13 @@ typedef enum coll_kind {
   COLL_NUM_KINDS
 } coll_kind;
 
+/* The algorithms: one per file under src/coll/algo/, listed in algo/list.h (the comment atop
+ * each file says what it is). */
 typedef enum coll_algo {
   COLL_ALGO_AUTO = 0, /* let the selector choose */
-  COLL_ALGO_RING,     /* ring: bandwidth-optimal, n-1 (or 2(n-1)) steps */
-  COLL_ALGO_RHD,      /* recursive halving-doubling (Rabenseifner), with the fold for non-powers
-                         of two; recursive doubling for allgather */
-  COLL_ALGO_TREE,     /* binomial tree */
-  COLL_ALGO_DIRECT,   /* every rank talks to every rank in one phase (small n, small messages) */
-  COLL_ALGO_HIER,     /* two-level: within a host, then across hosts */
-  COLL_ALGO_RD,       /* recursive doubling with whole vectors: log2 n phases, for small
-                         allreduces (and the barrier's pairwise exchange), with the same fold */
-  COLL_ALGO_BRUCK,    /* Bruck's dissemination pattern, ceil(log2 n) phases for any n: allgather
-                         and alltoall (Bruck et al. 1997), the dissemination barrier */
-  COLL_ALGO_PAIRWISE, /* alltoall by pairwise exchange: n-1 phases, one peer each */
+#define COLL_ALGORITHM(ID, name) COLL_ALGO_##ID,
+#include "coll/algo/list.h"
+#undef COLL_ALGORITHM
   COLL_NUM_ALGOS
 } coll_algo;
 
@@ -333,9 +327,9 @@ coll_work coll_algo_work(coll_kind kind, coll_algo algo, int n, size_t count, si
 double coll_host_time(const coll_work *w, const coll_net_model *m);
 
 /* The algorithm the model picks for (kind, n, count, elem_size) on transport m: the least
- * coll_algo_cost, ties to the one needing less scratch (ring, pairwise, rhd, tree, rd, bruck,
- * direct); the same answer on every rank, so that all ranks run the same algorithm. Never AUTO
- * or HIER. */
+ * coll_algo_cost, ties to the shorter critical path, then to the earlier in algo/list.h (roughly,
+ * the least scratch first); the same answer on every rank, so that all ranks run the same
+ * algorithm. Never AUTO or HIER. */
 coll_algo coll_select(coll_kind kind, int n, size_t count, size_t elem_size,
                       const coll_net_model *m);
 

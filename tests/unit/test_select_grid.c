@@ -22,9 +22,9 @@
 #define TABLE TERN_SOURCE_DIR "/tests/unit/select_grid.txt"
 #define TUNING TERN_SOURCE_DIR "/bench/peers/results/tuning"
 
-static const size_t counts[] = {0,       1,        2,        3,        16,          64,
-                                256,     1024,     2048,     4096,     16384,       65536,
-                                262144,  1u << 20, 4u << 20, 16u << 20, 64u << 20};
+static const size_t counts[] = {0,      1,        2,        3,         16,       64,
+                                256,    1024,     2048,     4096,      16384,    65536,
+                                262144, 1u << 20, 4u << 20, 16u << 20, 64u << 20};
 static const int one_host_ranks[] = {2, 3, 4, 5, 6, 7, 8, 12, 16, 32, 64};
 
 static void pick_name(char *out, size_t len, coll_algo algo, coll_algo inner) {
@@ -107,9 +107,8 @@ static void across_hosts(FILE *f) {
     const char *name;
     int n;
     const int *host_of;
-  } placed[] = {{"round-robin6x3", 6, round_robin6},
-                {"uneven3+1", 4, uneven4},
-                {"uneven4+2+2", 8, uneven8}};
+  } placed[] = {
+      {"round-robin6x3", 6, round_robin6}, {"uneven3+1", 4, uneven4}, {"uneven4+2+2", 8, uneven8}};
   hosts_ctx x = {.intra = coll_model_shm, .inter = coll_model_tcp};
   char label[64];
   for (size_t b = 0; b < CORE_ARRAY_LEN(blocks); b++)

@@ -95,21 +95,21 @@ static void bcast_down(coll_sched *s, const tree *t, size_t count, coll_buf src)
   }
 }
 
-void coll_tree_broadcast(coll_sched *s, const coll_args *a) {
+static void broadcast(coll_sched *s, const coll_args *a) {
   tree t;
   tree_init(&t, a->rank, a->size, a->root, a->dealt);
   if (t.parent < 0 && !a->inplace) coll_sched_copy(s, COLL_BUF_RECV, 0, COLL_BUF_SEND, 0, a->count);
   bcast_down(s, &t, a->count, COLL_BUF_SEND);
 }
 
-void coll_tree_reduce(coll_sched *s, const coll_args *a) {
+static void reduce(coll_sched *s, const coll_args *a) {
   tree t;
   tree_init(&t, a->rank, a->size, a->root, a->dealt);
   if (t.parent >= 0 && t.nkids) coll_need_tmp(s, a->count);
   reduce_up(s, &t, a->count, t.parent < 0 ? COLL_BUF_RECV : COLL_BUF_TMP);
 }
 
-void coll_tree_allreduce(coll_sched *s, const coll_args *a) {
+static void allreduce(coll_sched *s, const coll_args *a) {
   tree t;
   tree_init(&t, a->rank, a->size, 0, a->dealt);
   reduce_up(s, &t, a->count, COLL_BUF_RECV);
@@ -118,7 +118,7 @@ void coll_tree_allreduce(coll_sched *s, const coll_args *a) {
 
 /* After the reduce, rank v holds in TMP the blocks of its subtree, v to v + hold, and hands its
  * children theirs; a leaf receives its one block straight into RECV. */
-void coll_tree_reduce_scatter(coll_sched *s, const coll_args *a) {
+static void reduce_scatter(coll_sched *s, const coll_args *a) {
   tree t;
   tree_init(&t, a->rank, a->size, 0, 0);
   size_t c = a->count, total = (size_t)a->size * c;
@@ -141,7 +141,7 @@ void coll_tree_reduce_scatter(coll_sched *s, const coll_args *a) {
 /* Children's subtrees land in RECV at their blocks, one child per phase; then the subtree goes
  * up, read from SEND by a leaf (its own block is all it has, and the broadcast brings it back
  * with the rest). */
-void coll_tree_allgather(coll_sched *s, const coll_args *a) {
+static void allgather(coll_sched *s, const coll_args *a) {
   tree t;
   tree_init(&t, a->rank, a->size, 0, 0);
   size_t c = a->count, mine = (size_t)t.v * c;
@@ -161,7 +161,7 @@ void coll_tree_allgather(coll_sched *s, const coll_args *a) {
   bcast_down(s, &t, (size_t)a->size * c, COLL_BUF_RECV);
 }
 
-void coll_tree_barrier(coll_sched *s, const coll_args *a) {
+static void barrier(coll_sched *s, const coll_args *a) {
   tree t;
   tree_init(&t, a->rank, a->size, 0, a->dealt);
   for (int i = 0; i < t.nkids; i++) {
@@ -179,3 +179,62 @@ void coll_tree_barrier(coll_sched *s, const coll_args *a) {
     coll_sched_end_phase(s);
   }
 }
+
+/* ---- cost -------------------------------------------------------------------------------- */
+
+static double path(const coll_shape *x) {
+  const coll_net_model *m = x->m;
+  double n = x->n, B = x->B, N = n * B, Lc = x->Lc;
+  switch (x->kind) {
+  case COLL_ALLREDUCE:
+    return Lc * (coll_cost_phase(m, 1, B, B) + coll_cost_phase(m, 1, B, 0));
+  case COLL_REDUCE_SCATTER:
+    return Lc * (coll_cost_phase(m, 1, N, N) + m->alpha) + (n - 1) * B * m->beta;
+  case COLL_ALLGATHER:
+    return Lc * (m->alpha + coll_cost_phase(m, 1, N, 0)) + (n - 1) * B * m->beta;
+  case COLL_BROADCAST:
+  case COLL_REDUCE:
+    return Lc * coll_cost_phase(m, 1, B, x->red * B);
+  case COLL_BARRIER:
+    return 2 * Lc * m->alpha;
+  default:
+    return HUGE_VAL;
+  }
+}
+
+static coll_work work(const coll_shape *x) {
+  double n = x->n, B = x->B, N = n * B;
+  switch (x->kind) {
+  case COLL_ALLREDUCE: /* reduce to the root, then broadcast */
+    return coll_work_of(2 * (n - 1), 2 * (n - 1) * B, (n - 1) * B);
+  case COLL_REDUCE_SCATTER:
+  case COLL_ALLGATHER: /* the whole N along the tree, then each subtree's blocks (about n/2
+                          blocks at each of log2 n levels) */
+    return coll_work_of(2 * (n - 1), (n - 1) * N + n / 2 * log2(n) * B, x->red * (n - 1) * N);
+  case COLL_BROADCAST:
+  case COLL_REDUCE:
+    return coll_work_of(n - 1, (n - 1) * B, x->red * (n - 1) * B);
+  case COLL_BARRIER:
+    return coll_work_of(2 * (n - 1), 0, 0);
+  default:
+    return COLL_NO_WORK;
+  }
+}
+
+/* the way up and back down when all ranks need the result; none for broadcast and reduce, whose
+ * senders do not wait for their receivers */
+static double turns(const coll_shape *x) {
+  return x->rooted ? 0 : 2 * x->Lc;
+}
+
+const coll_algo_desc coll_algo_tree = {
+    .build = {[COLL_ALLREDUCE] = allreduce,
+              [COLL_REDUCE_SCATTER] = reduce_scatter,
+              [COLL_ALLGATHER] = allgather,
+              [COLL_BROADCAST] = broadcast,
+              [COLL_REDUCE] = reduce,
+              [COLL_BARRIER] = barrier},
+    .path = path,
+    .work = work,
+    .turns = turns,
+};
