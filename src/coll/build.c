@@ -22,12 +22,17 @@ bool coll_algo_supported(coll_kind kind, coll_algo algo) {
   return d && (unsigned)kind < COLL_NUM_KINDS && d->build[kind] != NULL;
 }
 
+bool coll_algo_fits(coll_algo algo, const coll_args *a) {
+  const coll_algo_desc *d = coll_algo_desc_of(algo);
+  return coll_algo_supported(a->kind, algo) && (!d->fits || a->size < 2 || d->fits(a));
+}
+
 static bool args_valid(const coll_args *a) {
   if ((unsigned)a->kind >= COLL_NUM_KINDS || a->size < 1 || a->size > INT_MAX / 2) return false;
   if (a->rank < 0 || a->rank >= a->size) return false;
   bool rooted = a->kind == COLL_BROADCAST || a->kind == COLL_REDUCE;
   if (rooted && (a->root < 0 || a->root >= a->size)) return false;
-  /* The largest extent a builder uses is under 2 n count (Bruck's alltoall). */
+  /* The largest extent a builder uses is under 2 n count (an alltoall's scratch). */
   return a->kind == COLL_BARRIER || a->count <= SIZE_MAX / (2 * (size_t)a->size + 2);
 }
 

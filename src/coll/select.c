@@ -10,16 +10,8 @@
  * where blocks divide evenly (test_select.c holds them to coll_sched_cost of the built
  * schedules) and within a block's rounding elsewhere.
  *
- * The constants are built-in defaults, measured on the project's reference VM (2 vCPUs, Debian
- * 12; ../shared/peers/BASELINES.md), which `tern tune` refits per host (coll/tuning.h):
- *  - shm alpha 0.34 us: Open MPI's shared-memory allreduce of 8 B at n = 2, one exchange;
- *  - shm beta 1/12.45 GB/s: one thread's memcpy, 1 GiB working set (a message is one copy);
- *  - gamma 1/8.10 GB/s: one thread's float32 sum-reduce, 1 GiB (8-12 GB/s by working set);
- *  - tcp alpha 4.55 us: Open MPI over TCP loopback, 8 B at n = 2 (about 4 us above shm);
- *  - tcp beta 1/3 GB/s: the middle of the 2-4 GB/s loopback carries (ompi-tcp's busbw is 3.88
- *    GB/s at 1 MiB, 1.82 at 16 MiB);
- *  - o = alpha / 2 on both: the measured exchange is one send and one receive per rank, so a
- *    message costs at most half of it to post and match.
+ * The constants come from a profile per transport (profile.c), which `tern tune` refits per
+ * host (coll/tuning.h).
  * On a crowded host (more ranks than CPUs) the CPUs take every rank's work in turns:
  * coll_algo_cost adds the whole host's work (work.c) over the CPUs to part of the critical path,
  * and over shared memory the turns the ranks take when they wait for each other (turn_phases).
@@ -27,42 +19,6 @@
 #include "coll/algo/algo.h"
 
 #include <math.h>
-
-const coll_net_model coll_model_shm = {.alpha = 0.34e-6,
-                                       .beta = 1 / 12.45e9,
-                                       .gamma = 1 / 8.10e9,
-                                       .o = 0.17e-6,
-                                       .one_host = true,
-                                       .reduce_in_place = true};
-/* msg_cpu 0.5 us and turn 4 us: fitted to every algorithm of broadcast, reduce, allreduce and
- * allgather at n = 4, 8 and 16 on 2 cores (see turn_phases) */
-const coll_net_model coll_model_shm_crowded = {.alpha = 0.34e-6,
-                                               .beta = 1 / 12.45e9,
-                                               .gamma = 1 / 8.10e9,
-                                               .o = 0.17e-6,
-                                               .crowded = true,
-                                               .handoff = 10e-6,
-                                               .msg_cpu = 0.5e-6,
-                                               .turn = 4e-6,
-                                               .one_host = true,
-                                               .reduce_in_place = true};
-const coll_net_model coll_model_tcp = {
-    .alpha = 4.55e-6, .beta = 1 / 3.0e9, .gamma = 1 / 8.10e9, .o = 2.275e-6};
-/* msg_cpu 12.4 us: fitted to the ring and the tree of allreduce at n = 8 on 2 cores (work.c) */
-const coll_net_model coll_model_tcp_crowded = {.alpha = 4.55e-6,
-                                               .beta = 1 / 3.0e9,
-                                               .gamma = 1 / 8.10e9,
-                                               .o = 2.275e-6,
-                                               .crowded = true,
-                                               .msg_cpu = 12.4e-6};
-
-coll_net_model coll_model_for(bool tcp, bool one_host, bool crowded, int cpus) {
-  coll_net_model m = crowded ? (tcp ? coll_model_tcp_crowded : coll_model_shm_crowded)
-                             : (tcp ? coll_model_tcp : coll_model_shm);
-  if (crowded) m.cpus = cpus;
-  m.one_host = m.one_host || one_host; /* TCP over loopback */
-  return m;
-}
 
 bool coll_phase_next(const coll_sched *s, size_t *i, const coll_args *place, int rank,
                      coll_phase_tally *p) {
@@ -120,14 +76,16 @@ double coll_sched_cost(const coll_sched *s, size_t elem_size, const coll_net_mod
  * that carries each rank's root to the next rank beside the first phase's (build.c): o more. */
 static double critical_path(const coll_algo_desc *d, const coll_shape *x) {
   if (!d || !d->build[x->kind] || !d->path || x->n < 1) return HUGE_VAL;
+  coll_args flat = {.kind = x->kind, .size = (int)x->n, .count = x->count};
+  if (d->fits && !d->fits(&flat)) return HUGE_VAL;
   if (x->n == 1 || (x->count == 0 && x->kind != COLL_BARRIER)) return 0;
   return d->path(x) + (x->rooted ? x->m->o : 0);
 }
 
 /* The phases of one call in which every rank waits for ranks that wait for it, so that the call
  * cannot end before each rank has had a turn on a CPU in each of them (each algorithm's turns:
- * its exchanges). Broadcast and reduce by tree, chain or direct have none: data flows one way, a
- * sender does not wait for its receivers, and back-to-back calls overlap.
+ * its exchanges). Where data flows one way (most broadcasts and reduces) there are none: a sender
+ * does not wait for its receivers, and back-to-back calls overlap.
  *
  * Why: on a crowded host over shared memory a message costs little, but a rank waiting for a
  * peer gives its CPU away, and in such a phase all n ranks take a turn on the CPUs, n / cpus
@@ -157,9 +115,9 @@ double coll_algo_cost(coll_kind kind, coll_algo algo, int n, size_t count, size_
   return cost_from_path(path, algo, &x);
 }
 
-/* Every algorithm with a closed form, in algo/list.h's order: equal costs go to the shorter
- * critical path (on a crowded host, the chain of one segment and the tree have the same work),
- * then to the earlier in that order. */
+/* Every algorithm with a closed form but the refinements (chosen by coll_choose), in
+ * algo/list.h's order: equal costs go to the shorter critical path (on a crowded host, two
+ * algorithms can have the same work), then to the earlier in that order. */
 coll_algo coll_select(coll_kind kind, int n, size_t count, size_t elem_size,
                       const coll_net_model *m) {
   coll_algo best = COLL_ALGO_AUTO;
@@ -168,7 +126,7 @@ coll_algo coll_select(coll_kind kind, int n, size_t count, size_t elem_size,
   coll_shape x = coll_shape_of(m, kind, n, count, elem_size);
   for (int a = COLL_ALGO_AUTO + 1; a < COLL_NUM_ALGOS; a++) {
     const coll_algo_desc *d = coll_algo_desc_of((coll_algo)a);
-    if (!d->build[kind] || !d->path) continue;
+    if (!d->build[kind] || !d->path || d->refines != COLL_ALGO_AUTO) continue;
     double path = critical_path(d, &x);
     double t = cost_from_path(path, (coll_algo)a, &x);
     if (best == COLL_ALGO_AUTO || t < best_t || (t == best_t && path < best_path))

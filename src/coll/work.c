@@ -8,14 +8,13 @@
  * same bytes, the algorithms' times follow their message counts (each message costs a send, a
  * receive and a wake-up on a CPU someone else wants), where the critical path picks otherwise
  * (docs/perf/select.md, "The host's work"). coll_algo_cost adds (1 - 1/CPUs) of the critical
- * path to this (Graham's bound for list scheduling): a tree's top levels leave a CPU idle, and
- * for large messages a shorter path wins again.
+ * path to this (Graham's bound for list scheduling): a schedule's narrow phases leave a CPU idle,
+ * and for large messages a shorter path wins again.
  *
  * Over shared memory the host's CPUs copy each byte at both ends, into the slots and out of
- * them, except what a reducing receive sums straight from the slots; direct receives whole blocks
- * and reduces them after, so it pays both copies and the sum (coll_host_time). Counted as one
- * copy a byte, the reductions of direct looked as cheap as a ring's and a crowded reduce_scatter
- * went to direct at every size, 1.4-2.2x slower than the best.
+ * them, except what a reducing receive sums straight from the slots (coll_work.red_received);
+ * an algorithm that receives whole blocks and reduces them after pays both copies and the sum
+ * (coll_host_time; direct.c says what counting one copy a byte did).
  */
 #include "coll/algo/algo.h"
 

@@ -1,11 +1,11 @@
-/* test_select_grid.c: the selector's choices over a grid of (collective, size, ranks, transport,
- * hosts) against the table committed beside this file (select_grid.txt): on one host under each
- * built-in profile, across hosts under the built-in profile and the simulated cluster's of
- * docs/SCALE.md, and under bench/peers/results/tuning (`tern tune`'s kept rows, as a table and as
- * a fitted model). A change of the selector or of a cost shows here as the cells it moves; when a
- * move is meant (shown faster in docs/perf/select.md), rewrite the table with
- *   TERN_SELECT_GRID_WRITE=tests/unit/select_grid.txt build/test_select_grid
- * and commit it with the reason.
+/* test_select_grid.c: the selector's choices (coll_choose) over a grid of (collective, size, ranks,
+ * transport, hosts) against the table committed beside this file (select_grid.txt): on one host
+ * under each built-in profile, across hosts under the built-in profile and the simulated cluster's
+ * of docs/SCALE.md (by its phases and by the weights learned for it), and under
+ * bench/peers/results/tuning (`tern tune`'s kept rows, as a table and as a fitted model). A change
+ * of the selector or of a cost shows here as the cells it moves; when a move is meant (shown faster
+ * in docs/perf/select.md), rewrite the table with TERN_SELECT_GRID_WRITE=tests/unit/select_grid.txt
+ * build/test_select_grid and commit it with the reason.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -51,14 +51,14 @@ static void row(FILE *f, const char *label, coll_kind kind, pick_fn *pick, const
 /* ---- one host: each transport, crowded or not ---------------------------------------------- */
 
 typedef struct flat_ctx {
-  coll_net_model m;
+  coll_site w;
   int n;
 } flat_ctx;
 
 static coll_algo flat_pick(const void *ctx, coll_kind kind, size_t count, coll_algo *inner) {
   const flat_ctx *x = ctx;
-  (void)inner;
-  return coll_select(kind, x->n, count, sizeof(float), &x->m);
+  coll_args a = {.kind = kind, .size = x->n, .count = count};
+  return coll_choose(&a, sizeof(float), &x->w, NULL, inner);
 }
 
 static void one_host(FILE *f) {
@@ -74,8 +74,10 @@ static void one_host(FILE *f) {
   for (size_t p = 0; p < CORE_ARRAY_LEN(profiles); p++)
     for (size_t i = 0; i < CORE_ARRAY_LEN(one_host_ranks); i++)
       for (int k = 0; k < COLL_NUM_KINDS; k++) {
-        flat_ctx x = {coll_model_for(profiles[p].tcp, profiles[p].one_host, profiles[p].crowded,
-                                     profiles[p].cpus),
+        flat_ctx x = {{.tr = profiles[p].tcp ? COLL_TR_TCP : COLL_TR_SHM,
+                       .one_host = profiles[p].one_host,
+                       .crowded = profiles[p].crowded,
+                       .cpus = profiles[p].cpus},
                       one_host_ranks[i]};
         char label[64];
         snprintf(label, sizeof label, "%s n=%d", profiles[p].name, x.n);
@@ -87,14 +89,14 @@ static void one_host(FILE *f) {
 
 typedef struct hosts_ctx {
   coll_args place;
-  coll_net_model intra, inter;
+  coll_site w;
 } hosts_ctx;
 
 static coll_algo hosts_pick(const void *ctx, coll_kind kind, size_t count, coll_algo *inner) {
   const hosts_ctx *x = ctx;
   coll_args a = x->place;
   a.kind = kind, a.count = count;
-  return coll_select_hosts(&a, sizeof(float), &x->intra, &x->inter, inner);
+  return coll_choose(&a, sizeof(float), &x->w, NULL, inner);
 }
 
 static void across_hosts(FILE *f) {
@@ -109,7 +111,7 @@ static void across_hosts(FILE *f) {
     const int *host_of;
   } placed[] = {
       {"round-robin6x3", 6, round_robin6}, {"uneven3+1", 4, uneven4}, {"uneven4+2+2", 8, uneven8}};
-  hosts_ctx x = {.intra = coll_model_shm, .inter = coll_model_tcp};
+  hosts_ctx x = {.w = {.tr = COLL_TR_TCP, .across_hosts = true}};
   char label[64];
   for (size_t b = 0; b < CORE_ARRAY_LEN(blocks); b++)
     for (int k = 0; k < COLL_NUM_KINDS; k++) {
@@ -128,10 +130,11 @@ static void across_hosts(FILE *f) {
     coll_hosts_free(h);
   }
   /* the simulated cluster of docs/SCALE.md (test_select_learned.c's sweep_models) */
-  x.intra = (coll_net_model){
-      .alpha = 0.34e-6 + 2e-6, .beta = 1 / 12.45e9, .gamma = coll_model_shm.gamma, .o = 1e-6};
-  x.inter = (coll_net_model){
-      .alpha = 2e-6 + 2e-6, .beta = 1 / 25e9, .gamma = coll_model_shm.gamma, .o = 1e-6};
+  static const coll_net_model intra = {
+      .alpha = 0.34e-6 + 2e-6, .beta = 1 / 12.45e9, .gamma = 1 / 8.10e9, .o = 1e-6};
+  static const coll_net_model inter = {
+      .alpha = 2e-6 + 2e-6, .beta = 1 / 25e9, .gamma = 1 / 8.10e9, .o = 1e-6};
+  x.w.intra = &intra, x.w.inter = &inter;
   static const int cluster_ranks[] = {16, 64, 256};
   for (size_t i = 0; i < CORE_ARRAY_LEN(cluster_ranks); i++)
     for (int k = 0; k < COLL_NUM_KINDS; k++) {
@@ -143,30 +146,16 @@ static void across_hosts(FILE *f) {
 
 /* ---- the learned selector on the simulated cluster ------------------------------------------ */
 
-typedef struct learned_ctx {
-  int n;
-  coll_sched *scratch;
-} learned_ctx;
-
-static coll_algo learned_pick(const void *ctx, coll_kind kind, size_t count, coll_algo *inner) {
-  const learned_ctx *x = ctx;
-  coll_algo a = coll_select_learned(&coll_learned_cluster, kind, x->n, coll_learned_cluster.rph,
-                                    count, sizeof(float), x->scratch, inner);
-  return a;
-}
-
 static void learned(FILE *f) {
   static const int ranks[] = {16, 64, 512, 4096};
-  coll_sched s;
-  coll_sched_init(&s);
+  hosts_ctx x = {.w = {.tr = COLL_TR_TCP, .across_hosts = true, .learned = &coll_learned_cluster}};
   for (size_t i = 0; i < CORE_ARRAY_LEN(ranks); i++)
     for (int k = 0; k < COLL_NUM_KINDS; k++) {
-      learned_ctx x = {ranks[i], &s};
+      x.place = (coll_args){.size = ranks[i], .ppn = coll_learned_cluster.rph};
       char label[64];
       snprintf(label, sizeof label, "learned n=%d", ranks[i]);
-      row(f, label, (coll_kind)k, learned_pick, &x);
+      row(f, label, (coll_kind)k, hosts_pick, &x);
     }
-  coll_sched_free(&s);
 }
 
 /* ---- the tuning file ------------------------------------------------------------------------ */
@@ -179,8 +168,9 @@ typedef struct tuned_ctx {
 
 static coll_algo tuned_pick(const void *ctx, coll_kind kind, size_t count, coll_algo *inner) {
   const tuned_ctx *x = ctx;
-  (void)inner;
-  return coll_tuning_select(x->t, x->tr, kind, x->n, count, sizeof(float));
+  coll_args a = {.kind = kind, .size = x->n, .count = count};
+  coll_site w = {.tr = x->tr, .one_host = true};
+  return coll_choose(&a, sizeof(float), &w, x->t, inner);
 }
 
 static void tuned(FILE *f) {

@@ -51,6 +51,11 @@ typedef struct coll_algo_desc {
   double (*path)(const coll_shape *x);    /* the critical path; NULL: no closed form */
   coll_work (*work)(const coll_shape *x); /* the whole host's work */
   double (*turns)(const coll_shape *x);   /* the phases of turns; NULL: none */
+  /* A variant of another algorithm that the cost model cannot tell apart from it (pair: the
+   * ring in cache-sized pieces): where suits holds, a choice of `refines` runs this one
+   * instead (coll_choose). AUTO: none. */
+  coll_algo refines;
+  bool (*suits)(const coll_args *a, const coll_site *w);
 } coll_algo_desc;
 
 #define COLL_ALGORITHM(ID, name) extern const coll_algo_desc coll_algo_##name;
@@ -86,6 +91,11 @@ static inline coll_work coll_work_of(double msgs, double bytes, double red) {
 #define COLL_NO_WORK ((coll_work){HUGE_VAL, HUGE_VAL, HUGE_VAL, HUGE_VAL})
 
 /* ---- builders other files run ------------------------------------------------------------ */
+
+/* pair's pieces: COLL_PAIR_PIECE elements from COLL_PAIR_PIECES_FROM elements on, 512 KiB and
+ * 4 MiB of f32, where each rank's half outgrows a core's cache (pair.c, docs/perf/shm.md). */
+#define COLL_PAIR_PIECE ((size_t)128 << 10)
+#define COLL_PAIR_PIECES_FROM ((size_t)1 << 20)
 
 /* rhd's barrier is rd's exchange: a barrier has nothing to halve. */
 coll_builder coll_rd_barrier;

@@ -117,7 +117,11 @@ static double path(const coll_shape *x) {
   }
 }
 
-/* The reductions come after the receives (above), so none is of a message as it arrives. */
+/* The reductions come after the receives (above), so none is of a message as it arrives, and a
+ * crowded host's CPUs copy each byte twice, into shared memory's slots and out, before summing
+ * it (coll_host_time). Counted as one copy a byte, these reductions looked as cheap as a ring's
+ * and a crowded reduce_scatter went to direct at every size, 1.4-2.2x slower than the best
+ * (docs/perf/select.md, "The host's work"). */
 static coll_work reduced_after_receiving(coll_work w) {
   w.red_received = 0;
   return w;

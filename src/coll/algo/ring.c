@@ -7,8 +7,8 @@
  *    touches more than the output block.
  *  - allgather: in step k rank r sends block r-k and receives block r-k-1.
  *  - allreduce: reduce-scatter then allgather (Patarasuk and Yuan 2009), each element reduced
- *    at one rank and copied to the others, so every rank ends with identical bits. Two ranks
- *    over shared memory with a large vector run the two in pieces, one behind the other.
+ *    at one rank and copied to the others, so every rank ends with identical bits. (Two ranks
+ *    over shared memory with a large vector run the two halves in pieces instead: pair.c.)
  *  - broadcast and reduce: a chain through the ranks from the root (reduce: towards it),
  *    pipelined in segments (coll_pipeline_seg): rank v passes segment t-1 on while it receives
  *    segment t, as NCCL's ring broadcast does.
@@ -53,45 +53,7 @@ void coll_ring_ag(coll_sched *s, const coll_args *a, coll_buf buf, size_t total,
   }
 }
 
-/* Piece t of a block of len elements: its length, 0 past the end. */
-static size_t piece_len(size_t len, size_t piece, size_t t) {
-  size_t at = t * piece;
-  return at < len ? CORE_MIN(piece, len - at) : 0;
-}
-
-/* Two ranks over shared memory, a large vector: the allreduce in pieces. The ring's two phases
- * each run over a whole half, so once the half outgrows the cache a rank reads its reduced half
- * back from memory to send it. Here phase t reduces piece t of this rank's half while piece t-1,
- * reduced a phase before and still in cache, goes back to the peer: a fifth faster from 4 MiB,
- * a little slower at 1 and 2 MiB (docs/perf/shm.md). Over TCP the pieces would cut each message
- * below what is striped over the streams (net/tcp.c), so they are kept to shared memory. */
-static void pair_allreduce_in_pieces(coll_sched *s, const coll_args *a, size_t piece) {
-  int peer = 1 - a->rank;
-  size_t c = a->count;
-  size_t mine = coll_block_off(c, 2, a->rank), my_len = coll_block_len(c, 2, a->rank);
-  size_t its = coll_block_off(c, 2, peer), its_len = coll_block_len(c, 2, peer);
-  size_t npieces = (CORE_MAX(my_len, its_len) + piece - 1) / piece;
-  for (size_t t = 0; t <= npieces; t++) {
-    if (t < npieces) {
-      coll_data_send(s, peer, COLL_BUF_SEND, its + t * piece, piece_len(its_len, piece, t));
-      coll_data_recv_reduce(s, peer, COLL_BUF_RECV, mine + t * piece, COLL_BUF_SEND,
-                            mine + t * piece, piece_len(my_len, piece, t));
-    }
-    if (t > 0) {
-      coll_data_send(s, peer, COLL_BUF_RECV, mine + (t - 1) * piece,
-                     piece_len(my_len, piece, t - 1));
-      coll_data_recv(s, peer, COLL_BUF_RECV, its + (t - 1) * piece,
-                     piece_len(its_len, piece, t - 1));
-    }
-    coll_sched_end_phase(s);
-  }
-}
-
 static void allreduce(coll_sched *s, const coll_args *a) {
-  if (a->size == 2 && a->shared_memory && a->count >= COLL_PAIR_PIECES_FROM) {
-    pair_allreduce_in_pieces(s, a, a->seg_count ? a->seg_count : COLL_PAIR_PIECE);
-    return;
-  }
   size_t mine = coll_block_off(a->count, a->size, a->rank);
   coll_ring_rs(s, a, COLL_BUF_SEND, a->count, COLL_BUF_RECV, mine);
   coll_ring_ag(s, a, COLL_BUF_RECV, a->count, COLL_BUF_RECV, mine);
