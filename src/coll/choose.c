@@ -23,8 +23,8 @@ static coll_algo across_hosts(const coll_args *a, size_t elem_size, const coll_s
   if (w->learned && a->ppn > 0) {
     coll_sched scratch;
     coll_sched_init(&scratch);
-    algo = coll_select_learned(w->learned, a->kind, a->size, a->ppn, a->count, elem_size,
-                               &scratch, inner);
+    algo = coll_select_learned(w->learned, a->kind, a->size, a->ppn, a->count, elem_size, &scratch,
+                               inner);
     coll_sched_free(&scratch);
   }
   if (algo == COLL_ALGO_AUTO)

@@ -56,7 +56,7 @@ void coll_args_place(const tern_comm *c, coll_args *a) {
   a->ppn = c->ppn;
   a->hosts = coll_engine_hosts(c);
   coll_site w = site_of(c);
-  a->cpus = w.crowded ? w.cpus : 0;
+  a->cpus = w.crowded ? w.cpus : 0; /* tern run deals such ranks round: r on CPU r mod cpus */
   a->unchecked_root = core_config_get()->unchecked_roots;
 }
 

@@ -34,13 +34,21 @@ static void pick_name(char *out, size_t len, coll_algo algo, coll_algo inner) {
     snprintf(out, len, "%s", coll_algo_name(algo));
 }
 
-/* One line: the picks at every count of the grid. */
-typedef coll_algo pick_fn(const void *ctx, coll_kind kind, size_t count, coll_algo *inner);
+/* Where the grid's cells run: the placement (kind and count filled in per cell), the site, and
+ * the tuning file (NULL: none). */
+typedef struct where {
+  coll_args place;
+  coll_site w;
+  const coll_tuning *tuned;
+} where;
 
-static void row(FILE *f, const char *label, coll_kind kind, pick_fn *pick, const void *ctx) {
+/* One line: the selector's picks at every count of the grid. */
+static void row(FILE *f, const char *label, coll_kind kind, const where *x) {
   fprintf(f, "%s %s:", label, coll_kind_name(kind));
   for (size_t i = 0; i < CORE_ARRAY_LEN(counts); i++) {
-    coll_algo inner = COLL_ALGO_RING, algo = pick(ctx, kind, counts[i], &inner);
+    coll_args a = x->place;
+    a.kind = kind, a.count = counts[i];
+    coll_algo inner, algo = coll_choose(&a, sizeof(float), &x->w, x->tuned, &inner);
     char name[32];
     pick_name(name, sizeof name, algo, inner);
     fprintf(f, " %s", name);
@@ -49,17 +57,6 @@ static void row(FILE *f, const char *label, coll_kind kind, pick_fn *pick, const
 }
 
 /* ---- one host: each transport, crowded or not ---------------------------------------------- */
-
-typedef struct flat_ctx {
-  coll_site w;
-  int n;
-} flat_ctx;
-
-static coll_algo flat_pick(const void *ctx, coll_kind kind, size_t count, coll_algo *inner) {
-  const flat_ctx *x = ctx;
-  coll_args a = {.kind = kind, .size = x->n, .count = count};
-  return coll_choose(&a, sizeof(float), &x->w, NULL, inner);
-}
 
 static void one_host(FILE *f) {
   static const struct {
@@ -74,30 +71,18 @@ static void one_host(FILE *f) {
   for (size_t p = 0; p < CORE_ARRAY_LEN(profiles); p++)
     for (size_t i = 0; i < CORE_ARRAY_LEN(one_host_ranks); i++)
       for (int k = 0; k < COLL_NUM_KINDS; k++) {
-        flat_ctx x = {{.tr = profiles[p].tcp ? COLL_TR_TCP : COLL_TR_SHM,
-                       .one_host = profiles[p].one_host,
-                       .crowded = profiles[p].crowded,
-                       .cpus = profiles[p].cpus},
-                      one_host_ranks[i]};
+        where x = {.place = {.size = one_host_ranks[i]},
+                   .w = {.tr = profiles[p].tcp ? COLL_TR_TCP : COLL_TR_SHM,
+                         .one_host = profiles[p].one_host,
+                         .crowded = profiles[p].crowded,
+                         .cpus = profiles[p].cpus}};
         char label[64];
-        snprintf(label, sizeof label, "%s n=%d", profiles[p].name, x.n);
-        row(f, label, (coll_kind)k, flat_pick, &x);
+        snprintf(label, sizeof label, "%s n=%d", profiles[p].name, one_host_ranks[i]);
+        row(f, label, (coll_kind)k, &x);
       }
 }
 
 /* ---- across hosts: contiguous, round-robin and uneven placements -------------------------- */
-
-typedef struct hosts_ctx {
-  coll_args place;
-  coll_site w;
-} hosts_ctx;
-
-static coll_algo hosts_pick(const void *ctx, coll_kind kind, size_t count, coll_algo *inner) {
-  const hosts_ctx *x = ctx;
-  coll_args a = x->place;
-  a.kind = kind, a.count = count;
-  return coll_choose(&a, sizeof(float), &x->w, NULL, inner);
-}
 
 static void across_hosts(FILE *f) {
   static const struct {
@@ -111,13 +96,13 @@ static void across_hosts(FILE *f) {
     const int *host_of;
   } placed[] = {
       {"round-robin6x3", 6, round_robin6}, {"uneven3+1", 4, uneven4}, {"uneven4+2+2", 8, uneven8}};
-  hosts_ctx x = {.w = {.tr = COLL_TR_TCP, .across_hosts = true}};
+  where x = {.w = {.tr = COLL_TR_TCP, .across_hosts = true}};
   char label[64];
   for (size_t b = 0; b < CORE_ARRAY_LEN(blocks); b++)
     for (int k = 0; k < COLL_NUM_KINDS; k++) {
       x.place = (coll_args){.size = blocks[b].n, .ppn = blocks[b].ppn};
       snprintf(label, sizeof label, "hosts n=%d ppn=%d", blocks[b].n, blocks[b].ppn);
-      row(f, label, (coll_kind)k, hosts_pick, &x);
+      row(f, label, (coll_kind)k, &x);
     }
   for (size_t p = 0; p < CORE_ARRAY_LEN(placed); p++) {
     coll_hosts *h = NULL;
@@ -125,7 +110,7 @@ static void across_hosts(FILE *f) {
     for (int k = 0; k < COLL_NUM_KINDS; k++) {
       x.place = (coll_args){.size = placed[p].n, .hosts = h};
       snprintf(label, sizeof label, "hosts %s", placed[p].name);
-      row(f, label, (coll_kind)k, hosts_pick, &x);
+      row(f, label, (coll_kind)k, &x);
     }
     coll_hosts_free(h);
   }
@@ -140,7 +125,7 @@ static void across_hosts(FILE *f) {
     for (int k = 0; k < COLL_NUM_KINDS; k++) {
       x.place = (coll_args){.size = cluster_ranks[i], .ppn = 8};
       snprintf(label, sizeof label, "cluster n=%d ppn=8", cluster_ranks[i]);
-      row(f, label, (coll_kind)k, hosts_pick, &x);
+      row(f, label, (coll_kind)k, &x);
     }
 }
 
@@ -148,30 +133,17 @@ static void across_hosts(FILE *f) {
 
 static void learned(FILE *f) {
   static const int ranks[] = {16, 64, 512, 4096};
-  hosts_ctx x = {.w = {.tr = COLL_TR_TCP, .across_hosts = true, .learned = &coll_learned_cluster}};
+  where x = {.w = {.tr = COLL_TR_TCP, .across_hosts = true, .learned = &coll_learned_cluster}};
   for (size_t i = 0; i < CORE_ARRAY_LEN(ranks); i++)
     for (int k = 0; k < COLL_NUM_KINDS; k++) {
       x.place = (coll_args){.size = ranks[i], .ppn = coll_learned_cluster.rph};
       char label[64];
       snprintf(label, sizeof label, "learned n=%d", ranks[i]);
-      row(f, label, (coll_kind)k, hosts_pick, &x);
+      row(f, label, (coll_kind)k, &x);
     }
 }
 
 /* ---- the tuning file ------------------------------------------------------------------------ */
-
-typedef struct tuned_ctx {
-  const coll_tuning *t;
-  coll_transport_kind tr;
-  int n;
-} tuned_ctx;
-
-static coll_algo tuned_pick(const void *ctx, coll_kind kind, size_t count, coll_algo *inner) {
-  const tuned_ctx *x = ctx;
-  coll_args a = {.kind = kind, .size = x->n, .count = count};
-  coll_site w = {.tr = x->tr, .one_host = true};
-  return coll_choose(&a, sizeof(float), &w, x->t, inner);
-}
 
 static void tuned(FILE *f) {
   coll_tuning t;
@@ -186,11 +158,13 @@ static void tuned(FILE *f) {
     for (int tr = 0; tr < COLL_NUM_TR; tr++)
       for (size_t i = 0; i < CORE_ARRAY_LEN(ranks); i++)
         for (int k = 0; k < COLL_NUM_KINDS; k++) {
-          tuned_ctx x = {&t, (coll_transport_kind)tr, ranks[i]};
+          where x = {.place = {.size = ranks[i]},
+                     .w = {.tr = (coll_transport_kind)tr, .one_host = true},
+                     .tuned = &t};
           char label[64];
           snprintf(label, sizeof label, "tuned-%s %s n=%d", use_table ? "table" : "model",
                    tr == COLL_TR_TCP ? "tcp" : "shm", ranks[i]);
-          row(f, label, (coll_kind)k, tuned_pick, &x);
+          row(f, label, (coll_kind)k, &x);
         }
   }
   coll_tuning_free(&t);
