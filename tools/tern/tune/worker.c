@@ -63,14 +63,14 @@ static tern_status call(worker *w, coll_kind k, size_t count) {
 /* The slowest rank's seconds per call over iters calls of (k, algo, count). */
 static tern_status time_calls(worker *w, coll_kind k, coll_algo algo, size_t count, int iters,
                               double *secs) {
-  coll_engine_force(w->c, COLL_ALGO_AUTO);
+  coll_state_force(w->c, COLL_ALGO_AUTO);
   tern_status rc = tern_barrier(w->c);
-  coll_engine_force(w->c, algo);
+  coll_state_force(w->c, algo);
   uint64_t t0 = core_now_ns();
   for (int i = 0; rc == TERN_OK && i < iters; i++)
     rc = call(w, k, count);
   double mine = (double)(core_now_ns() - t0) * 1e-9 / iters;
-  coll_engine_force(w->c, COLL_ALGO_AUTO);
+  coll_state_force(w->c, COLL_ALGO_AUTO);
   if (rc == TERN_OK) rc = tern_allreduce(w->c, &mine, secs, 1, TERN_F64, TERN_MAX);
   return rc;
 }
