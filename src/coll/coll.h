@@ -43,8 +43,8 @@ const coll_hosts *coll_state_hosts(const tern_comm *c);
 void coll_state_force(tern_comm *c, coll_algo algo);
 coll_algo coll_state_forced(tern_comm *c);
 
-/* Fills the fields of a that this communicator's layout decides (ppn, hosts, dealt,
- * shared_memory), as the executor does before it builds a schedule (exec.c); `tern tune`
+/* Fills the fields of a that this communicator's layout decides (ppn, hosts, cpus,
+ * unchecked_root), as the executor does before it builds a schedule (exec.c); `tern tune`
  * compares algorithms' schedules with them. */
 void coll_args_place(const tern_comm *c, coll_args *a);
 

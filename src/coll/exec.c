@@ -8,7 +8,7 @@
  * collective allocates nothing.
  *
  * The algorithm comes from TERN_ALGO when it names one this collective has, else from the
- * selector (coll_select) with the model of the transport in use; every rank decides alike.
+ * selector (coll_choose) for the site in use; every rank decides alike.
  */
 #include "coll/coll.h"
 
@@ -16,39 +16,30 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The crowded model (more ranks than CPUs here) only when every rank is on this host, as it
- * always is over shared memory: then every rank counts the same ranks and CPUs and picks alike;
- * across hosts, each host would judge its own crowding. */
-static coll_net_model model_of(const tern_comm *c) {
+/* Where this communicator's collectives run. Several hosts (some peers over TCP, some host with
+ * two ranks or more, in any placement): hier competes. Crowded (more ranks than CPUs here) only
+ * when every rank is on this host, as it always is over shared memory: then every rank counts
+ * the same ranks and CPUs and picks alike; across hosts, each host would judge its own
+ * crowding. */
+static coll_site site_of(const tern_comm *c) {
   bool one_host = c->local_size == c->size;
-  return coll_model_for(c->any_tcp, one_host, c->oversubscribed && one_host, c->host_cpus);
-}
-
-/* Several hosts (some peers over TCP, some host with two ranks or more, in any placement):
- * hier competes. */
-static bool across_hosts(const tern_comm *c) {
-  return c->any_tcp && coll_state_hosts(c) != NULL;
+  return (coll_site){.tr = c->any_tcp ? COLL_TR_TCP : COLL_TR_SHM,
+                     .one_host = one_host,
+                     .crowded = c->oversubscribed && one_host,
+                     .cpus = c->host_cpus,
+                     .across_hosts = c->any_tcp && coll_state_hosts(c) != NULL};
 }
 
 static const char *transport_of(const tern_comm *c) {
-  if (across_hosts(c)) return "shm+tcp";
+  if (site_of(c).across_hosts) return "shm+tcp";
   return c->any_tcp ? "tcp" : (c->size > 1 ? "shm" : "self");
 }
 
 static coll_algo select_algo(tern_comm *c, coll_args *a, size_t esize) {
   coll_choice *memo = coll_state_choice(c, a->kind);
   if (memo->algo == COLL_ALGO_AUTO || memo->count != a->count || memo->elem_size != esize) {
-    coll_algo inner = COLL_ALGO_RING, algo = COLL_ALGO_AUTO;
-    const coll_tuning *tuned = coll_state_tuning(c);
-    if (across_hosts(c))
-      algo = coll_select_hosts(a, esize, &coll_model_shm, &coll_model_tcp, &inner);
-    else if (tuned)
-      algo = coll_tuning_select(tuned, c->any_tcp ? COLL_TR_TCP : COLL_TR_SHM, a->kind, c->size,
-                                a->count, esize);
-    if (algo == COLL_ALGO_AUTO || !coll_algo_supported(a->kind, algo)) {
-      coll_net_model m = model_of(c);
-      algo = coll_select(a->kind, c->size, a->count, esize, &m);
-    }
+    coll_site w = site_of(c);
+    coll_algo inner, algo = coll_choose(a, esize, &w, coll_state_tuning(c), &inner);
     *memo = (coll_choice){a->count, esize, algo, inner};
   }
   a->inner = memo->inner;
@@ -64,8 +55,8 @@ static tern_status build_algo(tern_comm *c, const coll_args *a, coll_algo algo,
 void coll_args_place(const tern_comm *c, coll_args *a) {
   a->ppn = c->ppn;
   a->hosts = coll_state_hosts(c);
-  a->dealt = c->dealt;
-  a->shared_memory = !c->any_tcp;
+  coll_site w = site_of(c);
+  a->cpus = w.crowded ? w.cpus : 0; /* tern run deals such ranks round: r on CPU r mod cpus */
   a->unchecked_root = core_config_get()->unchecked_roots;
 }
 
@@ -120,8 +111,8 @@ static tern_status build(tern_comm *c, const tern_request *r, coll_args *a, size
     rc = build_algo(c, a, algo, out);
   }
   if (rc == TERN_ERR_UNSUPPORTED) { /* a tuned choice this layout cannot build */
-    coll_net_model m = model_of(c);
-    algo = coll_select(a->kind, c->size, a->count, esize, &m);
+    coll_site w = site_of(c);
+    algo = coll_choose(a, esize, &w, NULL, &a->inner);
     rc = build_algo(c, a, algo, out);
   }
   if (rc != TERN_OK)

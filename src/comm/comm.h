@@ -64,7 +64,6 @@ struct tern_comm {
   int ppn;             /* ranks per host when hosts hold equal contiguous blocks, else 0 */
   int *host_id;        /* size: each rank's host, named by the lowest rank on it */
   int nhosts;
-  int dealt; /* host_cpus when all ranks share one crowded host, else 0 (coll_args) */
   uint64_t alive_checked_ns; /* when comm_check_alive last looked */
   uint32_t alive_calls;      /* comm_check_alive calls, to read the clock on every 16th */
 
