@@ -67,9 +67,9 @@ typedef struct sim_platform {
                             minimal: "g,l;c,l;r,l;n" */
   char geo_file[1024];   /* SIM_TOPO_GEO: a fixture such as aws-10-regions.json */
   int regions;           /* SIM_TOPO_GEO: how many of its regions (0: all) */
-  /* Not the platform but how it is simulated: with steady = K > 0, phases from the K-th
-   * repeat of identical ones on every rank on take the time of the last one played
-   * (coll_steady.c); 0: every message simulated. */
+  /* Not the platform but how it is simulated: with steady = K >= 4, phases from the K-th
+   * repeat of identical ones on every rank on take the least time of the repeats played
+   * after the first (coll_steady.c, coll_actor.c); 0: every message simulated. */
   int steady;
 } sim_platform;
 

@@ -27,6 +27,7 @@
 #include <simgrid/mailbox.h>
 
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 
 typedef struct sim_run {
@@ -119,8 +120,11 @@ static uint64_t phase_sends(const sim_plan *pl, const sim_phase *ph) {
 }
 
 /* Plays the plan; returns the messages this rank sent (those of skipped phases too). A phase
- * index that steady skips costs the time of the last repeat played of its run (coll_steady.c
- * guarantees one was: a skipped index is at least the K-th repeat on every rank). */
+ * index that steady skips costs the run's period: the shortest of its repeats played after
+ * the first (coll_steady.c guarantees K were played before: a skipped index is at least the
+ * K-th repeat on every rank). Not the last one's: a repeat may include waiting for a peer still
+ * asleep through its own skipped stretch, and that wait, multiplied by the repeats skipped,
+ * grew a ring of 256 ranks on a fat tree tenfold. */
 static uint64_t play(sim_rank *me) {
   const sim_plan *pl = &me->plan;
   const uint8_t *skip = me->run->steady.skipped ? me->run->steady.skip : NULL;
@@ -129,20 +133,24 @@ static uint64_t play(sim_rank *me) {
   size_t i = 0; /* the phase index, repeats counted */
   for (size_t k = 0; k < pl->nphases; k++) {
     const sim_phase *ph = &pl->phases[k];
-    double last = 0;
-    uint32_t pending = 0; /* skipped repeats whose time is not slept yet */
+    double first = 0, later = HUGE_VAL; /* the first repeat's time, the least of the others' */
+    uint32_t played = 0, pending = 0;   /* skipped repeats whose time is not slept yet */
     for (uint32_t rep = 0; rep < ph->repeat; rep++, i++) {
       if (skip && skip[i]) {
         pending++;
         sent += phase_sends(pl, ph);
         continue;
       }
-      if (pending) sg_actor_sleep_for(pending * last), pending = 0;
+      if (pending) sg_actor_sleep_for(pending * (played > 1 ? later : first)), pending = 0;
       double t0 = simgrid_get_clock();
       sent += play_phase(me, ph, own_core);
-      last = simgrid_get_clock() - t0;
+      double took = simgrid_get_clock() - t0;
+      if (played++ == 0)
+        first = took;
+      else if (took < later)
+        later = took;
     }
-    if (pending) sg_actor_sleep_for(pending * last);
+    if (pending) sg_actor_sleep_for(pending * (played > 1 ? later : first));
   }
   return sent;
 }

@@ -4,7 +4,8 @@
  * first few repeats the phases cost the same each time, and simulating the rest message by
  * message (537 million messages for a ring of 16384 ranks) only multiplies that time. So with
  * steady = K, a phase index that is at least the K-th repeat of a run of identical phases on
- * every rank is not played: each rank sleeps the time of its own last played repeat instead.
+ * every rank is not played: each rank sleeps, per repeat skipped, the least time of its own
+ * repeats played after the first (coll_actor.c says why not the last's).
  *
  * Every rank skips the same phase indices, but a schedule's messages need not pair phase k with
  * phase k (a rank may receive in a later phase what its peer sent earlier). So the skip is kept

@@ -126,23 +126,31 @@ static void test_dragonfly_pools_global_links(void **state) {
   assert_string_equal(p.topo_params, "128,73"); /* Frontier's groups (coll_platform.c) */
 }
 
-/* Steady phases: a ring's repeats taken from the 3rd on give the exact simulation's time, on
- * a flat cluster and with hier's levels. */
+/* Steady phases: a ring's repeats taken from the 4th on give the exact simulation's time, on a
+ * flat cluster and on a fat tree of Frontier's nodes (routes of unequal latency, so ranks drift
+ * apart), flat and with hier's levels; fewer than 4 repeats are refused. */
 static void test_steady_matches_exact(void **state) {
   (void)state;
-  sim_platform p;
-  sim_platform_cluster(&p, 16, 4);
+  sim_platform plats[2];
+  sim_platform_cluster(&plats[0], 16, 4);
+  sim_platform_frontier(&plats[1], 16);
+  plats[1].topo = SIM_TOPO_FAT_TREE;
+  snprintf(plats[1].topo_params, sizeof plats[1].topo_params, "2;4,4;1,4;1,1");
   const coll_algo algos[] = {COLL_ALGO_RING, COLL_ALGO_HIER};
-  for (size_t a = 0; a < CORE_ARRAY_LEN(algos); a++) {
-    p.steady = 0;
-    sim_coll_job exact = run_job1(&p, COLL_ALLREDUCE, algos[a], 1 << 16);
-    assert_int_equal(exact.steady, 0);
-    p.steady = 3;
-    sim_coll_job steady = run_job1(&p, COLL_ALLREDUCE, algos[a], 1 << 16);
-    assert_true(steady.steady > 0);
-    assert_int_equal(steady.messages, exact.messages);
-    assert_near(steady.time, exact.time, 1e-6);
-  }
+  for (size_t i = 0; i < CORE_ARRAY_LEN(plats); i++)
+    for (size_t a = 0; a < CORE_ARRAY_LEN(algos); a++) {
+      sim_platform p = plats[i];
+      sim_coll_job exact = run_job1(&p, COLL_ALLREDUCE, algos[a], 1 << 16);
+      assert_int_equal(exact.steady, 0);
+      p.steady = 4;
+      sim_coll_job steady = run_job1(&p, COLL_ALLREDUCE, algos[a], 1 << 16);
+      assert_true(steady.steady > 0);
+      assert_int_equal(steady.messages, exact.messages);
+      assert_near(steady.time, exact.time, 1e-6);
+    }
+  core_err err = {0};
+  plats[0].steady = 3;
+  assert_int_equal(sim_platform_check(&plats[0], &err), TERN_ERR_INVALID_ARG);
 }
 
 /* Four ranks reducing on one core take four times as long as on four. */

@@ -48,8 +48,9 @@ static int usage(void) {
       "  local work of any rank, a lower bound on the time, without simulating. --frontier:\n"
       "  Frontier's nodes (8 ranks, four 25 GB/s NICs, 50 GB/s between GCDs, reductions at\n"
       "  500 GB/s and copies at 800 GB/s: docs/SCALE.md), options after it changing them.\n"
-      "  --steady K: a phase repeated on every rank takes, from its K-th repeat on, the time\n"
-      "  of the last one simulated (docs/SCALE.md); default 0, every message simulated.\n");
+      "  --steady K (K >= 4): a phase repeated on every rank takes, from its K-th repeat on,\n"
+      "  the least time of its repeats simulated after the first (docs/SCALE.md); default 0,\n"
+      "  every message simulated.\n");
   return 2;
 }
 
@@ -223,7 +224,7 @@ static bool parse_opt(opts *o, int ch, const char *arg, bool *cores_set) {
   case O_CORES:
     return core_parse_int(arg, 1, 4096, &v) && (p->cores = (int)v, *cores_set = true);
   case O_STEADY:
-    return core_parse_int(arg, 0, 1 << 20, &v) && (p->steady = (int)v, true);
+    return core_parse_int(arg, 0, 1 << 20, &v) && (v == 0 || v >= 4) && (p->steady = (int)v, true);
   case O_TOPO:
     return parse_topo(arg, &p->topo);
   case O_PARAMS:
