@@ -26,13 +26,13 @@
 #    memory and reductions slowed by as much).
 # Environment: RATES ("1gbit 4gbit"), LAYOUTS ("2x2 3x2 4x2", hosts x ranks a host), ALGOS
 # ("ring rhd hier:ring hier:rhd"), COLLS ("allreduce reduce_scatter allgather"), MIN (256K),
-# MAX (4M), REPEAT (4: the median of that many benches, taken round by round), ITERS (8), BUILD
-# (build). About 25 minutes with the defaults.
+# MAX (4M), REPEAT (4: the least of that many benches, taken round by round), ITERS (8), BUILD
+# (build), TERN (the tern to run: $BUILD/tern). About 25 minutes with the defaults.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build=${BUILD:-$root/build}
-tern=$build/tern
+tern=${TERN:-$build/tern}
 out=$here/results/hosts.md
 [ "${1:-}" = -o ] && out=$2
 RATES=${RATES:-"1gbit 4gbit"}

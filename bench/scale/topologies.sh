@@ -3,7 +3,7 @@
 # builds: 512 ranks (64 hosts x 8) flat, on SimGrid's default fat tree, on the adaptively routed
 # dragonfly (4 groups of 16 hosts, 9 global links each: Frontier's 57% of injection) and on
 # SimGrid's minimally routed one, and 40 ranks over the 10 regions of the AWS fixture (4 ranks
-# a region). Rings with --steady 4 (docs/SCALE.md). Written into SCALE.md.
+# a region). Every message simulated. Written into SCALE.md.
 set -euo pipefail
 tern=$1
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -12,7 +12,7 @@ echo "|---|---:|---:|---:|---:|---:|"
 row() {
   local name=$1
   shift
-  "$tern" sim coll allreduce "$@" -b 1M -e 64M -f 64 -a ring,rhd,hier --csv --steady 4 |
+  "$tern" sim coll allreduce "$@" -b 1M -e 64M -f 64 -a ring,rhd,hier --csv |
     awk -F, -v name="$name" 'NR > 1 { t[$6, $8] = $9 * 1e3; s[$6] = 1 }
       END { for (b in s) printf "| %s | %d MiB | %.2f | %.2f | %.2f | %.2f |\n", name, b / 1048576,
             t[b, "ring"], t[b, "rhd"], t[b, "hier-ring"], t[b, "hier-rhd"] }' | sort -t'|' -k3n
