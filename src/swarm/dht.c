@@ -184,8 +184,9 @@ void swarm_dht_get(tern_swarm *sw, const uint8_t gkey[32], double timeout_s,
   ctx_unref(c);
 }
 
-/* The values that came on a watched key, the last WATCH_MAX of them (a ring). */
-#define WATCH_MAX 256
+/* The values that came on the watched keys, the last WATCH_MAX of them (a ring shared by all
+ * watches: a record names its key and round, and readers check both). */
+#define WATCH_MAX 1024
 typedef struct swarm_watch {
   pthread_mutex_t mu;
   unsigned long long n; /* values ever received; the ring holds the last WATCH_MAX */
@@ -205,31 +206,33 @@ static bool on_watched(const dht_value *value, bool expired, void *arg) {
   return true;
 }
 
-tern_status swarm_dht_watch(tern_swarm *sw, const uint8_t gkey[32], core_err *err) {
-  if (sw->watch) return TERN_OK;
-  swarm_watch *w = calloc(1, sizeof *w);
-  if (!w) return core_err_set(err, TERN_ERR_NOMEM, "a DHT watch");
-  pthread_mutex_init(&w->mu, NULL);
+static void key_hash(tern_swarm *sw, const uint8_t gkey[32], dht_infohash *h) {
   uint8_t at[32];
   swarm_dht_location(sw, gkey, at);
-  dht_infohash h;
-  dht_infohash_get(&h, at, 32);
-  /* Never cancelled: it lives as long as the node, and is freed after the node's threads end
-   * (swarm_dht_stop), so that no callback can find it gone. */
-  dht_op_token *token = dht_runner_listen(sw->dht, &h, on_watched, NULL, w);
-  if (token) dht_op_token_delete(token);
-  sw->watch = w;
-  return TERN_OK;
+  dht_infohash_get(h, at, 32);
 }
 
-void swarm_dht_watched(tern_swarm *sw, bool (*each)(const uint8_t *, size_t, void *), void *arg) {
+struct dht_op_token *swarm_dht_watch(tern_swarm *sw, const uint8_t gkey[32]) {
+  if (!sw->watch) { /* freed after the node's threads end (swarm_dht_stop): no callback finds
+                       it gone, whenever a cancelled listen's last one comes */
+    sw->watch = calloc(1, sizeof *sw->watch);
+    if (!sw->watch) return NULL;
+    pthread_mutex_init(&sw->watch->mu, NULL);
+  }
+  dht_infohash h;
+  key_hash(sw, gkey, &h);
+  return dht_runner_listen(sw->dht, &h, on_watched, NULL, sw->watch);
+}
+
+void swarm_dht_watched(tern_swarm *sw, unsigned long long *pos,
+                       bool (*each)(const uint8_t *, size_t, void *), void *arg) {
   swarm_watch *w = sw->watch;
   if (!w) return;
   uint8_t val[SWARM_RECORD_MAX];
   pthread_mutex_lock(&w->mu);
-  unsigned long long first = w->n > WATCH_MAX ? w->n - WATCH_MAX : 0, end = w->n;
+  unsigned long long end = w->n;
   pthread_mutex_unlock(&w->mu);
-  for (unsigned long long i = first; i < end; i++) {
+  for (unsigned long long i = CORE_MAX(*pos, end > WATCH_MAX ? end - WATCH_MAX : 0); i < end; i++) {
     pthread_mutex_lock(&w->mu);
     bool kept = w->n - i <= WATCH_MAX; /* not overwritten since */
     size_t len = w->len[i % WATCH_MAX];
@@ -237,12 +240,15 @@ void swarm_dht_watched(tern_swarm *sw, bool (*each)(const uint8_t *, size_t, voi
     pthread_mutex_unlock(&w->mu);
     if (kept) each(val, len, arg);
   }
+  *pos = end;
 }
 
 void swarm_dht_stop(tern_swarm *sw) {
   if (!sw->dht) return;
   dht_runner_delete(sw->dht); /* joins OpenDHT's threads */
   sw->dht = NULL;
+  if (sw->pool_watch) dht_op_token_delete(sw->pool_watch);
+  sw->pool_watch = NULL;
   if (sw->watch) {
     pthread_mutex_destroy(&sw->watch->mu);
     free(sw->watch);

@@ -64,7 +64,9 @@ typedef struct seen {
   int ndead;
   bool pool; /* matching in the round-free pool: the last round's partners are ignored too */
   uint32_t group_round; /* the round the group runs in: the latest of its members' (pool) */
-  bool late;  /* alone, and a peer asked had closed this round already (lonely_moved_on) */
+  bool late; /* alone, and a peer asked had closed this round already (lonely_moved_on) */
+  struct dht_op_token *watch;   /* the key's watch (dht.c); NULL: read by gets */
+  unsigned long long watch_pos; /* how far the watched values have been read */
   int enough; /* members (valid, distinct, this peer included) after which a get may end */
 } seen;
 
@@ -229,15 +231,20 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
   uint64_t start = core_now_ns(), last_growth = start, last_news = start;
   unsigned heard = hellos_heard(sw);
   bool asked = false;
+  /* A get waits for every node it asked, a killed peer's until this cap, and sees only the
+   * records there when it began: a short cap is a prompt second look. With 0.25 s, every round
+   * after a kill took a quarter of a second (bench/swarm/pace.sh). Across regions a get takes
+   * DHT round trips; a long matching time (the WAN's) gives it the quarter second back. */
+  double get_s = CORE_MIN(0.25, CORE_MAX(0.05, o->match_timeout / 80));
   /* A get ends early only when what it found ends the reading (the first two breaks below):
    * a get cut short on fewer members would not wait for the remote nodes that hold the rest. */
   s->enough = o->expect >= o->min_group ? CORE_MIN(o->expect, o->target_group) : o->target_group;
   for (int tries = 0;; tries++) {
     int before = s->n;
-    if (s->pool)
-      swarm_dht_watched(sw, on_record, s);
-    else
-      swarm_dht_get(sw, s->gkey, 0.25, on_record, s);
+    /* The pool is watched and read locally; a get now and then is the safety net there (a
+     * listen that has not reached a node yet). */
+    if (s->watch) swarm_dht_watched(sw, &s->watch_pos, on_record, s);
+    if (!s->watch || tries % 25 == 24) swarm_dht_get(sw, s->gkey, get_s, on_record, s);
     if (tries == 2 && s->n == 1) reconnect(sw); /* alone so far: maybe OpenDHT holds us back */
     uint64_t now = core_now_ns();
     unsigned h = hellos_heard(sw);
@@ -259,7 +266,7 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
       if ((s->late = lonely_moved_on(sw, s))) break;
     }
     /* Each get is a DHT search: poll gently. A watched key is read locally. */
-    core_sleep_ms(s->pool ? 10 : tries < 3 ? 20 : 60);
+    core_sleep_ms(s->watch ? 10 : tries < 3 ? 20 : 60);
   }
 }
 
@@ -648,6 +655,7 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
   s->round = sw->round;
   s->gkey = gkey;
   s->pool = pool;
+  s->watch = pool ? sw->pool_watch : NULL;
   discover(sw, o, s, start, timeout_s);
   *late = s->late;
   *seen_n = s->n;
@@ -879,13 +887,11 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
     /* Met someone there last time: as soon as that many are in. Else a settling time. */
     pool.expect = sw->pool_seen >= 2 ? sw->pool_seen : 0;
     swarm_pool_key(sw, gkey);
-    rc = swarm_dht_watch(sw, gkey, err);
+    if (!sw->pool_watch) sw->pool_watch = swarm_dht_watch(sw, gkey);
     pthread_mutex_lock(&sw->mu);
     sw->in_pool = true;
     pthread_mutex_unlock(&sw->mu);
-    if (rc == TERN_OK)
-      rc = match_on(sw, &pool, gkey, true, o->match_timeout, group, n, tag, &late, NULL, &nseen,
-                    err);
+    rc = match_on(sw, &pool, gkey, true, o->match_timeout, group, n, tag, &late, NULL, &nseen, err);
     leave_pool(sw, gkey);
     sw->pool_seen = nseen;
     *pooled = true;

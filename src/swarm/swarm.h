@@ -149,6 +149,7 @@ void swarm_limit_tick(swarm_limits *l, uint64_t now);
 struct dht_runner;
 struct get_ctx;
 struct swarm_watch;
+struct dht_op_token;
 
 /* The results this peer received in its current all-reduce, part by part (repair.c), for the
  * members whose reducer died before answering them. */
@@ -178,8 +179,9 @@ struct tern_swarm {
   char bootstrap[TERN_SWARM_MAX_BOOTSTRAP][NET_HOST_LEN + 8];
   int nbootstrap;
   struct dht_runner *dht;
-  struct get_ctx *gets;      /* DHT gets whose done callback has not come (dht.c), under mu */
-  struct swarm_watch *watch; /* the pool's key, watched from the first visit on (dht.c) */
+  struct get_ctx *gets;            /* DHT gets whose done callback has not come (dht.c), under mu */
+  struct swarm_watch *watch;       /* what the watched keys brought (dht.c) */
+  struct dht_op_token *pool_watch; /* the pool's key, watched from the first visit on */
 
   int listen_fd;
   int wake[2]; /* a byte written here stops the listener */
@@ -280,12 +282,16 @@ void swarm_dht_put(tern_swarm *sw, const uint8_t gkey[32], const uint8_t *data, 
  * get before the ones it waits for (docs/SWARM.md, "Matching under churn"). */
 void swarm_dht_get(tern_swarm *sw, const uint8_t gkey[32], double timeout_s,
                    bool (*each)(const uint8_t *, size_t, void *), void *arg);
-/* A key read again and again for the whole run (the round-free pool) is watched instead: one
- * OpenDHT listen, whose values are kept as they come (the last 256), and read locally with
- * swarm_dht_watched. Gets on one key pile up inside OpenDHT (each adds a query that every later
- * step of the key's search walks: a peer of the kill test spent minutes of CPU there). */
-tern_status swarm_dht_watch(tern_swarm *sw, const uint8_t gkey[32], core_err *err);
-void swarm_dht_watched(tern_swarm *sw, bool (*each)(const uint8_t *, size_t, void *), void *arg);
+/* A key read again and again for the whole run (the round-free pool) is watched: one OpenDHT
+ * listen, whose values are kept as they come (the last 1024) and read locally with
+ * swarm_dht_watched from *pos on (0: all kept). Polling gets on one long-lived key piled up
+ * inside OpenDHT: each adds a query that every later step of the key's search walks, and a
+ * peer of the kill test spent minutes of CPU there. NULL: not watched (out of memory). Line
+ * keys, one per round, are read by gets: watching them was tried, and after a kill the listen
+ * brought the others' records only after a quarter of a second, every round. */
+struct dht_op_token *swarm_dht_watch(tern_swarm *sw, const uint8_t gkey[32]);
+void swarm_dht_watched(tern_swarm *sw, unsigned long long *pos,
+                       bool (*each)(const uint8_t *, size_t, void *), void *arg);
 
 /* Opens a connection to m and runs the handshake; the fd is nonblocking. */
 tern_status swarm_dial(tern_swarm *sw, const swarm_member *m, uint64_t deadline_ns, int *fd,
