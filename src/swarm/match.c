@@ -235,7 +235,7 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
    * records there when it began: a short cap is a prompt second look. With 0.25 s, every round
    * after a kill took a quarter of a second (bench/swarm/pace.sh). Across regions a get takes
    * DHT round trips; a long matching time (the WAN's) gives it the quarter second back. */
-  double get_s = CORE_MIN(0.25, CORE_MAX(0.05, o->match_timeout / 80));
+  double get_s = CORE_MIN(0.25, CORE_MAX(0.02, o->match_timeout / 80));
   /* A get ends early only when what it found ends the reading (the first two breaks below):
    * a get cut short on fewer members would not wait for the remote nodes that hold the rest. */
   s->enough = o->expect >= o->min_group ? CORE_MIN(o->expect, o->target_group) : o->target_group;
