@@ -83,12 +83,21 @@ static uint64_t stamp_of(const seen *s, uint64_t id) {
   return UINT64_MAX;
 }
 
-static void note_dead(seen *s, uint64_t id) {
-  uint64_t stamp = stamp_of(s, id);
-  if (!is_dead(s, id, stamp) && s->ndead < SWARM_MAX_GROUP) {
+/* Ignores id's records up to stamp from now on. */
+static void note_gone(seen *s, uint64_t id, uint64_t stamp) {
+  for (int i = 0; i < s->ndead; i++)
+    if (s->dead[i] == id) {
+      s->dead_stamp[i] = CORE_MAX(s->dead_stamp[i], stamp);
+      return;
+    }
+  if (s->ndead < SWARM_MAX_GROUP) {
     s->dead[s->ndead] = id;
     s->dead_stamp[s->ndead++] = stamp;
   }
+}
+
+static void note_dead(seen *s, uint64_t id) {
+  note_gone(s, id, stamp_of(s, id));
 }
 
 /* The wall clock in ms, growing with each call: a peer's records under a key are ordered by it,
@@ -130,6 +139,9 @@ static bool pool_record(seen *s, const swarm_record *r) {
   if (at >= 0 && s->stamp[at] >= r->stamp_ms) return false; /* older news */
   double now_ms = core_wall_s() * 1e3;
   bool live = r->ttl_ms > 0 && (double)r->stamp_ms + r->ttl_ms > now_ms;
+  /* A watch brings a key's values in any order: a withdrawal seen first must still hide the
+   * record it withdraws (a lonely peer led a peer that had left, and waited for it). */
+  if (!live && r->m.id != s->sw->id) note_gone(s, r->m.id, r->stamp_ms);
   if (at >= 0 && r->m.id != s->sw->id && !live) { /* withdrawn or expired since */
     s->n--;
     s->m[at] = s->m[s->n];
