@@ -904,8 +904,10 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
   if (rc == TERN_OK && *n == 1 && !late) {
     CORE_INFO("swarm: round %u: alone on its line; trying the pool", sw->round);
     swarm_match_opts pool = *o;
-    /* Met someone there last time: as soon as that many are in. Else a settling time. */
-    pool.expect = sw->pool_seen >= 2 ? sw->pool_seen : 0;
+    /* Met k there last time: as soon as k are in; alone there: a glance (a peer alone on its
+     * row of a 3x3 grid with 7 peers, which nobody ever meets in the pool, otherwise fell behind
+     * its column by a settling time every other round); not known: a settling time. */
+    pool.expect = sw->pool_seen;
     swarm_pool_key(sw, gkey);
     if (!sw->pool_watch) sw->pool_watch = swarm_dht_watch(sw, gkey);
     pthread_mutex_lock(&sw->mu);
