@@ -18,7 +18,11 @@
  */
 #include "plan/plan.h"
 
+#include "core/mix.h"
+#include "plan/memo.h"
+
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct chain {
@@ -108,4 +112,40 @@ void plan_pathfind(const plan_state *s, const plan_queued *q, int start, int kma
     grow(s, q, &ch, best, best_end);
   }
   out->k = CORE_MIN(kmax, out->free_gpus);
+}
+
+/* On the idle cluster (s's memo keeps one), whether a chain from some start holds the job's
+ * memory floor with every link checked. */
+static bool linked_on_idle(const plan_state *s, const plan_queued *q) {
+  plan_memo *m = s->memo;
+  if (m->idle == NULL) {
+    m->idle = calloc(1, sizeof *m->idle);
+    if (m->idle == NULL || plan_state_init(m->idle, s->c, NULL) != TERN_OK) {
+      free(m->idle);
+      m->idle = NULL;
+      return true; /* without memory: as before, the link check alone */
+    }
+    plan_state_share_memo(m->idle, s);
+  }
+  plan_path path;
+  for (int r = 0; r < s->c->nregions; r++) {
+    int kstar = plan_kstar_at(s->c, q->d, r);
+    if (kstar < 1) continue;
+    plan_pathfind(m->idle, q, r, kstar, true, &path);
+    if (path.k >= plan_smin_path(s->c, q->d, path.region, path.n)) return true;
+  }
+  return false;
+}
+
+bool plan_linked_can_hold(const plan_state *s, const plan_queued *q) {
+  if (s->memo == NULL) return true;
+  uint64_t h = (uint64_t)q->job->layers << 40 ^ (uint64_t)q->job->hidden << 8 ^
+               (uint64_t)q->job->microbatches;
+  linked_can *e = &s->memo->linked[core_splitmix64(&h) % LINKED_CAN];
+  if (!e->set || !plan_job_same_shape(&e->shape, q->job)) {
+    e->can = linked_on_idle(s, q);
+    e->shape = *q->job;
+    e->set = true;
+  }
+  return e->can;
 }
