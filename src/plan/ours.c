@@ -12,8 +12,8 @@
  *     the cost weight times predicted cost over the least cost among them. Both terms are
  *     ratios, so the score trades a percent of time for a percent of cost whatever the job's
  *     size, and it needs no constant fitted to a scenario. The weights are the job's objective
- *     (plan_objective: 1 and 1 by default). For a job with neither deadline nor budget, an
- *     option much slower than the fastest (SLOWER_LOOSE, SLOWER_FAST) is not taken.
+ *     (plan_objective: 1 and 1 by default). For a job that states no objective, an option
+ *     much slower than the fastest (SLOWER_LOOSE, SLOWER_FAST) is not taken.
  *  3. Start or wait: a job short of its K* replays the next releases of the running jobs (up to
  *     LOOKAHEAD) and stays queued if a later start scores better, the wait counted in its time.
  *     It is planned again at the next event.
@@ -52,7 +52,8 @@ enum {
 };
 
 /* An option more than this much slower than the fastest is never taken, whatever it saves: a
- * floor under the JCT side of the objective. ours-online has the loose floor, ours-fast the
+ * floor under the JCT side of the default objective (a job's stated objective replaces it).
+ * ours-online has the loose floor, ours-fast the
  * tight one; the portfolio `ours` runs both (docs/PLANNING.md gives the measured choice). */
 #define SLOWER_LOOSE 0.50
 #define SLOWER_FAST 0.20
@@ -376,9 +377,8 @@ static bool choose(const plan_state *s, const plan_queued *q, unsigned *flags, o
   all->n = 0;
   all->now = s->now;
   all->job = q->job;
-  all->slower = ob->deadline_s > 0 || ob->budget_usd > 0 ? INFINITY
-                : (*flags & OURS_FAST)                   ? SLOWER_FAST
-                                                         : SLOWER_LOOSE;
+  /* the floor guards the default trade only: a stated objective is the user's own */
+  all->slower = ob->given ? INFINITY : (*flags & OURS_FAST) ? SLOWER_FAST : SLOWER_LOOSE;
   for (int pass = 0; pass < 2; pass++) {
     all->tmin = all->cmin = all->tfloor = INFINITY;
     each_option(s, q, *flags, 0, NULL, all, visit_minima);
