@@ -22,6 +22,7 @@ struct plan_memo {
   plan_state *idle;          /* pathfind.c: the cluster with nothing running; NULL until used */
   linked_can linked[LINKED_CAN];
   double wake_at;
+  uint64_t touches; /* plan_state_touch's count: a run's versions are the same in every run */
 };
 
 void plan_splits_free(struct kept_split *k);

@@ -85,9 +85,13 @@ tern_status plan_state_init(plan_state *s, const plan_cluster *c, core_err *err)
   return TERN_OK;
 }
 
+/* Versions count in the state's memo, so that a run's versions, and so which of its kept
+ * answers collide in their tables, are the same in every run: a run's result never depends on
+ * what ran before it in the process (the portfolio runs several). Without a memo, a counter of
+ * the process keeps them unique. */
 void plan_state_touch(plan_state *s) {
   static _Atomic uint64_t counter;
-  uint64_t x = ++counter;
+  uint64_t x = s->memo ? ++s->memo->touches : ++counter + (1ull << 63);
   s->version = core_splitmix64(&x);
 }
 
