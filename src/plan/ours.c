@@ -616,14 +616,15 @@ const plan_policy plan_policy_ours_nowait = {"ours-nowait", "ours-online without
 
 extern const plan_policy plan_policy_bace, plan_policy_lcf, plan_policy_ldf, plan_policy_crlcf,
     plan_policy_crldf;
-static const plan_policy *const ours_members[] = {&plan_policy_ours_online, &plan_policy_ours_fast,
-                                                  NULL};
+/* the fullest rules first; then ours-nowait, at a tenth of their CPU (results.md) */
+static const plan_policy *const ours_members[] = {
+    &plan_policy_ours_online, &plan_policy_ours_nowait, &plan_policy_ours_fast, NULL};
 static const plan_policy *const ours_rivals[] = {&plan_policy_bace,  &plan_policy_lcf,
                                                  &plan_policy_ldf,   &plan_policy_crlcf,
                                                  &plan_policy_crldf, NULL};
 const plan_policy plan_policy_ours = {
     "ours",
-    "portfolio of ours-online and ours-fast, kept if no worse than BACE-Pipe and the baselines",
+    "portfolio of ours-online, ours-nowait and ours-fast, kept against BACE-Pipe and baselines",
     ours_order,
     ours_place,
     OURS_FLAGS,
