@@ -16,20 +16,22 @@
 
 /* Six dear hours (USD 1 per kWh), then eighteen cheap ones (USD 0.1). */
 #define DEAR_THEN_CHEAP "[1, 1, 1, 1, 1, 1, " CHEAP18 "]"
-#define CHEAP18 "0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1"
+#define CHEAP18                                                                                    \
+  "0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1"
 
 /* One region of 12 fast GPUs with the day's prices above; one job (about 20 minutes alone,
  * arriving at 0) with the objective given ("" for none). */
 static void one_job(plan_scenario *sc, const char *objective) {
   char text[4096];
-  snprintf(text, sizeof text,
-           "{" PT_TYPES ", \"regions\": [{\"name\": \"A\", \"gpu\": \"fast\", \"gpus\": 12, "
-           "\"price_usd_per_kwh\": " DEAR_THEN_CHEAP ", \"intra_bandwidth_gbps\": 100}], "
-           "\"links\": [], \"jobs\": [{\"name\": \"j\", \"params_b\": 1.2, \"layers\": 12, "
-           "\"hidden\": 1024, \"seq_len\": 1024, \"microbatch_sequences\": 2, "
-           "\"microbatches\": 8, \"tokens\": 8e7, \"arrival_s\": 0, \"dtype_bytes\": 2%s}], " PT_ASSUME
-           "}",
-           objective);
+  snprintf(
+      text, sizeof text,
+      "{" PT_TYPES ", \"regions\": [{\"name\": \"A\", \"gpu\": \"fast\", \"gpus\": 12, "
+      "\"price_usd_per_kwh\": " DEAR_THEN_CHEAP ", \"intra_bandwidth_gbps\": 100}], "
+      "\"links\": [], \"jobs\": [{\"name\": \"j\", \"params_b\": 1.2, \"layers\": 12, "
+      "\"hidden\": 1024, \"seq_len\": 1024, \"microbatch_sequences\": 2, "
+      "\"microbatches\": 8, \"tokens\": 8e7, \"arrival_s\": 0, \"dtype_bytes\": 2%s}], " PT_ASSUME
+      "}",
+      objective);
   pt_load(text, sc);
 }
 
