@@ -41,6 +41,8 @@
 /* What one start region offers: the region alone, the chain, trimmed, EDP-sized, and DP x PP
  * with 2 to PLAN_MAX_REPLICAS copies. */
 #define OFFER_MAX (4 + PLAN_MAX_REPLICAS - 1)
+/* Options whose cost choose's first pass keeps for its second; past these it prices again. */
+#define OPTION_COSTS 4096
 
 enum {
   OURS_WAIT = 16u,
@@ -155,7 +157,9 @@ struct ours_memo {
   replays ahead;
   int *freed, nfreed; /* region_later_is_better's running count of free GPUs */
   stayed stays[STAYED];
-  options all;      /* the current choice: too big for deep stacks */
+  options all;                /* the current choice: too big for deep stacks */
+  double costs[OPTION_COSTS]; /* choose's first pass's option costs, for its second */
+  int ncosts;
   plan_placement p; /* chain_iter's scratch */
 };
 
@@ -350,10 +354,14 @@ static void visit_priced(const plan_state *s, options *all, option *o, visit_fn 
 }
 
 /* The options of every start region (only those `only` marks, when given), as s stands, each
- * waiting wait_s. */
+ * waiting wait_s. costs, when given, keeps each option's cost in visiting order: filled when
+ * *ncosts is 0 (the first pass), read after (the second pass sees the same options). */
 static void each_option(const plan_state *s, const plan_queued *q, unsigned flags, double wait_s,
-                        const unsigned char *only, options *all, visit_fn fn) {
+                        const unsigned char *only, options *all, visit_fn fn, double *costs,
+                        int *ncosts) {
   double iters = plan_job_iterations(q->job);
+  bool fill = costs && *ncosts == 0;
+  int k = 0;
   for (int r = 0; r < s->c->nregions; r++) {
     if (s->free[r] <= 0 || (only && !only[r])) continue;
     const start_offer *of = offer_of(s, q, flags, r);
@@ -365,15 +373,23 @@ static void each_option(const plan_state *s, const plan_queued *q, unsigned flag
       o->wait_s = wait_s;
       o->kstar = of->kstar;
       o->run_s = of->iter[i] * iters;
+      if (costs && !fill && k < *ncosts) {
+        o->cost = costs[k++];
+        fn(all, o);
+        continue;
+      }
       visit_priced(s, all, o, fn);
+      if (fill && k < OPTION_COSTS) costs[k++] = o->cost;
     }
   }
+  if (fill) *ncosts = k;
 }
 
 /* The best option as s stands; false when the job fits nowhere now. Chains grow without the
  * link check only when none with it could hold the job even on the idle cluster (point 5). */
 static bool choose(const plan_state *s, const plan_queued *q, unsigned *flags, options *all) {
   const plan_objective *ob = &q->job->objective;
+  struct ours_memo *m = memo_of(s);
   all->n = 0;
   all->now = s->now;
   all->job = q->job;
@@ -381,12 +397,13 @@ static bool choose(const plan_state *s, const plan_queued *q, unsigned *flags, o
   all->slower = ob->given ? INFINITY : (*flags & OURS_FAST) ? SLOWER_FAST : SLOWER_LOOSE;
   for (int pass = 0; pass < 2; pass++) {
     all->tmin = all->cmin = all->tfloor = INFINITY;
-    each_option(s, q, *flags, 0, NULL, all, visit_minima);
+    m->ncosts = 0;
+    each_option(s, q, *flags, 0, NULL, all, visit_minima, m->costs, &m->ncosts);
     if (isfinite(all->tmin)) break;
     if (pass == 1 || plan_linked_can_hold(s, q)) return false;
     *flags |= OURS_UNCHECKED;
   }
-  each_option(s, q, *flags, 0, NULL, all, visit_score);
+  each_option(s, q, *flags, 0, NULL, all, visit_score, m->costs, &m->ncosts);
   return all->n > 0;
 }
 
@@ -439,7 +456,7 @@ static bool later_is_better(const plan_state *s, const plan_queued *q, unsigned 
     const plan_state *later = &a->after[i];
     options then = *all; /* scored against now's minima: one scale for both */
     then.n = 0;
-    each_option(later, q, flags, later->now - s->now, a->freed[i], &then, visit_score);
+    each_option(later, q, flags, later->now - s->now, a->freed[i], &then, visit_score, NULL, NULL);
     if (then.n > 0 && then.score_best < now_score) return true;
   }
   return false;
