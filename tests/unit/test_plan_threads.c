@@ -44,8 +44,8 @@ static void at_once(void **state) {
   task again = {.policy = "ours-online"}; /* after BACE-Pipe's run in this thread */
   plan_one(&again);
   assert_true(again.jct == alone[0].jct && again.usd == alone[0].usd);
-  task t[4] = {{.policy = "ours-online"}, {.policy = "bace"}, {.policy = "ours-online"},
-               {.policy = "bace"}};
+  task t[4] = {
+      {.policy = "ours-online"}, {.policy = "bace"}, {.policy = "ours-online"}, {.policy = "bace"}};
   pthread_t th[4];
   for (int i = 0; i < 4; i++)
     assert_int_equal(pthread_create(&th[i], NULL, plan_one, &t[i]), 0);
