@@ -69,6 +69,9 @@ static tern_status setup(tern_swarm *sw, const tern_swarm_options *o, core_err *
   crypto_generichash(sw->run_hash, 32, (const uint8_t *)o->run_id, strlen(o->run_id),
                      (const uint8_t *)"tern-swarm-run", 14);
   memcpy(sw->run_id, sw->run_hash, 16);
+  uint8_t pool[32];
+  swarm_pool_key(sw, pool);
+  sw->pool_tag = core_get64(pool);
   if (o->key) {
     crypto_generichash(sw->key, 32, (const uint8_t *)o->key, strlen(o->key),
                        (const uint8_t *)"tern-key-v1", 11);
