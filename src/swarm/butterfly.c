@@ -40,7 +40,7 @@ static int by_value(const void *a, const void *b) {
 }
 
 void swarm_parts(const swarm_member *group, int n, size_t count, size_t *off) {
-  double bw[SWARM_MAX_GROUP], sorted[SWARM_MAX_GROUP], total = 0, cum = 0;
+  double bw[SWARM_MAX_GROUP], sorted[SWARM_MAX_GROUP] = {0}, total = 0, cum = 0;
   for (int j = 0; j < n; j++)
     sorted[j] = group[j].bw;
   qsort(sorted, (size_t)n, sizeof *sorted, by_value);
