@@ -36,8 +36,7 @@ void compress_ef_encode(const float *x, const float *mass, double w, const float
 void compress_ef_residual(const float *x, const float *mass, double w, const float *sent, size_t n,
                           float *mass_after) {
   for (size_t i = 0; i < n; i++)
-    mass_after[i] =
-        (float)(w * (double)x[i] + (mass ? (double)mass[i] : 0) - w * (double)sent[i]);
+    mass_after[i] = (float)(w * (double)x[i] + (mass ? (double)mass[i] : 0) - w * (double)sent[i]);
 }
 
 tern_status compress_ef_decode(const uint8_t *in, size_t in_len, const float *ref, size_t n,

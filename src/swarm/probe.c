@@ -101,8 +101,7 @@ static void *answer(void *arg) {
 
 void swarm_probe_serve(tern_swarm *sw, int fd, const swarm_hdr *h, const char *from) {
   probe_answer *a = NULL;
-  if (atomic_fetch_add(&sw->probes_serving, 1) >= SWARM_PROBE_SERVING ||
-      !(a = malloc(sizeof *a))) {
+  if (atomic_fetch_add(&sw->probes_serving, 1) >= SWARM_PROBE_SERVING || !(a = malloc(sizeof *a))) {
     atomic_fetch_sub(&sw->probes_serving, 1);
     CORE_INFO("swarm: a probe from %s not answered: %d in progress", from, SWARM_PROBE_SERVING);
     close(fd);

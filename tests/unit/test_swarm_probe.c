@@ -52,8 +52,8 @@ static void *serve(void *arg) {
       core_put64(n, h.len + 1);
       swarm_hdr a = {.type = s->how == LIES ? SWARM_PROBE : SWARM_RESULT, .len = sizeof n};
       if (s->how == LIES || s->how == WRONG_TYPE) swarm_send(fd, &a, n, deadline, "prober", &err);
-      if (s->how == GARBAGE) net_write_all(fd, "not a swarm message, 40 bytes of garbage", 40,
-                                           deadline, "prober", &err);
+      if (s->how == GARBAGE)
+        net_write_all(fd, "not a swarm message, 40 bytes of garbage", 40, deadline, "prober", &err);
       if (s->how == SILENT) usleep(1500000);
     }
     free(buf);
