@@ -86,7 +86,7 @@ class Swarm:
     insecure: without a key, listen and bootstrap must be loopback addresses (else TernError)
     unless this is True; then anyone who reaches the peer can join, and the log says so.
     region: the region this peer runs in (letters, digits, ".", "_", "-"): it then places the
-    peer itself (no grid or coords): even rounds average inside the region, odd ones with one
+    peer itself (no coords; grid, if given, is (peers per region, regions)): even rounds average inside the region, odd ones with one
     peer of each other region; without bandwidth the peer measures its own (docs/SWARM.md).
     """
 
@@ -107,10 +107,13 @@ class Swarm:
             raise ValueError(f"coords {coords}: at most {_lib.SWARM_MAX_DIMS} integers >= 0")
         if grid is not None:
             grid = _ints(grid, "grid")
-            if len(grid) != len(coords) or any(c >= m for c, m in zip(coords, grid)):
+            if region is not None and len(grid) != 2:
+                raise ValueError(f"grid {grid}: with a region, (peers per region, regions)")
+            if region is None and (len(grid) != len(coords)
+                                   or any(c >= m for c, m in zip(coords, grid))):
                 raise ValueError(f"coords {coords} are not a place on the grid {grid}")
-        if region is not None and (coords or grid is not None):
-            raise ValueError("region places the peer: give no grid or coords with it")
+        if region is not None and coords:
+            raise ValueError("region places the peer: give no coords with it")
         o = _lib.SwarmOptions(listen=_encoded(listen, "listen"), run_id=run,
                               region=None if region is None else _encoded(region, "region"),
                               key=None if key is None else _encoded(key, "key"),

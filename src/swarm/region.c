@@ -45,7 +45,8 @@ tern_status swarm_region_place(tern_swarm *sw, const char *name, core_err *err) 
   sw->ndims = 2;
   memset(sw->coords, 0, sizeof sw->coords);
   sw->coords[1] = (int)swarm_region_coord(name);
-  sw->grid[1] = 0; /* the number of regions; the coordinate is a hash, not an index below it */
+  /* grid, when given, is (peers per region, regions): line sizes only, as the coordinate is a
+   * hash and no index below grid[1] */
   return TERN_OK;
 }
 

@@ -62,7 +62,8 @@ static int usage(FILE *out) {
       "accepted (--listen and --join) unless --insecure is given. --clip TAU averages each\n"
       "part with CenteredClip of radius TAU (members count once each; one member moves a\n"
       "part by about TAU / (members - 1) at most); see docs/SWARM.md, \"Security\".\n"
-      "--region NAME places the peer by its region instead of --coord: even rounds average\n"
+      "--region NAME places the peer by its region instead of --coord (--grid P,R then gives\n"
+      "the peers per region and the regions, as line sizes): even rounds average\n"
       "inside the region, odd ones with one peer of each other region; without --bandwidth\n"
       "the peer measures its own (docs/SWARM.md, \"Regions\"). --compress int8ef sends 8-bit\n"
       "codes of differences with error feedback: it reaches the average, int8 stays ~5e-3 off.\n");
@@ -220,12 +221,12 @@ static int parse(int argc, char **argv, opts *o) {
   }
   if (!o->sw.listen || !o->sw.run_id)
     return cmd_usage_error("swarm", "--listen and --run-id are needed");
-  if (o->sw.region && (ncoord || ngrid || o->avg.random_groups))
-    return cmd_usage_error("swarm",
-                           "--region places the peer: no --grid, --coord or --random-groups");
-  if (ngrid && ngrid != ncoord)
+  if (o->sw.region && (ncoord || (ngrid && ngrid != 2) || o->avg.random_groups))
+    return cmd_usage_error("swarm", "--region places the peer: no --coord or --random-groups, "
+                                    "and --grid (if any) is PEERS_PER_REGION,REGIONS");
+  if (ngrid && ngrid != ncoord && !o->sw.region)
     return cmd_usage_error("swarm", "--grid has %d dimensions, --coord %d", ngrid, ncoord);
-  for (int i = 0; i < ngrid; i++)
+  for (int i = 0; i < ngrid && !o->sw.region; i++)
     if (o->sw.coords[i] >= o->sw.grid[i])
       return cmd_usage_error("swarm", "coordinate %d is %d, outside the grid's %d", i,
                              o->sw.coords[i], o->sw.grid[i]);
