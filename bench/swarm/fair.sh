@@ -2,7 +2,7 @@
 # fair.sh [COUNT [REPS [BW_SCALE]]]: issue 29's fair WAN benchmark, one command. In one
 # tests/wan/wan.sh world (docs/WAN.md): 8 peers, two in each of Virginia, Frankfurt, Tokyo and
 # Oregon (peers 2r and 2r+1 in region r), the AWS link figures of tests/wan/aws-10-regions.json
-# at rates x BW_SCALE (default 0.1), a vector of COUNT floats (default 8M = 32 MiB), REPS
+# at rates x BW_SCALE (default 0.1), a vector of COUNT floats (default 16M = 64 MiB), REPS
 # repetitions (default 3) of: flat ring, region-first ring (hier with the regions as hosts),
 # Moshpit 2x2x2, region-aware Moshpit (f32 and int8ef), and each with peers killed (see
 # fair_driver.sh). Writes the raw logs to bench/swarm/results-fair/ (gitignored but for
@@ -11,17 +11,12 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-count=${1:-8388608}
+count=${1:-16777216}
 reps=${2:-3}
 scale=${3:-0.1}
-[ "$(id -u)" -eq 0 ] || { echo "fair.sh: needs root (network namespaces)" >&2; exit 77; }
-"$root/scripts/deps.sh" bench # the WAN harness's tools, matplotlib for the plot
-for f in "$root/build/tern" "$root/build/tests/wan/wan_allreduce" "$root/build/tests/wan/wan_store"; do
-  [ -x "$f" ] || { echo "fair.sh: $f missing: build first" >&2; exit 1; }
-done
 out="$here/${FAIR_OUT:-results-fair}"
-rm -rf "$out"
-mkdir -p "$out" "$root/docs/swarm"
+source "$here/ready.sh"
+bench_ready fair.sh "$root" "$out"
 echo "count $count bw_scale $scale reps $reps started $(date -u +%FT%TZ) host_load $(cut -d' ' -f1-3 /proc/loadavg)" >"$out/params"
 rc=0
 "$root/tests/wan/wan.sh" --peers 8 --bw-scale "$scale" --deadline 3000 -- \

@@ -64,8 +64,11 @@ peer_cmd() {
   local bw=(--bandwidth "$(declared_bw "$k")")
   # region: the peer's region places it, and it measures its bandwidth (probe.c)
   [ "$grid" != region ] || { place=(--region "$("$WAN" region "$k")" --grid 2,4); bw=(); }
+  # SWARM_KEYLESS=1: no key, every message in clear (--insecure), as the allreduces send theirs
+  local key=(--key "bench-$tag")
+  [ -z "${SWARM_KEYLESS:-}" ] || key=(--insecure)
   PEER=("$tern" swarm --listen "$("$WAN" addr "$k"):$port" "${join[@]}" --run-id "bench-$tag"
-        --key "bench-$tag" "${place[@]}" --dim "$count" --init-peer "$k" --peers "$n" --rounds "$rounds" --show 2
+        "${key[@]}" "${place[@]}" --dim "$count" --init-peer "$k" --peers "$n" --rounds "$rounds" --show 2
         --sketch "${bw[@]}" "$@")
 }
 

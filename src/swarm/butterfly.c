@@ -83,6 +83,7 @@ typedef struct job {
   const uint8_t *ref_mine;
   size_t ref_mine_len;
   int me_part;
+  atomic_bool ref_failed; /* our reference could not go: the member is gone or broken */
   float *ref;
   const float *mass;
   float *mass_after;
@@ -122,7 +123,10 @@ static void *send_ref(void *arg) {
   if (swarm_dial(j->sw, j->m, j->deadline, &fd, &err) == TERN_OK &&
       swarm_send(fd, &h, j->ref_mine, j->deadline, what, &err) == TERN_OK)
     j->sent += SWARM_HDR_LEN + h.len;
-  if (err.msg[0]) CORE_INFO("swarm: round %u: reference to %s: %s", j->sw->round, what, err.msg);
+  if (err.msg[0]) {
+    CORE_INFO("swarm: round %u: reference to %s: %s", j->sw->round, what, err.msg);
+    atomic_store(&j->ref_failed, true);
+  }
   if (fd >= 0) close(fd);
   return NULL;
 }
@@ -138,7 +142,13 @@ static tern_status swap_refs(job *j, const char *what) {
   uint8_t *codes = malloc(CORE_MAX(clen, 1));
   j->ref = malloc(CORE_MAX(j->len, 1) * sizeof(float));
   tern_status rc = codes && j->ref ? TERN_OK : core_err_set(&j->err, TERN_ERR_NOMEM, "a reference");
-  if (rc == TERN_OK && !swarm_queue_take(j->sw, is_ref, &w, j->deadline, &c))
+  /* A member we cannot send to (refused, reset: dead) sends us nothing either: stop waiting
+   * then, a tenth of a second at most after, not at the deadline. */
+  bool took = false;
+  while (rc == TERN_OK && !took && !atomic_load(&j->ref_failed) && core_now_ns() < j->deadline)
+    took = swarm_queue_take(j->sw, is_ref, &w, CORE_MIN(j->deadline, core_now_ns() + 100000000ull),
+                            &c);
+  if (rc == TERN_OK && !took)
     rc = core_err_set(&j->err, TERN_ERR_PEER_LOST, "%s sent no reference for part %d", what,
                       j->part);
   if (rc == TERN_OK && c.hdr.len != clen)

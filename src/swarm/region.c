@@ -7,7 +7,10 @@
  * and rounds 1, 3, 5... spread each one's bytes over the links to all the other regions, as
  * Moshpit's 2x4 grid does on the WAN benchmark. Nobody numbers the peers: the region's group,
  * the same sorted list for each member, deals the places, and after a death the survivors take
- * the places 0, 1, ... again, so no cross-region line loses a region for good.
+ * the places 0, 1, ... again, so no cross-region line loses a region for good. Compression, if
+ * chosen, applies across regions only: inside one, on 10 Gbit/s links, coding cost more CPU than
+ * the bytes it saved (on the WAN benchmark, int8ef's region rounds took 10-12 s for 64 MiB
+ * against f32's 7-9 s, the 2 cores being the bottleneck).
  */
 #include "swarm/swarm.h"
 
@@ -62,4 +65,8 @@ void swarm_region_after_round(tern_swarm *sw, uint32_t round, const swarm_member
             sw->coords[0]);
   sw->coords[0] = place;
   sw->line_known[1] = false; /* another cross-region line: what was learnt of the old one is void */
+}
+
+tern_compress swarm_region_codec(const tern_swarm *sw, uint32_t round, tern_compress chosen) {
+  return sw->regional && round % 2 == 0 ? TERN_COMPRESS_NONE : chosen;
 }

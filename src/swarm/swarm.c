@@ -277,7 +277,8 @@ tern_status tern_swarm_average(tern_swarm *sw, float *values, size_t count, doub
   r.round = sw->round; /* a late peer may have jumped ahead (match.c) */
   swarm_avg_result res = {.parts_updated = 1, .weight_after = *weight};
   if (rc == TERN_OK && n > 1)
-    rc = swarm_butterfly(sw, group, n, tag, values, count, *weight, o.compress,
+    rc = swarm_butterfly(sw, group, n, tag, values, count, *weight,
+                         swarm_region_codec(sw, sw->round, o.compress),
                          o.average_timeout > 0 ? o.average_timeout : 10, &res, &sw->err);
   sw->last_group_n = n;
   swarm_region_after_round(sw, sw->round, group, n, pooled);

@@ -395,6 +395,9 @@ tern_status swarm_region_place(tern_swarm *sw, const char *name, core_err *err);
  * lines, one per line, whoever of them is alive. */
 void swarm_region_after_round(tern_swarm *sw, uint32_t round, const swarm_member *group, int n,
                               bool pooled);
+/* The codec of a round: a regional peer sends f32 inside its region (fast links, where coding
+ * costs more CPU than the bytes it saves) and the chosen codec across regions. */
+tern_compress swarm_region_codec(const tern_swarm *sw, uint32_t round, tern_compress chosen);
 
 /* probe.c: the measured bandwidth (bytes/s) to m, from two timed messages of SWARM_PROBE_SMALL
  * and SWARM_PROBE_BYTES on one connection (the difference of their round trips, so that latency

@@ -57,6 +57,12 @@ static void test_coordinates(void **state) {
   assert_int_equal(sw->coords[0], 0);
   assert_int_equal((uint32_t)sw->coords[1], c[2]);
   assert_int_equal(sw->grid[1], 4); /* a line size, kept */
+  /* compression across regions only */
+  assert_int_equal(swarm_region_codec(sw, 0, TERN_COMPRESS_INT8EF), TERN_COMPRESS_NONE);
+  assert_int_equal(swarm_region_codec(sw, 1, TERN_COMPRESS_INT8EF), TERN_COMPRESS_INT8EF);
+  assert_int_equal(swarm_region_codec(sw, 4, TERN_COMPRESS_FP16), TERN_COMPRESS_NONE);
+  sw->regional = false;
+  assert_int_equal(swarm_region_codec(sw, 0, TERN_COMPRESS_FP16), TERN_COMPRESS_FP16);
   assert_int_equal(swarm_region_place(sw, "no way", &err), TERN_ERR_INVALID_ARG);
   assert_non_null(strstr(err.msg, "no way"));
   free(sw);
