@@ -34,7 +34,7 @@ def allreduce(tag):
                 wrong += int(m.group(2))
             m = re.search(r"rank (\d+) failed after (\d+) calls at (\S+): (\S+)", ln)
             if m:
-                fails.append((int(m.group(1)), float(m.group(3)), m.group(4)))
+                fails.append((int(m.group(1)), float(m.group(3).rstrip(":")), m.group(4).rstrip(":")))
     return (max(times) if len(times) == 8 and wrong == 0 else None), fails
 
 
@@ -216,7 +216,8 @@ bx.set_ylim(5e-8, 2)
 bx.set_xlabel("seconds since every peer started (4 peers killed in rounds 0-3)")
 bx.set_ylabel("largest distance of a survivor to the survivors' average")
 bx.set_title("peers killed (flat and region-first rings: every survivor fails)", fontsize=10)
-bx.legend(fontsize=8, loc="upper right")
+if kill_series:
+    bx.legend(fontsize=8, loc="upper right")
 fig.suptitle("8 peers, 4 regions, %d floats, AWS links x %s (tests/wan/wan.sh)" % (count, scale))
 fig.tight_layout()
 fig.savefig(png, dpi=110)

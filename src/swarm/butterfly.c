@@ -180,6 +180,20 @@ static tern_status encode_ef(job *j, uint8_t *out) {
   return rc;
 }
 
+/* An f32 round after int8ef ones delivers our residual on the part whole: we send x + mass / w,
+ * and nothing stays behind (mass_after zero). */
+static tern_status encode_f32_with_residual(job *j, uint8_t *out) {
+  float *tmp = malloc(CORE_MAX(j->len, 1) * sizeof *tmp);
+  j->mass_after = calloc(CORE_MAX(j->len, 1), sizeof *j->mass_after);
+  tern_status rc =
+      tmp && j->mass_after ? TERN_OK : core_err_set(&j->err, TERN_ERR_NOMEM, "part %d", j->part);
+  for (size_t k = 0; rc == TERN_OK && k < j->len; k++)
+    tmp[k] = (float)((double)j->src[k] + (double)j->mass[k] / j->weight);
+  if (rc == TERN_OK) compress_encode(TERN_COMPRESS_NONE, tmp, j->len, out);
+  free(tmp);
+  return rc;
+}
+
 static tern_status job_run(job *j, char *what, int *fd) {
   size_t clen = compress_size(j->codec, j->len);
   uint8_t *buf = malloc(CORE_MAX(8 + clen, 16 + clen));
@@ -192,7 +206,8 @@ static tern_status job_run(job *j, char *what, int *fd) {
   bool ef = j->codec == TERN_COMPRESS_INT8EF;
   tern_status rc = ef ? swap_refs(j, what) : TERN_OK;
   if (rc == TERN_OK && ef) rc = encode_ef(j, buf + 8);
-  if (!ef) compress_encode(j->codec, j->src, j->len, buf + 8);
+  if (!ef && j->mass) rc = encode_f32_with_residual(j, buf + 8); /* mass: only with f32 */
+  if (!ef && !j->mass) compress_encode(j->codec, j->src, j->len, buf + 8);
   if (rc != TERN_OK) {
     free(buf);
     return rc;
@@ -534,6 +549,8 @@ static tern_status reduce_own(tern_swarm *sw, const swarm_member *g, int n, int 
     } else {
       compress_encode(codec, tmp, len, out + 16);
       compress_decode(codec, out + 16, clen, len, part, NULL); /* hold what the others get */
+      for (size_t k = 0; mass_me && k < len; k++) /* f32: the residual went out whole */
+        mass_me[k] = 0;
     }
   }
   if (rc == TERN_OK && W > 0) {
@@ -628,6 +645,11 @@ tern_status swarm_butterfly(tern_swarm *sw, const swarm_member *g, int n, uint64
     free(jobs);
     return core_err_set(err, TERN_ERR_NOMEM, "int8ef of %zu values", count);
   }
+  /* the residual of earlier int8ef rounds: int8ef carries it on, an f32 round delivers it whole,
+   * other codecs leave it for the next int8ef round */
+  float *mass = ef.ref || (codec == TERN_COMPRESS_NONE && sw->ef_mass && sw->ef_count == count)
+                    ? sw->ef_mass
+                    : NULL;
   swarm_held_begin(sw, sw->round, tag, n);
   swarm_held_set(sw, me, 0, 0, NULL, 0); /* nobody asks a reducer for its own part */
   for (int j = 0; j < n; j++) {
@@ -645,7 +667,7 @@ tern_status swarm_butterfly(tern_swarm *sw, const swarm_member *g, int n, uint64
                     .ref_mine = ef.codes,
                     .ref_mine_len = ef.codes_len,
                     .me_part = me,
-                    .mass = ef.ref ? sw->ef_mass + off[j] : NULL};
+                    .mass = mass ? mass + off[j] : NULL};
     jobs[j].started = pthread_create(&jobs[j].thread, NULL, job_main, &jobs[j]) == 0;
     if (!jobs[j].started) atomic_store(&jobs[j].part_in, true);
   }
@@ -656,7 +678,7 @@ tern_status swarm_butterfly(tern_swarm *sw, const swarm_member *g, int n, uint64
    * for their results until the end. */
   tern_status rc = reduce_own(sw, g, n, me, tag, values + off[me], off[me + 1] - off[me], weight,
                               codec, t0 + T / 2, t0 + T / 4 * 3, jobs, ef.ref,
-                              ef.ref ? sw->ef_mass + off[me] : NULL, res, &Wme, &mask_me, got_from);
+                              mass ? mass + off[me] : NULL, res, &Wme, &mask_me, got_from);
   double wsum = count
                     ? (double)(off[me + 1] - off[me]) / (double)count * (Wme / popcount64(mask_me))
                     : weight;

@@ -55,11 +55,13 @@ tern_status swarm_region_place(tern_swarm *sw, const char *name, core_err *err) 
 
 void swarm_region_after_round(tern_swarm *sw, uint32_t round, const swarm_member *group, int n,
                               bool pooled) {
-  if (!sw->regional || round % 2 != 0 || pooled) return;
+  if (!sw->regional || round % 2 != 0) return;
   int place = 0;
-  while (place < n && group[place].id != sw->id)
+  while (!pooled && place < n && group[place].id != sw->id)
     place++;
-  if (place == n) place = 0; /* alone: the group is this peer */
+  /* alone, or matched in the pool (found nobody of its region on its line: the pool's members
+   * are of other regions): the only peer of its region it knows, place 0 */
+  if (pooled || place == n) place = 0;
   if (place == sw->coords[0]) return;
   CORE_INFO("swarm: region %s: place %d (was %d) on the cross-region axis", sw->region, place,
             sw->coords[0]);

@@ -390,9 +390,9 @@ bool swarm_region_name_ok(const char *name);
 uint32_t swarm_region_coord(const char *name);
 /* Places the peer: 2 axes, coords (0, swarm_region_coord(name)). */
 tern_status swarm_region_place(tern_swarm *sw, const char *name, core_err *err);
-/* After a round on axis 0 (the region's) not matched in the pool: the peer's place in that group
- * (sorted by id) becomes coords[0], so that the region's peers spread over the cross-region
- * lines, one per line, whoever of them is alive. */
+/* After a round on axis 0 (the region's): the peer's place in that group (sorted by id) becomes
+ * coords[0], so that the region's peers spread over the cross-region lines, one per line,
+ * whoever of them is alive; alone or matched in the pool (nobody of its region came), place 0. */
 void swarm_region_after_round(tern_swarm *sw, uint32_t round, const swarm_member *group, int n,
                               bool pooled);
 /* The codec of a round: a regional peer sends f32 inside its region (fast links, where coding

@@ -3,8 +3,9 @@
  *   - the region's coordinate is the same for every peer of the region, differs between the
  *     benchmark's regions, and is never the group key's wildcard;
  *   - the place on the cross-region axis is the peer's index in its region's group (sorted by
- *     id), follows a death (the survivor of a pair takes place 0), and only a region round that
- *     was not matched in the pool moves it; a move forgets what was learnt of the old line.
+ *     id), follows a death (the survivor of a pair takes place 0), and only a region round
+ *     moves it (to place 0 when it was matched in the pool: nobody of its region came); a move
+ *     forgets what was learnt of the old line.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -82,12 +83,12 @@ static void test_place_follows_the_region_group(void **state) {
   sw->line_known[1] = true;
   swarm_region_after_round(sw, 1, g, 1, false); /* a cross-region round: no move */
   assert_int_equal(sw->coords[0], 1);
-  swarm_region_after_round(sw, 2, g + 1, 1, true); /* matched in the pool: no move */
-  assert_int_equal(sw->coords[0], 1);
-  assert_true(sw->line_known[1]);
   swarm_region_after_round(sw, 2, g + 1, 1, false); /* its partner died: alone, place 0 */
   assert_int_equal(sw->coords[0], 0);
   assert_false(sw->line_known[1]);
+  sw->coords[0] = 1;
+  swarm_region_after_round(sw, 2, g, 2, true); /* matched in the pool: nobody of its region */
+  assert_int_equal(sw->coords[0], 0);
   sw->line_known[1] = true;
   swarm_region_after_round(sw, 4, g, 2, false); /* back in a pair: place 1 again */
   swarm_region_after_round(sw, 4, g, 2, false);
