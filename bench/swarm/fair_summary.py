@@ -205,7 +205,7 @@ ax.set_ylim(5e-8, 2)
 ax.set_xlabel("seconds since every peer started (allreduce: its timed call)")
 ax.set_ylabel("worst peer's relative L2 error to the 8-peer average")
 ax.set_title("no failures, %d repetitions" % reps, fontsize=10)
-ax.legend(fontsize=8, loc="upper right")
+ax.legend(fontsize=8, loc="lower left")
 for tag, runs in kill_series.items():
     for i, (series, kills) in enumerate(runs):
         bx.plot([max(t, 0) for t, _ in series], [max(d, 1e-7) for _, d in series], "-", color=colors[tag],
