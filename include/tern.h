@@ -194,7 +194,9 @@ typedef enum tern_compress {
   TERN_COMPRESS_NONE = 0, /* f32 */
   TERN_COMPRESS_FP16,     /* IEEE binary16, round to nearest even */
   TERN_COMPRESS_BF16,     /* bfloat16, round to nearest even */
-  TERN_COMPRESS_INT8      /* blocks of 256 values: one f32 scale (max |x| / 127) + 8-bit codes */
+  TERN_COMPRESS_INT8,     /* blocks of 256 values: one f32 scale (max |x| / 127) + 8-bit codes */
+  TERN_COMPRESS_INT8EF    /* int8 codes of the difference to the reducer's part, with error
+                             feedback: reaches the average, not 5e-3 off (docs/SWARM.md) */
 } tern_compress;
 
 #define TERN_SWARM_MAX_DIMS 8
@@ -214,9 +216,14 @@ typedef struct tern_swarm_options {
   int grid[TERN_SWARM_MAX_DIMS]; /* the grid's size per axis, or zeros (unknown). Known, a line
                                     of round r holds at most grid[r mod d] peers: its group
                                     closes once that many are in, without waiting to settle */
-  int insecure; /* without a key, a listen or bootstrap address that is not loopback is
-                   refused (TERN_ERR_AUTH) unless this is 1: then anyone who reaches the
-                   peer can join; the log says so (docs/SWARM.md, "Security") */
+  int insecure;       /* without a key, a listen or bootstrap address that is not loopback is
+                         refused (TERN_ERR_AUTH) unless this is 1: then anyone who reaches the
+                         peer can join; the log says so (docs/SWARM.md, "Security") */
+  const char *region; /* NULL, or the region this peer runs in (letters, digits, '.', '_', '-'):
+                         then the grid is the regions' (ndims and coords are ignored): even
+                         rounds average inside the region, odd ones with one peer of each other
+                         region; with bandwidth 0 the peer measures its own (docs/SWARM.md,
+                         "Regions") */
 } tern_swarm_options;
 
 typedef struct tern_swarm_average_options {

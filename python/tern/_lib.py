@@ -66,7 +66,7 @@ SWARM_MAX_DIMS, SWARM_MAX_BOOTSTRAP, SWARM_MAX_FAILED = 8, 16, 16
 class SwarmOptions(ctypes.Structure):
     _fields_ = [("listen", _s), ("bootstrap", _s * SWARM_MAX_BOOTSTRAP), ("run_id", _s),
                 ("key", _s), ("ndims", _i), ("coords", _i * SWARM_MAX_DIMS), ("bandwidth", _d),
-                ("grid", _i * SWARM_MAX_DIMS), ("insecure", _i)]
+                ("grid", _i * SWARM_MAX_DIMS), ("insecure", _i), ("region", _s)]
 
 
 class SwarmAverageOptions(ctypes.Structure):
