@@ -16,6 +16,7 @@
 #define TERN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -104,6 +105,16 @@ void tern_comm_destroy(tern_comm *comm);
  * the peer's rank and address, and the cause. "" when nothing failed. Valid until the next call
  * on comm. */
 const char *tern_comm_last_error(const tern_comm *comm);
+
+/* What this rank's operations on comm have moved since it opened: the payload bytes posted to
+ * peers (*sent) and from them (*received), headers left out. Read them while no request is
+ * outstanding: the progress thread writes them. */
+tern_status tern_comm_traffic(const tern_comm *comm, uint64_t *sent, uint64_t *received);
+
+/* The algorithm ("ring", "rhd", "hier", ...) this rank's last collective of the kind named
+ * ("allreduce", "broadcast", ...; tern_bench's names) ran on comm; "" before the first, NULL
+ * when comm is NULL or the name is no collective's. While no request is outstanding, as above. */
+const char *tern_comm_last_algorithm(const tern_comm *comm, const char *collective);
 
 /* ---- sub-communicators (MPI_Comm_split, ncclCommSplit) ---------------------------------- */
 

@@ -310,7 +310,7 @@ static void accept_new(tern_swarm *sw, pending *pend) {
     }
     pending *p = &pend[slot];
     memset(p, 0, sizeof *p);
-    net_hello mine = {.role = NET_ROLE_SWARM, .rank = -1, .size = 0, .stream = 0, .nstreams = 1};
+    net_hello mine = {.role = NET_ROLE_PEER, .rank = -1, .size = 0, .stream = 0, .nstreams = 1};
     memcpy(mine.run_id, sw->run_id, 16);
     net_handshake_start(&p->hs, fd, &mine, sw->keyed ? sw->key : NULL);
     snprintf(p->hs.from, sizeof p->hs.from, "%s", peer);

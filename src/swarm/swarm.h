@@ -3,7 +3,7 @@
  *
  * One peer = one TCP listening socket and one OpenDHT node on the same port number (TCP for
  * averaging, UDP for the DHT). A listener thread accepts connections, runs tern's handshake
- * (role NET_ROLE_SWARM, the run id, the optional key), reads the first message header, answers
+ * (role NET_ROLE_PEER, the run id, the optional key), reads the first message header, answers
  * what it can alone (a state request, a leave notice) and queues the rest (joins, parts) for
  * the thread inside tern_swarm_average.
  */

@@ -116,7 +116,7 @@ tern_status swarm_dial(tern_swarm *sw, const swarm_member *m, uint64_t deadline_
   uint64_t refused_by = CORE_MIN(connect_by, core_deadline_after(SWARM_REFUSED_SECONDS));
   tern_status rc = net_connect_until(m->host, m->port, connect_by, refused_by, fd, err);
   if (rc != TERN_OK) return rc;
-  net_hello mine = {.role = NET_ROLE_SWARM, .rank = -1, .size = 0, .stream = 0, .nstreams = 1};
+  net_hello mine = {.role = NET_ROLE_PEER, .rank = -1, .size = 0, .stream = 0, .nstreams = 1};
   memcpy(mine.run_id, sw->run_id, 16);
   net_handshake hs;
   net_handshake_start(&hs, *fd, &mine, sw->keyed ? sw->key : NULL);
