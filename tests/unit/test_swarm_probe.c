@@ -37,7 +37,7 @@ static void *serve(void *arg) {
   char from[96];
   core_err err = {0};
   if (net_accept(s->listen_fd, &fd, from, sizeof from, &err) != TERN_OK) return NULL;
-  net_hello mine = {.role = NET_ROLE_SWARM, .rank = -1, .nstreams = 1};
+  net_hello mine = {.role = NET_ROLE_PEER, .rank = -1, .nstreams = 1};
   memcpy(mine.run_id, s->sw->run_id, 16);
   net_handshake hs;
   net_handshake_start(&hs, fd, &mine, NULL);
