@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# status.sh TERN [keyed]: four peers average in one group (--compute 0.3 between rounds, --weight
+# = samples a round) with TERN_SWARM_STATUS_TTL=3; `tern swarm status` must list all four with
+# their addresses, an epoch that grows, samples/s > 0 and last groups of 4. Then one peer is
+# SIGKILLed for real: right after, it is still listed (its record has not expired); 3 TTLs later
+# status lists exactly the three survivors. keyed: the run has a key; status without it lists
+# nobody, with it everyone (the records are MAC'd and stored where only key holders look).
+source "$(dirname "$0")/lib.sh" "$1"
+keyed=${2:-}
+export TERN_SWARM_STATUS_TTL=3
+key=()
+[ -n "$keyed" ] && key=(--key "status-secret-$$")
+run="status-$$"
+common=(--run-id "$run" --rounds 1000 --dim 1000 --target-group 4 --min-group 2
+        --match-timeout 2 --timeout 3 --compute 0.3 --weight 8 "${key[@]}")
+start_peer p0 --listen 127.0.0.1:0 "${common[@]}"
+A=$(addr_of p0)
+for i in 1 2 3; do start_peer "p$i" --listen 127.0.0.1:0 --join "$A" "${common[@]}"; done
+for i in 1 2 3; do addr_of "p$i" >/dev/null; done
+for i in 0 1 2 3; do
+  for _ in $(seq 200); do grep -q '^round 2 ' "$WORK/p$i.out" && break; sleep 0.05; done
+done
+
+status() { # NAME [ARGS]: one listing into $WORK/NAME.status
+  local name=$1
+  shift
+  "$TERN" swarm status --join "$A" --run-id "$run" --wait 4 "$@" >"$WORK/$name.status" 2>&1 ||
+    fail "tern swarm status failed: $(cat "$WORK/$name.status")"
+}
+# listed NAME FILE: the row of peer NAME (its address) in a listing, or nothing
+listed() { grep " $(addr_of "$1") " "$WORK/$2.status"; }
+
+status first "${key[@]}"
+cat "$WORK/first.status"
+grep -q '^4 live peers' "$WORK/first.status" || fail "not 4 live peers: $(cat "$WORK/first.status")"
+for i in 0 1 2 3; do
+  row=$(listed "p$i" first) || fail "p$i is not listed"
+  # peer address epoch samples/s round group age
+  echo "$row" | awk '{ exit !($3 >= 1 && $4 > 0 && $6 == 4) }' ||
+    fail "p$i's row is not epoch >= 1, samples/s > 0, group 4: $row"
+done
+grep -q "last rounds' groups: 1 of 4" "$WORK/first.status" || fail "no group of 4 in the summary"
+e0=$(listed p0 first | awk '{ print $3 }')
+
+if [ -n "$keyed" ]; then
+  status nokey
+  grep -q '^0 live peers' "$WORK/nokey.status" || fail "without the key: $(cat "$WORK/nokey.status")"
+  status wrongkey --key wrong
+  grep -q '^0 live peers' "$WORK/wrongkey.status" || fail "a wrong key: $(cat "$WORK/wrongkey.status")"
+fi
+
+kill -9 "$PID_p3"
+status justkilled "${key[@]}"
+listed p3 justkilled >/dev/null || fail "p3 vanished before its record expired: the listing is not from records"
+sleep 9 # 3 TTLs: a survivor's record is refreshed every TTL / 3, the victim's not at all
+status later "${key[@]}"
+cat "$WORK/later.status"
+grep -q '^3 live peers' "$WORK/later.status" || fail "not 3 live peers after the kill: $(cat "$WORK/later.status")"
+listed p3 later && fail "the killed p3 is still listed"
+for i in 0 1 2; do listed "p$i" later >/dev/null || fail "survivor p$i is not listed"; done
+e1=$(listed p0 later | awk '{ print $3 }')
+[ "$e1" -gt "$e0" ] || fail "p0's epoch did not grow: $e0 then $e1"
+echo "OK: 4 peers listed${keyed:+ (keyed)}, p0 epoch $e0 -> $e1; the killed peer gone after its TTL"
