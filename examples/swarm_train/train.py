@@ -95,7 +95,7 @@ def ddp(a, model, train):
         for p in params:
             comm.broadcast(p.data)
     gen = torch.Generator().manual_seed(1000 + comm.rank)
-    step = 0
+    step, in_allreduce = 0, 0.0
     ev.started()
     while time.time() < a.until:
         x, y = lm.batch(train, a.batch, gen)
@@ -105,6 +105,7 @@ def ddp(a, model, train):
         for p in params:
             flat[o:o + p.numel()] = p.grad.reshape(-1)
             o += p.numel()
+        t_ar = time.time()
         try:
             comm.allreduce(flat, op="avg")
         except tern.TernError as e:  # a rank died: DDP cannot go on without it
@@ -112,15 +113,16 @@ def ddp(a, model, train):
                   file=sys.stderr, flush=True)
             ev.due(step, force=True)
             sys.exit(3)
+        in_allreduce += time.time() - t_ar
         o = 0
         for p in params:
             p.grad.copy_(flat[o:o + p.numel()].view(p.shape))
             o += p.numel()
         opt.step()
         step += 1
-        if step % 20 == 0:
-            print(f"rank {comm.rank} step {step} t {time.time() - a.t0:.1f}", file=sys.stderr,
-                  flush=True)
+        if step % 5 == 0:  # the allreduce's time includes waiting for the slowest rank
+            print(f"rank {comm.rank} step {step} t {time.time() - a.t0:.1f} in allreduce "
+                  f"{in_allreduce:.1f} s", file=sys.stderr, flush=True)
         ev.due(step)
     ev.due(step, force=True)
     comm.close()

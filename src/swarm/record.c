@@ -26,8 +26,12 @@ size_t swarm_record_encode(const swarm_member *m, uint32_t round, const uint8_t 
   memcpy(&bw, &m->bw, 8);
   core_put64(out + 20, bw);
   memcpy(out + 28, gkey, 32);
-  memcpy(out + RECORD_FIXED, m->host, hl);
-  size_t n = RECORD_FIXED + hl;
+  return swarm_record_close(out, RECORD_FIXED, m->host, key);
+}
+
+size_t swarm_record_close(uint8_t *out, size_t fixed, const char *host, const uint8_t *key) {
+  size_t n = fixed + strlen(host);
+  memcpy(out + fixed, host, n - fixed);
   if (key) {
     crypto_auth(out + n, out, n, key);
     n += 32;

@@ -63,13 +63,7 @@ static size_t encode(const swarm_status *s, const uint8_t *key, uint8_t *out) {
   core_put_f64(out + 40, s->published);
   /* bytes 48..51: zero, room for flags without a new magic */
   memset(out + 48, 0, 4);
-  memcpy(out + STATUS_FIXED, s->host, hl);
-  size_t n = STATUS_FIXED + hl;
-  if (key) {
-    crypto_auth(out + n, out, n, key);
-    n += 32;
-  }
-  return n;
+  return swarm_record_close(out, STATUS_FIXED, s->host, key);
 }
 
 /* false: not a status record of this swarm (malformed, unkeyed where keyed, forged). */

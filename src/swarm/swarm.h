@@ -35,6 +35,9 @@ typedef struct swarm_member {
 #define SWARM_RECORD_MAX (60 + SWARM_HOST_LEN + 32)
 size_t swarm_record_encode(const swarm_member *m, uint32_t round, const uint8_t gkey[32],
                            const uint8_t *key, uint8_t *out);
+/* A record's end: host after the fixed bytes, then, keyed, the MAC over all of it; the length.
+ * (status.c's records end the same way.) */
+size_t swarm_record_close(uint8_t *out, size_t fixed, const char *host, const uint8_t *key);
 /* TERN_ERR_PROTOCOL for malformed records, records of another round or group key, and
  * keyedness that differs from ours; TERN_ERR_AUTH for a bad MAC. */
 tern_status swarm_record_decode(const uint8_t *in, size_t len, uint32_t round,

@@ -36,15 +36,15 @@ static int by_address(const void *a, const void *b) {
 static void print(const swarm_status *s, int n, double ttl) {
   double now = core_wall_s();
   printf("%d live peer%s (records refreshed in the last %.0f s)\n", n, n == 1 ? "" : "s", ttl);
-  if (n) printf("%-16s  %-21s  %8s  %10s  %6s  %5s  %6s\n", "peer", "address", "epoch",
-                "samples/s", "round", "group", "age");
+  if (n)
+    printf("%-16s  %-21s  %8s  %10s  %6s  %5s  %6s\n", "peer", "address", "epoch", "samples/s",
+           "round", "group", "age");
   int groups[SWARM_MAX_GROUP + 1] = {0};
   for (int i = 0; i < n; i++) {
     char addr[SWARM_HOST_LEN + 8];
     snprintf(addr, sizeof addr, "%s:%d", s[i].host, s[i].port);
-    printf("%016llx  %-21s  %8llu  %10.1f  %6u  %5d  %5.1fs\n", (unsigned long long)s[i].id,
-           addr, s[i].epoch, s[i].samples_per_s, s[i].round, s[i].group_size,
-           now - s[i].published);
+    printf("%016llx  %-21s  %8llu  %10.1f  %6u  %5d  %5.1fs\n", (unsigned long long)s[i].id, addr,
+           s[i].epoch, s[i].samples_per_s, s[i].round, s[i].group_size, now - s[i].published);
     groups[s[i].group_size]++;
   }
   /* A group of k peers shows in k records: k records of size k are one group. */
@@ -60,10 +60,9 @@ static void print(const swarm_status *s, int n, double ttl) {
 }
 
 int cmd_swarm_status(int argc, char **argv) {
-  static const struct option longs[] = {{"join", 1, 0, 'j'}, {"run-id", 1, 0, 'r'},
-                                        {"key", 1, 0, 'k'},  {"wait", 1, 0, 'w'},
-                                        {"insecure", 0, 0, 'I'}, {"help", 0, 0, 'h'},
-                                        {0, 0, 0, 0}};
+  static const struct option longs[] = {
+      {"join", 1, 0, 'j'},     {"run-id", 1, 0, 'r'}, {"key", 1, 0, 'k'}, {"wait", 1, 0, 'w'},
+      {"insecure", 0, 0, 'I'}, {"help", 0, 0, 'h'},   {0, 0, 0, 0}};
   const char *boot[TERN_SWARM_MAX_BOOTSTRAP], *run = NULL, *key = NULL;
   int nboot = 0, c;
   double wait = 5;
@@ -72,7 +71,8 @@ int cmd_swarm_status(int argc, char **argv) {
   while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
     switch (c) {
     case 'j':
-      if (nboot == TERN_SWARM_MAX_BOOTSTRAP) return cmd_usage_error("swarm status", "too many --join");
+      if (nboot == TERN_SWARM_MAX_BOOTSTRAP)
+        return cmd_usage_error("swarm status", "too many --join");
       boot[nboot++] = optarg;
       break;
     case 'r':
@@ -97,7 +97,8 @@ int cmd_swarm_status(int argc, char **argv) {
   if (!nboot || !run) return cmd_usage_error("swarm status", "--join and --run-id are needed");
   core_err err = {0};
   double ttl;
-  if (swarm_status_ttl(&ttl, &err) != TERN_OK) return cmd_usage_error("swarm status", "%s", err.msg);
+  if (swarm_status_ttl(&ttl, &err) != TERN_OK)
+    return cmd_usage_error("swarm status", "%s", err.msg);
   tern_swarm *sw;
   if (swarm_observe(&sw, run, key, boot, nboot, insecure, &err) != TERN_OK) {
     fprintf(stderr, "tern swarm status: %s\n", err.msg);
