@@ -3,9 +3,10 @@
 # WAN harness's namespaces). REPS rounds (default 3), each of: DDP, DiLoCo, collaborative, DiLoCo
 # with churn, collaborative with churn (wan_run.sh, 8 peers in 4 regions, SECONDS of training
 # from the start, default 120); then one DDP run with a rank killed. Each run's snapshots are
-# scored (evaluate.py) right after it, and the load average is noted before and after it
+# scored (evaluate.py) while the next run goes, and the load average is noted before and after it
 # (OUT/RUN/load). Ends with summarize.py: OUT/summary.txt, OUT/runs.csv, OUT/loss_vs_time.png.
-# A run whose curve.csv exists is not run again (an interrupted bench goes on where it stopped).
+# A run whose curve.csv exists is not run again (an interrupted bench goes on where it stopped);
+# RUNS="ddp-3 diloco-3 ..." runs just those, in that order.
 # The configurations' options: DDP_ARGS, COLLAB_ARGS, DILOCO_ARGS (below), KILL_EVERY (40 s).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -32,16 +33,31 @@ run() { # NAME MODE ARGS [churn]
     --bin "$root/build/tests/wan" --deadline $((seconds + 500)) -- \
     bash "$here/wan_run.sh" "$mode" "$seconds" "$out/$name" $churn >"$out/$name.log" 2>&1 || true
   echo "after $(cat /proc/loadavg)" >>"$out/$name/load"
-  "$py" "$here/evaluate.py" "$out/$name"
+  # scored while the next run goes (one process against its eight: under a load of 30-40 from
+  # other jobs, scoring in between cost 2-3 minutes a run)
+  "$py" "$here/evaluate.py" "$out/$name" &
 }
 
-for rep in $(seq "$reps"); do
-  run "ddp-$rep" ddp "$DDP_ARGS"
-  run "diloco-$rep" diloco "$DILOCO_ARGS"
-  run "collab-$rep" collaborative "$COLLAB_ARGS"
-  run "diloco-churn-$rep" diloco "$DILOCO_ARGS" churn
-  run "collab-churn-$rep" collaborative "$COLLAB_ARGS" churn
-done
-run ddp-kill-1 ddp "$DDP_ARGS" churn
+run_named() { # CONFIG-REP
+  case $1 in
+    ddp-kill-*) run "$1" ddp "$DDP_ARGS" churn ;;
+    ddp-*) run "$1" ddp "$DDP_ARGS" ;;
+    diloco-churn-*) run "$1" diloco "$DILOCO_ARGS" churn ;;
+    diloco-*) run "$1" diloco "$DILOCO_ARGS" ;;
+    collab-churn-*) run "$1" collaborative "$COLLAB_ARGS" churn ;;
+    collab-*) run "$1" collaborative "$COLLAB_ARGS" ;;
+    *) echo "bench.sh: no configuration for run $1" >&2; exit 2 ;;
+  esac
+}
+
+if [ -n "${RUNS:-}" ]; then # e.g. RUNS="ddp-3 diloco-3": these runs, in this order
+  for name in $RUNS; do run_named "$name"; done
+else
+  for rep in $(seq "$reps"); do
+    for cfg in ddp diloco collab diloco-churn collab-churn; do run_named "$cfg-$rep"; done
+  done
+  run_named ddp-kill-1
+fi
+wait
 "$py" "$here/summarize.py" "$out" "$out/loss_vs_time.png" "$out/runs.csv" | tee "$out/summary.txt"
 grep -h "stopped at" "$out"/ddp-kill-1/peer-*.err | tee -a "$out/summary.txt" || true
