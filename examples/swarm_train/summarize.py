@@ -3,11 +3,12 @@
 OUT_DIR holds one directory per run, CONFIG-REP (ddp-1, diloco-2, collab-churn-3, ddp-kill-1...),
 each with curve.csv (evaluate.py: seconds since the launch, validation loss) and start (the
 seconds from the launch to the training's start: every peer loaded and in). Times are counted
-from the start. The quality target is the median of the DDP runs' last losses: the quality DDP
-reaches in the runs' training time. Per configuration: each run's time to reach the target (the
-first snapshot at or under it; "-" when it never did), the median over the runs (a run that did
-not reach it counts as later than any that did), and its ratio to DDP's median (the churn runs
-also to their healthy configuration's). Writes a table on stdout, one row per run to CSV, and
+from the start. Two quality targets: the median of the DDP runs' last losses (the quality DDP
+reaches in the runs' training time), and the worst of the healthy configurations' median last
+losses (one they all reach, to compare their times). Per configuration and target: each run's
+time to reach it (the first snapshot at or under it; "-" when it never did), the median over
+the runs (a run that did not reach it counts as later than any that did), and its ratio to
+DDP's median (the churn runs also to their healthy configuration's). Writes a table on stdout, one row per run to CSV, and
 the loss against the time since the start, one colour per configuration, to PNG.
 """
 import csv
@@ -34,6 +35,14 @@ def load(d):
     return start, sorted(rows)
 
 
+def fmt(t, digits=1):
+    return "" if math.isinf(t) else f"{t:.{digits}f}"
+
+
+def ratio(a, b):
+    return "" if math.isinf(a) or math.isinf(b) else f"{a / b:.2f}"
+
+
 def median(xs):
     """The median, math.inf (not reached) sorting after every time."""
     return statistics.median_low(xs) if len(xs) % 2 == 0 else statistics.median(xs)
@@ -47,36 +56,44 @@ def main():
         if m and os.path.exists(os.path.join(d, "curve.csv")) and \
                 os.path.exists(os.path.join(d, "start")):
             runs.setdefault(m.group(1), []).append((int(m.group(2)), d) + load(d))
-    target = statistics.median(rows[-1][1] for _, _, _, rows in runs["ddp"])
-    hit = {}
+    cfgs = [c for c in ORDER if c in runs]
+    last = {c: median([rows[-1][1] for _, _, _, rows in runs[c]]) for c in cfgs}
+    target = last["ddp"]
+    # a second, looser target: the worst of the healthy configurations' median last losses,
+    # which each of them reaches, so that their times can be compared
+    common = max(last[c] for c in ("ddp", "collab", "diloco") if c in last)
+    hits = {}
     with open(table, "w") as f:
-        f.write("config,rep,start_s,target,reached_s,last_s,last_loss\n")
-        for cfg in [c for c in ORDER if c in runs]:
+        f.write("config,rep,start_s,last_s,last_loss,target,reached_s,common_target,"
+                "common_reached_s\n")
+        for cfg in cfgs:
             for rep, d, start, rows in runs[cfg]:
-                t = next((t for t, v in rows if v <= target), math.inf)
-                hit.setdefault(cfg, []).append(t)
-                f.write(f"{cfg},{rep},{start:.1f},{target:.4f},"
-                        f"{'' if math.isinf(t) else f'{t:.1f}'},{rows[-1][0]:.1f},"
-                        f"{rows[-1][1]:.4f}\n")
-    ddp = median(hit["ddp"])
-    print(f"target: validation loss {target:.3f} (the median of the DDP runs' last losses)")
-    print(f"{'config':14s} {'runs: time to target (s)':34s} {'median':>7s} {'x DDP':>6s}  "
-          f"{'x healthy':>9s}")
-    for cfg in [c for c in ORDER if c in hit]:
-        med = median(hit[cfg])
-        runs_s = ", ".join("-" if math.isinf(t) else f"{t:.0f}" for t in hit[cfg])
-        healthy = cfg.replace("-churn", "")
-        vs = f"{med / median(hit[healthy]):.2f}" if cfg.endswith("-churn") and \
-            not math.isinf(med) and not math.isinf(median(hit[healthy])) else ""
-        print(f"{cfg:14s} {runs_s:34s} {'-' if math.isinf(med) else f'{med:.0f}':>7s} "
-              f"{'' if math.isinf(med) else f'{med / ddp:.2f}':>6s}  {vs:>9s}")
+                t = [next((t for t, v in rows if v <= x), math.inf) for x in (target, common)]
+                hits.setdefault(cfg, []).append(t)
+                f.write(f"{cfg},{rep},{start:.1f},{rows[-1][0]:.1f},{rows[-1][1]:.4f},"
+                        f"{target:.4f},{fmt(t[0])},{common:.4f},{fmt(t[1])}\n")
+    print("median last loss (120 s): " + ", ".join(f"{c} {last[c]:.3f}" for c in cfgs))
+    for k, (x, what) in enumerate(((target, "the median of the DDP runs' last losses"),
+                                   (common, "the worst healthy configuration's median last "
+                                            "loss"))):
+        print(f"\ntarget {x:.3f}: {what}")
+        print(f"{'config':14s} {'runs: time to target (s)':26s} {'median':>7s} {'x DDP':>6s}  "
+              f"{'x healthy':>9s}")
+        med = {c: median([h[k] for h in hits[c]]) for c in cfgs}
+        for cfg in cfgs:
+            healthy = cfg.replace("-churn", "")
+            vs = ratio(med[cfg], med.get(healthy, math.inf)) if cfg.endswith("-churn") else ""
+            print(f"{cfg:14s} {', '.join(fmt(h[k]) or '-' for h in hits[cfg]):26s} "
+                  f"{fmt(med[cfg], 0) or '-':>7s} {ratio(med[cfg], med['ddp']):>6s}  {vs:>9s}")
     fig, ax = plt.subplots(figsize=(7.5, 4.5))
     colours = dict(zip(ORDER, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
     for cfg in [c for c in ORDER if c in runs]:
         for i, (rep, d, start, rows) in enumerate(runs[cfg]):
             ax.plot([t for t, _ in rows], [v for _, v in rows], marker=".", alpha=0.75,
                     color=colours[cfg], label=cfg if i == 0 else None)
-    ax.axhline(target, color="grey", linestyle="--", linewidth=1)
+    ax.axhline(target, color="grey", linestyle="--", linewidth=1, label="DDP's median last loss")
+    ax.axhline(common, color="grey", linestyle=":", linewidth=1,
+               label="worst healthy median last loss")
     ax.set_xlabel("wall-clock seconds since the training's start (every peer in)")
     ax.set_ylabel("validation loss (nats / byte)")
     ax.set_title("1.04 M-parameter byte LM, 8 peers in 4 emulated regions, each run")
