@@ -3,9 +3,10 @@
 OUT_DIR holds one directory per run, CONFIG-REP (ddp-1, diloco-2, collab-churn-3, ddp-kill-1...),
 each with curve.csv (evaluate.py: seconds since the launch, validation loss) and start (the
 seconds from the launch to the training's start: every peer loaded and in). Times are counted
-from the start. Two quality targets: the median of the DDP runs' last losses (the quality DDP
-reaches in the runs' training time), and the worst of the healthy configurations' median last
-losses (one they all reach, to compare their times). Per configuration and target: each run's
+from the start. Three quality targets: the median of the DDP runs' last losses (the quality DDP
+reaches in the runs' training time), the worst of the healthy configurations' median last
+losses (one they all reach, to compare their times), and the worst of all (churn included, to
+compare churn with health). Per configuration and target: each run's
 time to reach it (the first snapshot at or under it; "-" when it never did), the median over
 the runs (a run that did not reach it counts as later than any that did), and its ratio to
 DDP's median (the churn runs also to their healthy configuration's). Writes a table on stdout, one row per run to CSV, and
@@ -62,20 +63,23 @@ def main():
     # a second, looser target: the worst of the healthy configurations' median last losses,
     # which each of them reaches, so that their times can be compared
     common = max(last[c] for c in ("ddp", "collab", "diloco") if c in last)
+    # and the worst of every configuration's (churn included), to compare churn with health
+    loosest = max(last[c] for c in cfgs if c != "ddp-kill")
+    targets = ((target, "the median of the DDP runs' last losses"),
+               (common, "the worst healthy configuration's median last loss"),
+               (loosest, "the worst configuration's median last loss, churn included"))
     hits = {}
     with open(table, "w") as f:
-        f.write("config,rep,start_s,last_s,last_loss,target,reached_s,common_target,"
-                "common_reached_s\n")
+        f.write("config,rep,start_s,last_s,last_loss" +
+                "".join(f",target{k},reached{k}_s" for k in range(len(targets))) + "\n")
         for cfg in cfgs:
             for rep, d, start, rows in runs[cfg]:
-                t = [next((t for t, v in rows if v <= x), math.inf) for x in (target, common)]
+                t = [next((t for t, v in rows if v <= x), math.inf) for x, _ in targets]
                 hits.setdefault(cfg, []).append(t)
-                f.write(f"{cfg},{rep},{start:.1f},{rows[-1][0]:.1f},{rows[-1][1]:.4f},"
-                        f"{target:.4f},{fmt(t[0])},{common:.4f},{fmt(t[1])}\n")
+                f.write(f"{cfg},{rep},{start:.1f},{rows[-1][0]:.1f},{rows[-1][1]:.4f}" +
+                        "".join(f",{x:.4f},{fmt(h)}" for (x, _), h in zip(targets, t)) + "\n")
     print("median last loss (120 s): " + ", ".join(f"{c} {last[c]:.3f}" for c in cfgs))
-    for k, (x, what) in enumerate(((target, "the median of the DDP runs' last losses"),
-                                   (common, "the worst healthy configuration's median last "
-                                            "loss"))):
+    for k, (x, what) in enumerate(targets):
         print(f"\ntarget {x:.3f}: {what}")
         print(f"{'config':14s} {'runs: time to target (s)':26s} {'median':>7s} {'x DDP':>6s}  "
               f"{'x healthy':>9s}")
