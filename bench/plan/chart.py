@@ -16,7 +16,7 @@ for r in rows:
     by[r["scenario"]][r["policy"]] = (float(r["avg_jct_h"]), float(r["cost_usd"]))
 others = ["bace", "lcf", "ldf", "cr-lcf", "cr-ldf"]
 policies = ["ours", "bace", "lcf", "ldf", "cr-lcf", "cr-ldf", "bace-noprio", "bace-nopath",
-            "bace-nocost", "ours-trim", "ours-nowait"]
+            "bace-nocost", "ours-online", "ours-fast", "ours-trim", "ours-nowait"]
 ratios = {p: ([], []) for p in policies}
 for sc, d in by.items():
     ran = [p for p in others if p in d]

@@ -4,7 +4,7 @@
 Reads bench/scale/results/sweep.csv (sweep.py), results/validation.md (`tern sim coll
 validate`), results/train.txt (train.py's held-out accuracy), results/sensitivity.md (run.sh's
 2048-rank rings with slower NICs), results/topologies.md (topologies.sh) and
-results/timings.txt (run.sh's wall times); draws docs/scale/winners.png (the winning algorithm over size x ranks, one panel
+results/timings.txt (run.sh's wall times), ../hosts/results/hosts.md (bench/hosts/run.sh); draws docs/scale/winners.png (the winning algorithm over size x ranks, one panel
 per collective) and docs/scale/time_<collective>.png (time against ranks per algorithm at
 1 MiB and 64 MiB; hollow triangles for the runs the sweep only bounded), and writes
 docs/SCALE.md around them with the PCCL comparison table.
@@ -166,6 +166,7 @@ def main():
         sensitivity=read(os.path.join(a.results, "sensitivity.md")),
         topologies=read(os.path.join(a.results, "topologies.md")),
         pccl_frontier=read(os.path.join(a.results, "pccl_frontier.md")),
+        hosts=read(os.path.join(here, "..", "hosts", "results", "hosts.md")),
         cells=len(cells), rows=sum(len(v) for v in cells.values()),
         simulated=sum(math.isfinite(t) for v in cells.values() for t, _ in v.values()))
     open(os.path.join(a.docs, "SCALE.md"), "w").write(doc)

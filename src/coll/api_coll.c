@@ -65,21 +65,19 @@ static tern_status check_apart(tern_comm *c, const char *call, const void *s, si
 }
 
 static tern_status issue(tern_comm *c, const tern_request *proto, tern_request **req) {
-  if (req == NULL) return coll_engine_run_blocking(c, proto);
+  if (req == NULL) return comm_engine_run_blocking(c, proto);
   *req = NULL;
-  return coll_engine_submit(c, proto, req);
+  return comm_engine_submit(c, proto, req);
 }
 
 static tern_request coll_proto(tern_comm *c, coll_kind kind, const void *s, void *r, size_t count,
                                tern_dtype dt, tern_op op, int root, bool inplace) {
   return (tern_request){.comm = c,
-                        .type = COLL_REQ_COLL,
-                        .args = {.kind = kind,
-                                 .rank = c->rank,
-                                 .size = c->size,
-                                 .root = root,
-                                 .count = count,
-                                 .inplace = inplace},
+                        .type = COMM_REQ_COLL,
+                        .coll = (int)kind,
+                        .root = root,
+                        .inplace = inplace,
+                        .count = count,
                         .sendbuf = s,
                         .recvbuf = r,
                         .dt = dt,
@@ -191,19 +189,19 @@ static tern_status do_barrier(tern_comm *c, tern_request **req) {
   return issue(c, &p, req);
 }
 
-static tern_status p2p(tern_comm *c, coll_req_type type, const void *sbuf, void *rbuf, size_t count,
+static tern_status p2p(tern_comm *c, comm_req_type type, const void *sbuf, void *rbuf, size_t count,
                        tern_dtype dt, int peer, tern_request **req) {
   if (c == NULL) return TERN_ERR_INVALID_ARG;
-  const char *call = type == COLL_REQ_SEND ? "send" : "recv";
+  const char *call = type == COMM_REQ_SEND ? "send" : "recv";
   size_t b = 0;
   CHECK(check_common(c, call, count, 1, dt, &b));
-  CHECK(need_buf(c, call, "buf", type == COLL_REQ_SEND ? sbuf : rbuf, b));
+  CHECK(need_buf(c, call, "buf", type == COMM_REQ_SEND ? sbuf : rbuf, b));
   if (peer < 0 || peer >= c->size || peer == c->rank)
     return bad_arg(c, "%s: peer %d is not another rank of this communicator (0..%d, not %d)", call,
                    peer, c->size - 1, c->rank);
   tern_request p = {.comm = c,
                     .type = type,
-                    .args = {.count = count},
+                    .count = count,
                     .sendbuf = sbuf,
                     .recvbuf = rbuf,
                     .dt = dt,
@@ -213,12 +211,12 @@ static tern_status p2p(tern_comm *c, coll_req_type type, const void *sbuf, void 
 
 static tern_status do_send(tern_comm *c, const void *buf, size_t count, tern_dtype dt, int peer,
                            tern_request **req) {
-  return p2p(c, COLL_REQ_SEND, buf, NULL, count, dt, peer, req);
+  return p2p(c, COMM_REQ_SEND, buf, NULL, count, dt, peer, req);
 }
 
 static tern_status do_recv(tern_comm *c, void *buf, size_t count, tern_dtype dt, int peer,
                            tern_request **req) {
-  return p2p(c, COLL_REQ_RECV, NULL, buf, count, dt, peer, req);
+  return p2p(c, COMM_REQ_RECV, NULL, buf, count, dt, peer, req);
 }
 
 /* ---- the blocking forms ------------------------------------------------------------------ */

@@ -97,7 +97,7 @@ tern_status tern_comm_split(tern_comm *parent, int color, int key, tern_comm **c
                         "comm_split: rank %d, the root of color %d, published no store", root_rank,
                         color);
     else {
-      rc = coll_comm_open(child, child_rank, child_size, root_addr, false, srv);
+      rc = comm_create(child, child_rank, child_size, root_addr, false, srv, &coll_runner);
       srv = NULL; /* the child owns it now, failed or not */
       if (rc != TERN_OK)
         core_err_set(&parent->err, rc, "comm_split: joining color %d as rank %d of %d: %s", color,

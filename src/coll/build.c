@@ -1,53 +1,30 @@
 /* build.c: coll_build, the one door to the builders: it checks the arguments, answers the
  * cases every algorithm shares (nothing to move, or a single rank) and hands the rest to the
- * table of (kind, algorithm) builders in algo/. A missing entry is an algorithm that has no
- * schedule for that kind: TERN_ERR_UNSUPPORTED, and the executor asks the selector instead.
+ * algorithm's descriptor (algo/list.h). An algorithm without a builder for the kind has no
+ * schedule for it: TERN_ERR_UNSUPPORTED, and the executor asks the selector instead.
  */
 #include "coll/algo/algo.h"
 
 #include <limits.h>
 
-static coll_builder *const builders[COLL_NUM_KINDS][COLL_NUM_ALGOS] = {
-    [COLL_ALLREDUCE] = {[COLL_ALGO_RING] = coll_ring_allreduce,
-                        [COLL_ALGO_RHD] = coll_rhd_allreduce,
-                        [COLL_ALGO_TREE] = coll_tree_allreduce,
-                        [COLL_ALGO_DIRECT] = coll_direct_allreduce,
-                        [COLL_ALGO_RD] = coll_rd_allreduce,
-                        [COLL_ALGO_HIER] = coll_hier_allreduce},
-    [COLL_REDUCE_SCATTER] = {[COLL_ALGO_RING] = coll_ring_reduce_scatter,
-                             [COLL_ALGO_RHD] = coll_rhd_reduce_scatter,
-                             [COLL_ALGO_TREE] = coll_tree_reduce_scatter,
-                             [COLL_ALGO_DIRECT] = coll_direct_reduce_scatter,
-                             [COLL_ALGO_HIER] = coll_hier_reduce_scatter},
-    [COLL_ALLGATHER] = {[COLL_ALGO_RING] = coll_ring_allgather,
-                        [COLL_ALGO_RHD] = coll_rhd_allgather,
-                        [COLL_ALGO_TREE] = coll_tree_allgather,
-                        [COLL_ALGO_DIRECT] = coll_direct_allgather,
-                        [COLL_ALGO_BRUCK] = coll_bruck_allgather,
-                        [COLL_ALGO_HIER] = coll_hier_allgather},
-    [COLL_BROADCAST] = {[COLL_ALGO_RING] = coll_ring_broadcast,
-                        [COLL_ALGO_RHD] = coll_rhd_broadcast,
-                        [COLL_ALGO_TREE] = coll_tree_broadcast,
-                        [COLL_ALGO_DIRECT] = coll_direct_broadcast},
-    [COLL_REDUCE] = {[COLL_ALGO_RING] = coll_ring_reduce,
-                     [COLL_ALGO_RHD] = coll_rhd_reduce,
-                     [COLL_ALGO_TREE] = coll_tree_reduce,
-                     [COLL_ALGO_DIRECT] = coll_direct_reduce},
-    [COLL_ALLTOALL] = {[COLL_ALGO_DIRECT] = coll_direct_alltoall,
-                       [COLL_ALGO_BRUCK] = coll_bruck_alltoall,
-                       [COLL_ALGO_PAIRWISE] = coll_pairwise_alltoall},
-    /* A barrier has nothing to halve: rhd's is rd's exchange. */
-    [COLL_BARRIER] = {[COLL_ALGO_RING] = coll_ring_barrier,
-                      [COLL_ALGO_RHD] = coll_rd_barrier,
-                      [COLL_ALGO_TREE] = coll_tree_barrier,
-                      [COLL_ALGO_DIRECT] = coll_direct_barrier,
-                      [COLL_ALGO_RD] = coll_rd_barrier,
-                      [COLL_ALGO_BRUCK] = coll_bruck_barrier},
+static const coll_algo_desc *const descs[COLL_NUM_ALGOS] = {
+#define COLL_ALGORITHM(ID, name) [COLL_ALGO_##ID] = &coll_algo_##name,
+#include "coll/algo/list.h"
+#undef COLL_ALGORITHM
 };
 
+const coll_algo_desc *coll_algo_desc_of(coll_algo algo) {
+  return (unsigned)algo < COLL_NUM_ALGOS ? descs[algo] : NULL;
+}
+
 bool coll_algo_supported(coll_kind kind, coll_algo algo) {
-  return (unsigned)kind < COLL_NUM_KINDS && (unsigned)algo < COLL_NUM_ALGOS &&
-         builders[kind][algo] != NULL;
+  const coll_algo_desc *d = coll_algo_desc_of(algo);
+  return d && (unsigned)kind < COLL_NUM_KINDS && d->build[kind] != NULL;
+}
+
+bool coll_algo_fits(coll_algo algo, const coll_args *a) {
+  const coll_algo_desc *d = coll_algo_desc_of(algo);
+  return coll_algo_supported(a->kind, algo) && (!d->fits || a->size < 2 || d->fits(a));
 }
 
 static bool args_valid(const coll_args *a) {
@@ -55,7 +32,7 @@ static bool args_valid(const coll_args *a) {
   if (a->rank < 0 || a->rank >= a->size) return false;
   bool rooted = a->kind == COLL_BROADCAST || a->kind == COLL_REDUCE;
   if (rooted && (a->root < 0 || a->root >= a->size)) return false;
-  /* The largest extent a builder uses is under 2 n count (Bruck's alltoall). */
+  /* The largest extent a builder uses is under 2 n count (an alltoall's scratch). */
   return a->kind == COLL_BARRIER || a->count <= SIZE_MAX / (2 * (size_t)a->size + 2);
 }
 
@@ -84,16 +61,16 @@ static void build_alone(coll_sched *s, const coll_args *a) {
 
 tern_status coll_build(coll_sched *s, const coll_args *a, coll_algo algo) {
   coll_sched_reset(s);
-  if (!args_valid(a) || algo == COLL_ALGO_AUTO || (unsigned)algo >= COLL_NUM_ALGOS)
-    return TERN_ERR_INVALID_ARG;
-  if (!builders[a->kind][algo]) return TERN_ERR_UNSUPPORTED;
+  const coll_algo_desc *d = coll_algo_desc_of(algo);
+  if (!args_valid(a) || d == NULL) return TERN_ERR_INVALID_ARG;
+  if (!d->build[a->kind]) return TERN_ERR_UNSUPPORTED;
   s->algo = algo;
   if (a->size == 1) {
     build_alone(s, a);
   } else if (a->count > 0 || a->kind == COLL_BARRIER) {
-    if (algo == COLL_ALGO_HIER && !coll_hier_fits(a)) return TERN_ERR_UNSUPPORTED;
+    if (d->fits && !d->fits(a)) return TERN_ERR_UNSUPPORTED;
     check_root(s, a);
-    builders[a->kind][algo](s, a);
+    d->build[a->kind](s, a);
   }
   coll_sched_end_phase(s);
   return coll_sched_status(s);

@@ -38,9 +38,9 @@ static bool same_key(const coll_sched_cache_entry *e, const coll_args *a, coll_a
   const coll_args *b = &e->key;
   return e->used != 0 && e->algo == algo && b->kind == a->kind && b->count == a->count &&
          b->rank == a->rank && b->size == a->size && b->root == a->root &&
-         b->inplace == a->inplace && b->dealt == a->dealt && b->seg_count == a->seg_count &&
-         b->ppn == a->ppn && b->inner == a->inner && b->shared_memory == a->shared_memory &&
-         b->hosts == a->hosts && b->unchecked_root == a->unchecked_root;
+         b->inplace == a->inplace && b->cpus == a->cpus && b->seg_count == a->seg_count &&
+         b->ppn == a->ppn && b->inner == a->inner && b->hosts == a->hosts &&
+         b->unchecked_root == a->unchecked_root;
 }
 
 tern_status coll_sched_cache_get(coll_sched_cache *k, const coll_args *a, coll_algo algo,

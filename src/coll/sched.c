@@ -140,9 +140,10 @@ void coll_sched_end_phase(coll_sched *s) {
 /* ---- names ------------------------------------------------------------------------------- */
 
 static const char *const algo_names[COLL_NUM_ALGOS] = {
-    [COLL_ALGO_AUTO] = "auto", [COLL_ALGO_RING] = "ring",     [COLL_ALGO_RHD] = "rhd",
-    [COLL_ALGO_TREE] = "tree", [COLL_ALGO_DIRECT] = "direct", [COLL_ALGO_HIER] = "hier",
-    [COLL_ALGO_RD] = "rd",     [COLL_ALGO_BRUCK] = "bruck",   [COLL_ALGO_PAIRWISE] = "pairwise",
+    [COLL_ALGO_AUTO] = "auto",
+#define COLL_ALGORITHM(ID, name) [COLL_ALGO_##ID] = #name,
+#include "coll/algo/list.h"
+#undef COLL_ALGORITHM
 };
 
 static const char *const kind_names[COLL_NUM_KINDS] = {

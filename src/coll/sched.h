@@ -46,19 +46,13 @@ typedef enum coll_kind {
   COLL_NUM_KINDS
 } coll_kind;
 
+/* The algorithms: one per file under src/coll/algo/, listed in algo/list.h (the comment atop
+ * each file says what it is). */
 typedef enum coll_algo {
   COLL_ALGO_AUTO = 0, /* let the selector choose */
-  COLL_ALGO_RING,     /* ring: bandwidth-optimal, n-1 (or 2(n-1)) steps */
-  COLL_ALGO_RHD,      /* recursive halving-doubling (Rabenseifner), with the fold for non-powers
-                         of two; recursive doubling for allgather */
-  COLL_ALGO_TREE,     /* binomial tree */
-  COLL_ALGO_DIRECT,   /* every rank talks to every rank in one phase (small n, small messages) */
-  COLL_ALGO_HIER,     /* two-level: within a host, then across hosts */
-  COLL_ALGO_RD,       /* recursive doubling with whole vectors: log2 n phases, for small
-                         allreduces (and the barrier's pairwise exchange), with the same fold */
-  COLL_ALGO_BRUCK,    /* Bruck's dissemination pattern, ceil(log2 n) phases for any n: allgather
-                         and alltoall (Bruck et al. 1997), the dissemination barrier */
-  COLL_ALGO_PAIRWISE, /* alltoall by pairwise exchange: n-1 phases, one peer each */
+#define COLL_ALGORITHM(ID, name) COLL_ALGO_##ID,
+#include "coll/algo/list.h"
+#undef COLL_ALGORITHM
   COLL_NUM_ALGOS
 } coll_algo;
 
@@ -104,24 +98,16 @@ typedef struct coll_sched {
   coll_view view;     /* off except while hier.c builds a sub-group's phase */
 } coll_sched;
 
-/* The allreduce of two ranks over shared memory goes in pieces of COLL_PAIR_PIECE elements from
- * COLL_PAIR_PIECES_FROM elements on (ring.c): 512 KiB and 4 MiB of f32, where each rank's half
- * outgrows a core's cache (2 MiB of L2 here). */
-#define COLL_PAIR_PIECE ((size_t)128 << 10)
-#define COLL_PAIR_PIECES_FROM ((size_t)1 << 20)
-
 typedef struct coll_args {
   coll_kind kind;
   int rank, size;
   int root;            /* broadcast and reduce; 0 elsewhere */
   size_t count;        /* as the public call's count (see the table above) */
   bool inplace;        /* the in-place form of the call (see the table above) */
-  bool shared_memory;  /* every peer is reached through shared memory (where the allreduce of two
-                          ranks goes in pieces: COLL_PAIR_PIECE) */
   bool unchecked_root; /* broadcast and reduce without build.c's root check (TERN_CHECK_ROOTS=0) */
-  int dealt;           /* rank r runs on CPU r mod dealt of one host, whose ranks outnumber its
-                          CPUs (tern run's binding); 0 when not. Trees spread their inner members
-                          over those CPUs (tree.c) */
+  int cpus;            /* the CPUs of one host that its ranks outnumber, rank r on CPU r mod cpus
+                          (the crowded site's, coll_site); 0 when not crowded. Trees spread their
+                          inner members over those CPUs (tree.c) */
   size_t seg_count;    /* pipelining segment in elements, for algorithms that pipeline; 0 lets the
                           algorithm choose */
   int ppn;             /* ranks per host when hosts hold equal, contiguous blocks of ranks (rank r
@@ -189,9 +175,11 @@ bool coll_sched_equal(const coll_sched *x, const coll_sched *y);
 tern_status coll_build(coll_sched *s, const coll_args *a, coll_algo algo);
 /* Whether coll_build has a schedule of kind for algo (AUTO: false). */
 bool coll_algo_supported(coll_kind kind, coll_algo algo);
+/* Whether it has one for a's kind, size and placement too (hier needs two levels of hosts, pair
+ * two ranks). */
+bool coll_algo_fits(coll_algo algo, const coll_args *a);
 
-/* "ring", "rhd", "tree", "direct", "hier", "rd", "bruck", "pairwise"; "auto" for
- * COLL_ALGO_AUTO. Parsing ignores case. */
+/* The names of algo/list.h, "auto" for COLL_ALGO_AUTO. Parsing ignores case. */
 const char *coll_algo_name(coll_algo algo);
 bool coll_algo_parse(const char *s, coll_algo *out);
 /* "allreduce", "reduce_scatter", ... */
@@ -243,6 +231,24 @@ tern_status coll_check_scheds(const coll_args *a, const coll_sched *scheds, char
                               size_t why_len);
 
 /* ---- cost (select.c) --------------------------------------------------------------------- */
+
+/* How the ranks reach each other: the transport a profile of constants is for (profile.c). */
+typedef enum coll_transport_kind { COLL_TR_SHM, COLL_TR_TCP, COLL_NUM_TR } coll_transport_kind;
+
+/* Where a collective runs, as the selector sees it (exec.c fills it in from the communicator;
+ * the placement itself, ppn and hosts, is coll_args'). */
+typedef struct coll_site {
+  coll_transport_kind tr; /* shm: every peer over shared memory; tcp: some over TCP */
+  bool one_host;          /* every rank on this host (TCP over loopback, or shared memory) */
+  bool crowded;           /* one host, more ranks than CPUs */
+  int cpus;               /* crowded: the CPUs the ranks share */
+  bool across_hosts;      /* several hosts, one of them with two ranks or more: hier competes */
+  /* across hosts, the platform's profile: the models within a host and across (NULL: the
+   * built-in shm and tcp), or weights learned for it from simulated sweeps (select_learned.h;
+   * NULL at run time, where no platform is known to match one) */
+  const struct coll_net_model *intra, *inter;
+  const struct coll_learned_model *learned;
+} coll_site;
 
 /* The alpha-beta-gamma constants of one transport: seconds per message, per byte moved, per
  * byte reduced; and o, the seconds each further message of a phase adds (LogP's overhead: the
@@ -321,7 +327,7 @@ double coll_algo_cost(coll_kind kind, coll_algo algo, int n, size_t count, size_
 /* What a collective costs the whole host, summed over all ranks (work.c). */
 typedef struct coll_work {
   double msgs, bytes, red; /* messages sent, bytes sent, bytes reduced */
-  double red_received;     /* of red, reduced as it arrives (direct reduces after receiving) */
+  double red_received;     /* of red, reduced as it arrives (not all algorithms do) */
 } coll_work;
 /* The work of (kind, algo) over n ranks, count as in coll_args, as coll_build's schedules do it;
  * HUGE_VAL fields where algo has no schedule for kind. */
@@ -333,9 +339,9 @@ coll_work coll_algo_work(coll_kind kind, coll_algo algo, int n, size_t count, si
 double coll_host_time(const coll_work *w, const coll_net_model *m);
 
 /* The algorithm the model picks for (kind, n, count, elem_size) on transport m: the least
- * coll_algo_cost, ties to the one needing less scratch (ring, pairwise, rhd, tree, rd, bruck,
- * direct); the same answer on every rank, so that all ranks run the same algorithm. Never AUTO
- * or HIER. */
+ * coll_algo_cost, ties to the shorter critical path, then to the earlier in algo/list.h (roughly,
+ * the least scratch first); the same answer on every rank, so that all ranks run the same
+ * algorithm. Never AUTO or HIER. */
 coll_algo coll_select(coll_kind kind, int n, size_t count, size_t elem_size,
                       const coll_net_model *m);
 
@@ -350,14 +356,28 @@ double coll_sched_cost_hosts(const coll_sched *s, size_t elem_size, const coll_a
 coll_algo coll_select_hosts(const coll_args *place, size_t elem_size, const coll_net_model *intra,
                             const coll_net_model *inter, coll_algo *inner);
 
-/* This machine's fitted constants for shared memory and for TCP (see select.c for the
- * measurements they come from); the _crowded ones are the same transport on an oversubscribed
- * host (cpus 0: the caller fills it in). */
+/* ---- profiles (profile.c) and the one selector (choose.c) ------------------------------- */
+
+/* The built-in profiles: the constants for shared memory and for TCP, each measured as profile.c
+ * says; the _crowded ones are the same transport on an oversubscribed host (cpus 0: the caller
+ * fills it in). */
 extern const coll_net_model coll_model_shm, coll_model_shm_crowded, coll_model_tcp,
     coll_model_tcp_crowded;
 /* The one of the four for a transport (tcp or shared memory) on a host crowded or not, with
  * cpus (the CPUs the ranks share) filled in when crowded, and one_host when every rank is on
  * one host (always so over shared memory). */
 coll_net_model coll_model_for(bool tcp, bool one_host, bool crowded, int cpus);
+/* The same for a site. */
+coll_net_model coll_model_of_site(const coll_site *w);
+
+struct coll_tuning;
+/* The algorithm to run a's collective (kind, size, count, placement) at site w, the same on
+ * every rank: across hosts, by w's learned weights when it has them, else every algorithm and
+ * hier's inner ones priced from their schedules phase by phase on w's models
+ * (coll_select_hosts); on one host the tuning file's choice (tuned, NULL: none), else the
+ * built-in profile's (coll_select). Then a refinement of the choice that suits the site runs
+ * instead (pair for the ring). *inner: hier's inter-host algorithm (RING when not hier). */
+coll_algo coll_choose(const coll_args *a, size_t elem_size, const coll_site *w,
+                      const struct coll_tuning *tuned, coll_algo *inner);
 
 #endif /* TERN_COLL_SCHED_H */

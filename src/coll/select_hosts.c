@@ -11,7 +11,7 @@
  * is more, at the inter-host beta. The host priced is that of rank 0, and with hosts of unequal
  * sizes each host's, the costliest being the critical path.
  */
-#include "coll/sched.h"
+#include "coll/algo/algo.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -104,11 +104,10 @@ coll_algo coll_select_hosts(const coll_args *place, size_t elem_size, const coll
                  .ppn = place->ppn,
                  .hosts = place->hosts};
   for (int algo = 1; algo < COLL_NUM_ALGOS; algo++) {
-    if (!coll_algo_supported(a.kind, (coll_algo)algo)) continue;
-    bool hier = algo == COLL_ALGO_HIER;
-    if (hier && !coll_hier_fits(&a)) continue;
-    for (int i = 0; i < (hier ? 2 : 1); i++) {
-      a.inner = i ? COLL_ALGO_RHD : COLL_ALGO_RING;
+    const coll_algo_desc *d = coll_algo_desc_of((coll_algo)algo);
+    if (!d->build[a.kind] || d->refines != COLL_ALGO_AUTO || (d->fits && !d->fits(&a))) continue;
+    for (int i = 0; i < CORE_MAX(1, d->ninner); i++) {
+      a.inner = d->ninner ? d->inner[i] : COLL_ALGO_RING;
       double t = cost(&a, (coll_algo)algo, scheds, elem_size, intra, inter);
       if (t < best_t) best = (coll_algo)algo, best_t = t, *inner = a.inner;
     }

@@ -10,8 +10,10 @@
  * critical path, as each algorithm experiences it (contention included), so the model keeps the
  * cost model's shape and extrapolates along it.
  *
- * This is an interface for the runtime selector (select.c, the lead's): it answers like
- * coll_select_hosts, for the platform the model was trained on.
+ * It is an input of the one selector: coll_choose prices with it, in place of
+ * coll_select_hosts' phases, on a site whose profile carries it (coll_site.learned). At run time
+ * no site does yet: the weights describe the simulated platform they were trained on, and
+ * nothing tells that a real cluster is that one (issue 31 is to learn them for real hosts).
  */
 #ifndef TERN_COLL_SELECT_LEARNED_H
 #define TERN_COLL_SELECT_LEARNED_H

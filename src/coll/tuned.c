@@ -31,12 +31,13 @@ static tern_status read_on_rank0(tern_comm *c, char **text, size_t *len) {
   return TERN_OK;
 }
 
-tern_status coll_engine_share_tuning(tern_comm *c) {
+tern_status coll_tuning_share(tern_comm *c, coll_tuning *out, bool *tuned) {
   char key[64];
   snprintf(key, sizeof key, "%s/tuning", c->gen);
   char *text = NULL;
   size_t len = 0;
   tern_status rc;
+  *tuned = false;
   if (c->rank == 0) {
     rc = read_on_rank0(c, &text, &len);
     if (rc == TERN_OK) rc = store_set(c->store, key, text ? text : "", len, &c->err);
@@ -44,9 +45,8 @@ tern_status coll_engine_share_tuning(tern_comm *c) {
     rc = store_get(c->store, key, (void **)&text, &len, core_deadline_after(c->timeout_s), &c->err);
   }
   if (rc == TERN_OK && len > 0) {
-    coll_tuning t;
-    rc = coll_tuning_parse(&t, text, len, "rank 0's tuning file", &c->err);
-    if (rc == TERN_OK) coll_engine_set_tuning(c, &t);
+    rc = coll_tuning_parse(out, text, len, "rank 0's tuning file", &c->err);
+    *tuned = rc == TERN_OK;
   }
   free(text);
   return rc;

@@ -30,8 +30,6 @@
 #define COLL_TUNING_VERSION 2
 #define COLL_TUNING_MAX_BYTES (512u << 10) /* larger is not ours (and must fit a store value) */
 
-typedef enum coll_transport_kind { COLL_TR_SHM, COLL_TR_TCP, COLL_NUM_TR } coll_transport_kind;
-
 typedef struct coll_tuned_model {
   coll_transport_kind tr;
   int n;

@@ -6,8 +6,8 @@
  * connection, and returns when all are connected. comm_progress() and comm_idle() are the two
  * halves of every wait: move what can move, else wait (spin briefly, yield, then sleep on a
  * futex or in poll), while watching the deadline, the abort flag, the store's notices and the
- * liveness of the peers being waited for. The engine that runs operations (coll/engine.c)
- * stands on these.
+ * liveness of the peers being waited for. The engine that runs operations (engine.h) stands on
+ * these.
  */
 #ifndef TERN_COMM_COMM_H
 #define TERN_COMM_COMM_H
@@ -34,7 +34,7 @@ typedef struct comm_peer {
   bool active; /* on the communicator's active list */
 } comm_peer;
 
-typedef struct coll_engine coll_engine; /* coll/engine.c: requests and the progress thread */
+typedef struct comm_engine comm_engine; /* engine.c: requests and the progress thread */
 
 struct tern_comm {
   int rank, size;
@@ -64,11 +64,14 @@ struct tern_comm {
   int ppn;             /* ranks per host when hosts hold equal contiguous blocks, else 0 */
   int *host_id;        /* size: each rank's host, named by the lowest rank on it */
   int nhosts;
-  int dealt; /* host_cpus when all ranks share one crowded host, else 0 (coll_args) */
   uint64_t alive_checked_ns; /* when comm_check_alive last looked */
   uint32_t alive_calls;      /* comm_check_alive calls, to read the clock on every 16th */
 
-  coll_engine *engine;
+  /* what operations have moved since the communicator opened (payload posted to peers and from
+   * them), written by whichever thread runs them (engine.h), for tools that report it */
+  uint64_t bytes_sent, bytes_received;
+
+  comm_engine *engine;
 };
 
 /* ---- opening and closing (open.c, connect.c, shm_setup.c) -------------------------------- */

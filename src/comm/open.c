@@ -175,8 +175,6 @@ static tern_status choose_links(tern_comm *c) {
   }
   c->host_cpus = online_cpus();
   c->oversubscribed = cpu_local > c->host_cpus;
-  /* tern run deals such ranks round over the CPUs, rank r on CPU r mod host_cpus */
-  c->dealt = c->ppn == c->size && c->oversubscribed ? c->host_cpus : 0;
   return TERN_OK;
 }
 

@@ -11,8 +11,8 @@
 #include <limits.h>
 #include <string.h>
 
-bool plan_build(const plan_cluster *c, const plan_job *j, const int *regions, const int *gpus,
-                int n, plan_placement *out) {
+static bool build(plan_memo *memo, const plan_cluster *c, const plan_job *j, const int *regions,
+                  const int *gpus, int n, plan_placement *out) {
   out->nseg = 0;
   out->replicas = 1;
   if (n > PLAN_MAX_PATH) return false;
@@ -22,7 +22,17 @@ bool plan_build(const plan_cluster *c, const plan_job *j, const int *regions, co
     out->seg[out->nseg].gpus = gpus[i];
     out->nseg++;
   }
-  return out->nseg > 0 && plan_split_layers(c, j, out);
+  return out->nseg > 0 && plan_split_layers_kept(memo, c, j, out);
+}
+
+bool plan_build(const plan_cluster *c, const plan_job *j, const int *regions, const int *gpus,
+                int n, plan_placement *out) {
+  return build(NULL, c, j, regions, gpus, n, out);
+}
+
+bool plan_build_at(const plan_state *s, const plan_job *j, const int *regions, const int *gpus,
+                   int n, plan_placement *out) {
+  return build(s->memo, s->c, j, regions, gpus, n, out);
 }
 
 void plan_alloc_costmin(const plan_state *s, const int *regions, int n, int k, int *gpus) {

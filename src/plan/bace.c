@@ -10,6 +10,10 @@
  * is silent on this case; "the most GPUs" would be worse, since GPUs past the ceil(L/k) layers
  * of the slowest stage do not shorten the iteration; docs/PLANNING.md gives the reasons.)
  *
+ * When no chain that the link check accepts could hold the job (its memory floor) even on the
+ * idle cluster, the chains grow without the check, as in the pathfinder's ablation: a job the
+ * cluster can hold across regions is never refused (our decision; the paper is silent).
+ *
  * Ablations: without the pathfinder the chain grows through the cheapest regions with no link
  * check; without the cost-min allocator the chain's GPUs are taken in chain order and the
  * fastest candidate wins instead of the cheapest, ties going to the chain with the most GPUs
@@ -60,7 +64,7 @@ static bool allocate(const plan_state *s, const plan_queued *q, unsigned flags,
     plan_alloc_inorder(s, path->region, path->n, k, gpus);
   else
     plan_alloc_costmin(s, path->region, path->n, k, gpus);
-  if (!plan_build(s->c, q->job, path->region, gpus, path->n, &out->p)) return false;
+  if (!plan_build_at(s, q->job, path->region, gpus, path->n, &out->p)) return false;
   out->k = out->p.stages;
   out->spare = path->free_gpus - out->k;
   out->iter_s = plan_predict_iter(s, q->job, &out->p);
@@ -117,7 +121,9 @@ bool plan_bace_choose(const plan_state *s, const plan_queued *q, unsigned flags,
     if (!found || better(flags, &cand, &best)) best = cand;
     found = true;
   }
-  if (!found) return false;
+  if (!found) /* no linked chain holds the job even on the idle cluster: grow them unchecked */
+    return !(flags & PLAN_BACE_NO_PATHFINDER) && !plan_linked_can_hold(s, q) &&
+           plan_bace_choose(s, q, flags | PLAN_BACE_NO_PATHFINDER, out, iter_s, cost);
   if (best.k < best.kstar && !(flags & PLAN_BACE_NO_COSTMIN)) {
     int r = cheap_fallback(s, iter, usd, best.iter_s);
     if (usd[r] < best.cost && from_start(s, q, flags, r, &cand)) best = cand;

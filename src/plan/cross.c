@@ -60,19 +60,24 @@ static bool place_chain(const plan_state *s, const plan_queued *q, score_fn scor
   chain_by(s, q, score, &p);
   if (p.n == 0 || p.k < plan_smin_path(s->c, q->d, p.region, p.n)) return false;
   plan_alloc_inorder(s, p.region, p.n, p.k, gpus);
-  return plan_build(s->c, q->job, p.region, gpus, p.n, out);
+  return plan_build_at(s, q->job, p.region, gpus, p.n, out);
+}
+
+bool plan_cross_place(const plan_state *s, const plan_queued *q, bool by_price,
+                      plan_placement *out) {
+  return place_chain(s, q, by_price ? score_price : score_capacity, out);
 }
 
 static bool crlcf_place(const plan_policy *pol, const plan_state *s, const plan_queued *q,
                         plan_placement *out) {
   (void)pol;
-  return place_chain(s, q, score_price, out);
+  return plan_cross_place(s, q, true, out);
 }
 
 static bool crldf_place(const plan_policy *pol, const plan_state *s, const plan_queued *q,
                         plan_placement *out) {
   (void)pol;
-  return place_chain(s, q, score_capacity, out);
+  return plan_cross_place(s, q, false, out);
 }
 
 const plan_policy plan_policy_crlcf = {"cr-lcf", "CR-LCF: across regions in ascending price",

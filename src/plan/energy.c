@@ -14,27 +14,31 @@ double plan_energy_kwh(const plan_cluster *c, int r, int n, double s) {
   return n * c->types[c->regions[r].type].power_w * c->pue * s / 3.6e6;
 }
 
-/* The integral of the price (USD/kWh x h) from hour 0 of day 0 to t >= 0: whole days times the
- * day's sum, then at most 24 hours of the last day. No loop depends on t's size, so a rate so
- * small that t no longer moves by an hour's step cannot stall it. */
-static double price_from_zero(const plan_region *r, double t) {
-  double day = 0, sum, days = floor(t / 86400.0), in_day = t - days * 86400.0;
-  for (int h = 0; h < 24; h++)
-    day += r->price[h];
-  sum = days * day;
-  for (int h = 0; h < 24 && in_day > 0; h++) {
-    double part = CORE_MIN(in_day, 3600.0);
-    sum += r->price[h] * part / 3600.0;
-    in_day -= part;
-  }
+/* The integral of the price (USD/kWh x h) from hour 0 of day 0 to t >= 0, the day's sum given:
+ * whole days times the day's sum, then at most 24 hours of the last day. No loop depends on t's
+ * size, so a rate so small that t no longer moves by an hour's step cannot stall it. */
+static double price_from_zero(const plan_region *r, double day, double t) {
+  double days = floor(t / 86400.0), in_day = t - days * 86400.0, sum = days * day;
+  int whole = (int)(in_day / 3600.0);
+  for (int h = 0; h < whole && h < 24; h++)
+    sum += r->price[h];
+  if (whole < 24) sum += r->price[whole] * (in_day - whole * 3600.0) / 3600.0;
   return sum;
 }
 
 /* The integral of the price (USD/kWh) over [t0, t1], in USD per kW. A span within one day is
- * summed from t0 directly, which keeps its precision when t0 is far from day 0. */
+ * summed from t0 directly, which keeps its precision when t0 is far from day 0. A flat price
+ * (the fixtures') is one product. */
 static double price_integral(const plan_region *r, double t0, double t1) {
+  double day = 0;
+  bool flat = true;
+  for (int h = 0; h < 24; h++) {
+    day += r->price[h];
+    flat = flat && r->price[h] == r->price[0];
+  }
+  if (flat) return r->price[0] * (t1 - t0) / 3600.0;
   double base = floor(t0 / 86400.0) * 86400.0;
-  return price_from_zero(r, t1 - base) - price_from_zero(r, t0 - base);
+  return price_from_zero(r, day, t1 - base) - price_from_zero(r, day, t0 - base);
 }
 
 double plan_cost_usd(const plan_cluster *c, int r, int n, double t0, double t1) {

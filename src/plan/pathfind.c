@@ -18,13 +18,19 @@
  */
 #include "plan/plan.h"
 
+#include "core/mix.h"
+#include "plan/memo.h"
+
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct chain {
   plan_path *p;
   double speed_sum; /* sum over the chain's free GPUs of effective FLOP/s */
   double worst_hop; /* slowest accepted link, per micro-batch */
+  double layer_fb;  /* FLOPs of one layer's forward and backward, one micro-batch */
+  double bytes;     /* bytes across a stage boundary per micro-batch */
 } chain;
 
 static double speed(const plan_cluster *c, int r) {
@@ -32,10 +38,15 @@ static double speed(const plan_cluster *c, int r) {
 }
 
 /* Stage forward+backward time at k GPUs over a chain of `free` GPUs summing `speed_sum`. */
-static double stage_time(const plan_job *j, int k, int free, double speed_sum) {
+static double stage_time(const plan_job *j, const chain *ch, int k, int free, double speed_sum) {
   double avg = speed_sum / free;
   double layers = ceil((double)j->layers / k);
-  return layers * 3.0 * plan_job_layer_fwd_flops(j) / avg;
+  return layers * ch->layer_fb / avg;
+}
+
+/* plan_hop_time with the job's boundary bytes worked out once per chain. */
+static double hop_time(const plan_link *l, const chain *ch, int sharers) {
+  return l->Bps > 0 ? l->latency_s + ch->bytes * CORE_MAX(sharers, 1) / l->Bps : INFINITY;
 }
 
 static bool on_chain(const plan_path *p, int r) {
@@ -56,8 +67,8 @@ static void consider(const plan_state *s, const plan_queued *q, const chain *ch,
   if (check_links) {
     int free = ch->p->free_gpus + s->free[r];
     int k = CORE_MIN(kmax, free);
-    double tau = stage_time(q->job, k, free, ch->speed_sum + s->free[r] * speed(c, r));
-    double hop = plan_hop_time(c, q->job, end, r, sharers);
+    double tau = stage_time(q->job, ch, k, free, ch->speed_sum + s->free[r] * speed(c, r));
+    double hop = hop_time(l, ch, sharers);
     if (CORE_MAX(hop, ch->worst_hop) > tau) return;
     key = l->Bps / sharers;
   } else {
@@ -70,11 +81,11 @@ static void consider(const plan_state *s, const plan_queued *q, const chain *ch,
   }
 }
 
-static void grow(const plan_state *s, const plan_queued *q, chain *ch, int r, int end) {
+static void grow(const plan_state *s, chain *ch, int r, int end) {
   plan_path *p = ch->p;
   const plan_cluster *c = s->c;
   size_t n = (size_t)c->nregions;
-  double hop = plan_hop_time(c, q->job, end, r, s->share[(size_t)end * n + (size_t)r] + 1);
+  double hop = hop_time(plan_link_at(c, end, r), ch, s->share[(size_t)end * n + (size_t)r] + 1);
   ch->worst_hop = CORE_MAX(ch->worst_hop, hop);
   if (end == p->region[0] && p->n > 1) { /* at the head */
     memmove(&p->region[1], &p->region[0], (size_t)p->n * sizeof p->region[0]);
@@ -92,7 +103,8 @@ void plan_pathfind(const plan_state *s, const plan_queued *q, int start, int kma
   const plan_cluster *c = s->c;
   /* out is only written through ch.path, never read before (cppcheck cannot follow it) */
   // cppcheck-suppress ctuuninitvar
-  chain ch = {out, s->free[start] * speed(c, start), 0};
+  chain ch = {out, s->free[start] * speed(c, start), 0, 3.0 * plan_job_layer_fwd_flops(q->job),
+              plan_job_boundary_bytes(q->job)};
   out->n = 1;
   out->region[0] = start;
   out->free_gpus = s->free[start];
@@ -105,7 +117,43 @@ void plan_pathfind(const plan_state *s, const plan_queued *q, int start, int kma
         if (s->free[r] > 0 && !on_chain(out, r))
           consider(s, q, &ch, ends[e], r, kmax, check_links, &best, &best_end, &best_key);
     if (best < 0) break;
-    grow(s, q, &ch, best, best_end);
+    grow(s, &ch, best, best_end);
   }
   out->k = CORE_MIN(kmax, out->free_gpus);
+}
+
+/* On the idle cluster (s's memo keeps one), whether a chain from some start holds the job's
+ * memory floor with every link checked. */
+static bool linked_on_idle(const plan_state *s, const plan_queued *q) {
+  plan_memo *m = s->memo;
+  if (m->idle == NULL) {
+    m->idle = calloc(1, sizeof *m->idle);
+    if (m->idle == NULL || plan_state_init(m->idle, s->c, NULL) != TERN_OK) {
+      free(m->idle);
+      m->idle = NULL;
+      return true; /* without memory: as before, the link check alone */
+    }
+    plan_state_share_memo(m->idle, s);
+  }
+  plan_path path;
+  for (int r = 0; r < s->c->nregions; r++) {
+    int kstar = plan_kstar_at(s->c, q->d, r);
+    if (kstar < 1) continue;
+    plan_pathfind(m->idle, q, r, kstar, true, &path);
+    if (path.k >= plan_smin_path(s->c, q->d, path.region, path.n)) return true;
+  }
+  return false;
+}
+
+bool plan_linked_can_hold(const plan_state *s, const plan_queued *q) {
+  if (s->memo == NULL) return true;
+  uint64_t h = (uint64_t)q->job->layers << 40 ^ (uint64_t)q->job->hidden << 8 ^
+               (uint64_t)q->job->microbatches;
+  linked_can *e = &s->memo->linked[core_splitmix64(&h) % LINKED_CAN];
+  if (!e->set || !plan_job_same_shape(&e->shape, q->job)) {
+    e->can = linked_on_idle(s, q);
+    e->shape = *q->job;
+    e->set = true;
+  }
+  return e->can;
 }

@@ -29,6 +29,7 @@
 #include "plan/plan.h"
 
 #include "core/mix.h"
+#include "plan/memo.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -86,7 +87,6 @@ typedef struct kept_split {
   bool ok;
   uint16_t layers[SPLIT_KEPT_STAGES];
 } kept_split;
-static _Thread_local kept_split *splits;
 
 static uint64_t mix_in(uint64_t h, double v) {
   uint64_t t;
@@ -110,17 +110,26 @@ static uint64_t split_key(const plan_cluster *c, const plan_job *j, const plan_p
 
 static bool split_uncached(const plan_cluster *c, const plan_job *j, plan_placement *p);
 
+void plan_splits_free(struct kept_split *k) {
+  free(k);
+}
+
 bool plan_split_layers(const plan_cluster *c, const plan_job *j, plan_placement *p) {
+  return plan_split_layers_kept(NULL, c, j, p);
+}
+
+bool plan_split_layers_kept(plan_memo *memo, const plan_cluster *c, const plan_job *j,
+                            plan_placement *p) {
   p->stages = 0;
   for (int s = 0; s < p->nseg; s++)
     p->stages += p->seg[s].gpus;
   if (p->nseg < 1 || p->stages < 1 || p->stages > j->layers || p->stages > PLAN_MAX_STAGES)
     return false;
-  if (p->stages > SPLIT_KEPT_STAGES) return split_uncached(c, j, p);
-  if (splits == NULL && (splits = calloc(SPLITS, sizeof *splits)) == NULL)
+  if (memo == NULL || p->stages > SPLIT_KEPT_STAGES) return split_uncached(c, j, p);
+  if (memo->splits == NULL && (memo->splits = calloc(SPLITS, sizeof *memo->splits)) == NULL)
     return split_uncached(c, j, p);
   uint64_t key = split_key(c, j, p);
-  kept_split *k = &splits[key & (SPLITS - 1)];
+  kept_split *k = &memo->splits[key & (SPLITS - 1)];
   if (k->key != key || k->stages != p->stages) {
     k->key = key;
     k->stages = p->stages;

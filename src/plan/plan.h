@@ -34,6 +34,8 @@
 #define PLAN_MAX_PATH 16         /* regions one pipeline may cross: our bound, see PLANNING.md */
 #define PLAN_MAX_RUN_S 3.15576e9 /* a job training alone longer than 100 years is refused */
 
+typedef struct plan_memo plan_memo; /* below, with plan_state */
+
 /* ---- cluster model (cluster.c) ----------------------------------------------------------- */
 
 typedef struct plan_gpu_type {
@@ -82,6 +84,17 @@ tern_status plan_cluster_copy(plan_cluster *dst, const plan_cluster *src, core_e
 
 /* ---- job model (job.c) ------------------------------------------------------------------- */
 
+/* A job's own objective (the scenario's `objective` object, docs/PLANNING.md "Objectives"): what
+ * ours trades when it chooses among placements and start times. The other policies ignore it. */
+typedef struct plan_objective {
+  double w_jct, w_cost; /* weights on run time and cost, each relative to the best option */
+  double deadline_s;    /* finish at most this long after arrival; 0: none */
+  double budget_usd;    /* electricity cost at most this; 0: none */
+  bool given;           /* the file set any of them: only then may ours delay to a cheaper hour */
+} plan_objective;
+/* The default: weights 1 and 1, no deadline, no budget. */
+#define PLAN_OBJECTIVE_DEFAULT ((plan_objective){1, 1, 0, 0, false})
+
 typedef struct plan_job {
   char name[PLAN_NAME_LEN];
   double params;    /* parameters */
@@ -93,6 +106,7 @@ typedef struct plan_job {
   double tokens;    /* tokens to train */
   double arrival_s;
   int dtype_bytes; /* bytes per activation element (2 for bf16) */
+  plan_objective objective;
 } plan_job;
 
 /* What a job asks of the cluster, computed once from the job and the cluster. */
@@ -186,6 +200,9 @@ int plan_dp_microbatches(const plan_job *j, const plan_placement *p);
 /* Splits the job's layers over the placement's stages so that the slowest stage is as fast as
  * possible and every stage fits in memory. False when no split fits. */
 bool plan_split_layers(const plan_cluster *c, const plan_job *j, plan_placement *p);
+/* The same, kept in (and read from) memo when not NULL. */
+bool plan_split_layers_kept(plan_memo *memo, const plan_cluster *c, const plan_job *j,
+                            plan_placement *p);
 /* 1F1B iteration time of a placement with split layers. share, when not NULL, is an
  * nregions x nregions count of the jobs crossing each link; extra is added to it (1 for a job
  * not yet counted there). NULL and 0: the job alone. */
@@ -231,6 +248,12 @@ typedef struct plan_release {
 
 /* What a policy sees when it decides: free GPUs, the load on every link, and when the running
  * jobs are expected to give theirs back (sorted by t; the simulator fills it). */
+/* What the policies keep between calls on one planning run, so that a state's answers are
+ * computed once (ours' offers, chain times, lookahead states; the layer splits): owned by one
+ * plan_state and used by one thread at a time. The library keeps no other state between calls. */
+plan_memo *plan_memo_new(void);
+void plan_memo_free(plan_memo *m);
+
 typedef struct plan_state {
   const plan_cluster *c;
   double now;
@@ -242,6 +265,8 @@ typedef struct plan_state {
   bool contended;   /* the queue asks for more than K* x jobs GPUs than are free (plan_decide) */
   uint64_t version; /* names free, share and load: plan_state_apply and plan_state_touch set it */
   uint64_t cluster_id; /* a hash of what the time model reads of c: types, regions, links */
+  plan_memo *memo;     /* plan_state_init makes it; NULL: nothing kept (slower, same answers) */
+  bool owns_memo;
 } plan_state;
 
 /* One queued job as a policy sees it. */
@@ -261,6 +286,12 @@ struct plan_policy {
   bool (*place)(const plan_policy *pol, const plan_state *s, const plan_queued *q,
                 plan_placement *out);
   unsigned flags; /* policy-specific switches (BACE's ablations) */
+  /* A portfolio (ours): the simulator runs the members and the rivals on the whole scenario and
+   * keeps the first member whose predicted average JCT and cost are no worse than every rival's,
+   * else the member least worse (src/sim/jobs_portfolio.c). order and place are members[0]'s,
+   * for a single planning round. NULL-terminated; NULL: a plain policy. */
+  const plan_policy *const *members;
+  const plan_policy *const *rivals;
 };
 
 /* The policies by name: bace, lcf, ldf, cr-lcf, cr-ldf, the ablations and ours; NULL if none. */
@@ -275,6 +306,13 @@ void plan_state_touch(plan_state *s);
 /* Copies src's free GPUs and link loads into dst (both from plan_state_init on one cluster). */
 void plan_state_copy(plan_state *dst, const plan_state *src);
 void plan_state_free(plan_state *s);
+/* dst uses src's memo instead of its own (a state replayed from src within one run). */
+void plan_state_share_memo(plan_state *dst, const plan_state *src);
+/* A queued job asks to be planned again at time t (a cheaper hour it waits for), kept in s's
+ * memo; plan_decide forgets what the previous round asked. The caller runs a round at
+ * plan_state_wake_at (INFINITY: none asked). */
+void plan_state_wake(const plan_state *s, double t);
+double plan_state_wake_at(const plan_state *s);
 /* Takes a placement's GPUs and links (sign +1) or gives them back (sign -1). */
 void plan_state_apply(plan_state *s, const plan_job *j, const plan_demand *d,
                       const plan_placement *p, int sign);
@@ -291,11 +329,18 @@ int plan_decide(const plan_policy *pol, plan_state *s, plan_queued *q, int n, pl
  * False when the split does not fit memory. */
 bool plan_build(const plan_cluster *c, const plan_job *j, const int *regions, const int *gpus,
                 int n, plan_placement *out);
+/* The same with the layer split kept in s's memo (what the policies call). */
+bool plan_build_at(const plan_state *s, const plan_job *j, const int *regions, const int *gpus,
+                   int n, plan_placement *out);
 /* The cost-min allocator: every region of the chain gets one stage, the rest of k goes to the
  * cheapest regions first (price at now), up to their free GPUs. Fills gpus[]. */
 void plan_alloc_costmin(const plan_state *s, const int *regions, int n, int k, int *gpus);
 /* Fills in chain order instead (the allocator's ablation and the cross-region baselines). */
 void plan_alloc_inorder(const plan_state *s, const int *regions, int n, int k, int *gpus);
+/* CR-LCF's (by_price) or CR-LDF's placement of one job (cross.c); LCF and LDF use them for a
+ * job no single region can hold. */
+bool plan_cross_place(const plan_state *s, const plan_queued *q, bool by_price,
+                      plan_placement *out);
 /* Smallest memory floor over a chain's GPU types: a lower bound of the GPUs the job needs. */
 int plan_smin_path(const plan_cluster *c, const plan_demand *d, const int *regions, int n);
 /* Predicted iteration time of p if it started now (its links' sharers + 1). */
@@ -335,10 +380,6 @@ bool plan_bace_choose(const plan_state *s, const plan_queued *q, unsigned flags,
                       plan_placement *out, double *iter_s, double *cost);
 void plan_bace_order(const plan_policy *pol, const plan_state *s, plan_queued *q, int n);
 
-/* The user's objective for ours (ours.c): weights on a job's run time and on its cost, each
- * relative to the best among its options (1 and 1 by default). */
-void plan_ours_weights(double jct, double cost);
-
 /* A chain of regions found by the pathfinder and the GPUs it may use. */
 typedef struct plan_path {
   int n;
@@ -353,6 +394,10 @@ typedef struct plan_path {
  * link qualifies (the pathfinder's ablation). */
 void plan_pathfind(const plan_state *s, const plan_queued *q, int start, int kmax, bool check_links,
                    plan_path *out);
+/* Whether, on the idle cluster, some chain grown with the link check holds the job's memory
+ * floor (kept in s's memo). When not, BACE-Pipe and ours grow chains without the check, so that
+ * a job the cluster can hold across regions is never refused. True without a memo. */
+bool plan_linked_can_hold(const plan_state *s, const plan_queued *q);
 
 /* ---- scenarios (scenario.c, scenario_write.c, gen.c) ------------------------------------- */
 

@@ -10,28 +10,24 @@
 #include "plan/plan.h"
 
 #include "core/mix.h"
+#include "plan/memo.h"
+
+#include <math.h>
 
 #include <stdlib.h>
 #include <string.h>
 
 extern const plan_policy plan_policy_bace, plan_policy_bace_noprio, plan_policy_bace_nopath,
     plan_policy_bace_nocost, plan_policy_lcf, plan_policy_ldf, plan_policy_crlcf, plan_policy_crldf,
-    plan_policy_ours, plan_policy_ours_trim, plan_policy_ours_nowait, plan_policy_ours_nodp;
+    plan_policy_ours, plan_policy_ours_online, plan_policy_ours_fast, plan_policy_ours_trim,
+    plan_policy_ours_nowait, plan_policy_ours_nodp;
 
 static const plan_policy *const table[] = {
-    &plan_policy_ours,
-    &plan_policy_bace,
-    &plan_policy_lcf,
-    &plan_policy_ldf,
-    &plan_policy_crlcf,
-    &plan_policy_crldf,
-    &plan_policy_bace_noprio,
-    &plan_policy_bace_nopath,
-    &plan_policy_bace_nocost,
-    &plan_policy_ours_trim,
-    &plan_policy_ours_nowait,
-    &plan_policy_ours_nodp,
-    NULL,
+    &plan_policy_ours,        &plan_policy_bace,        &plan_policy_lcf,
+    &plan_policy_ldf,         &plan_policy_crlcf,       &plan_policy_crldf,
+    &plan_policy_bace_noprio, &plan_policy_bace_nopath, &plan_policy_bace_nocost,
+    &plan_policy_ours_online, &plan_policy_ours_fast,   &plan_policy_ours_trim,
+    &plan_policy_ours_nowait, &plan_policy_ours_nodp,   NULL,
 };
 
 const plan_policy *const *plan_policies(void) {
@@ -76,6 +72,12 @@ tern_status plan_state_init(plan_state *s, const plan_cluster *c, core_err *err)
     plan_state_free(s);
     return core_err_set(err, TERN_ERR_NOMEM, "planner state for %zu regions", r);
   }
+  s->memo = plan_memo_new();
+  s->owns_memo = s->memo != NULL;
+  if (s->memo == NULL) {
+    plan_state_free(s);
+    return core_err_set(err, TERN_ERR_NOMEM, "planner memo");
+  }
   for (size_t i = 0; i < r; i++)
     s->free[i] = c->regions[i].gpus;
   s->cluster_id = cluster_hash(c);
@@ -83,9 +85,13 @@ tern_status plan_state_init(plan_state *s, const plan_cluster *c, core_err *err)
   return TERN_OK;
 }
 
+/* Versions count in the state's memo, so that a run's versions, and so which of its kept
+ * answers collide in their tables, are the same in every run: a run's result never depends on
+ * what ran before it in the process (the portfolio runs several). Without a memo, a counter of
+ * the process keeps them unique. */
 void plan_state_touch(plan_state *s) {
   static _Atomic uint64_t counter;
-  uint64_t x = ++counter;
+  uint64_t x = s->memo ? ++s->memo->touches : ++counter + (1ull << 63);
   s->version = core_splitmix64(&x);
 }
 
@@ -101,7 +107,39 @@ void plan_state_copy(plan_state *dst, const plan_state *src) {
   dst->nreleases = src->nreleases;
 }
 
+plan_memo *plan_memo_new(void) {
+  plan_memo *m = calloc(1, sizeof *m);
+  if (m) m->wake_at = INFINITY;
+  return m;
+}
+
+void plan_memo_free(plan_memo *m) {
+  if (m == NULL) return;
+  plan_splits_free(m->splits);
+  plan_ours_memo_free(m->ours);
+  if (m->idle) plan_state_free(m->idle);
+  free(m->idle);
+  free(m);
+}
+
+void plan_state_share_memo(plan_state *dst, const plan_state *src) {
+  if (dst->owns_memo) plan_memo_free(dst->memo);
+  dst->memo = src->memo;
+  dst->owns_memo = false;
+}
+
+void plan_state_wake(const plan_state *s, double t) {
+  if (s->memo && t > s->now) s->memo->wake_at = fmin(s->memo->wake_at, t);
+}
+
+double plan_state_wake_at(const plan_state *s) {
+  return s->memo ? s->memo->wake_at : INFINITY;
+}
+
 void plan_state_free(plan_state *s) {
+  if (s->owns_memo) plan_memo_free(s->memo);
+  s->memo = NULL;
+  s->owns_memo = false;
   free(s->free);
   free(s->share);
   free(s->load_Bps);
@@ -148,6 +186,7 @@ int plan_decide(const plan_policy *pol, plan_state *s, plan_queued *q, int n, pl
   for (int i = 0; i < n; i++)
     want += q[i].d->kstar;
   s->contended = want > free;
+  if (s->memo) s->memo->wake_at = INFINITY;
   pol->order(pol, s, q, n);
   for (int i = 0; i < n; i++) {
     placed[i] = 0;

@@ -89,7 +89,9 @@ static const limit L_TFLOPS = {0.01, 1e5, "TFLOP/s"}, L_POWER = {1, 1e5, "W"},
                    L_SEQ = {1, 1 << 24, "tokens"}, L_MB_SEQS = {1, 1 << 16, "sequences"},
                    L_MBS = {1, 1 << 20, "micro-batches"}, L_TOKENS = {1, 1e15, "tokens"},
                    L_ARRIVAL = {0, 3.2e8, "s (ten years)"}, L_DTYPE = {1, 8, "bytes"},
-                   L_MFU = {0.001, 1, ""}, L_PUE = {1, 10, ""}, L_MEMFRAC = {0.01, 1, ""};
+                   L_MFU = {0.001, 1, ""}, L_PUE = {1, 10, ""}, L_MEMFRAC = {0.01, 1, ""},
+                   L_WEIGHT = {0, 1000, ""}, L_DEADLINE = {0.001, 87660, "h (ten years)"},
+                   L_BUDGET = {0.01, 1e9, "USD"};
 
 /* A number field within its limit. */
 static tern_status get_num(ctx *x, const json_t *o, const char *base, const char *key,
@@ -252,6 +254,47 @@ static tern_status read_link(ctx *x, const json_t *o, int i) {
   return TERN_OK;
 }
 
+/* A job's optional `objective`: {weight_jct, weight_cost, deadline_h, budget_usd}, each
+ * optional (docs/PLANNING.md, "Objectives"). */
+static tern_status read_objective(ctx *x, const json_t *job, const char *jbase,
+                                  plan_objective *ob) {
+  *ob = PLAN_OBJECTIVE_DEFAULT;
+  const json_t *o = json_object_get(job, "objective");
+  if (o == NULL) return TERN_OK;
+  char base[80];
+  snprintf(base, sizeof base, "%s.objective", jbase);
+  if (!json_is_object(o)) return fail_at(x, base, "expected an object, got %s", type_name(o));
+  static const char *const known[] = {"weight_jct", "weight_cost", "deadline_h", "budget_usd"};
+  const char *key;
+  const json_t *v;
+  json_object_foreach((json_t *)o, key, v) {
+    bool ok = false;
+    for (size_t k = 0; k < CORE_ARRAY_LEN(known); k++)
+      ok = ok || strcmp(key, known[k]) == 0;
+    if (!ok)
+      return fail_at(x, base,
+                     "unknown field \"%s\": valid are weight_jct, weight_cost, deadline_h, "
+                     "budget_usd",
+                     key);
+  }
+  tern_status st = TERN_OK;
+  double hours = 0;
+  if (json_object_get(o, "weight_jct"))
+    st = get_num(x, o, base, "weight_jct", &L_WEIGHT, &ob->w_jct);
+  if (st == TERN_OK && json_object_get(o, "weight_cost"))
+    st = get_num(x, o, base, "weight_cost", &L_WEIGHT, &ob->w_cost);
+  if (st == TERN_OK && json_object_get(o, "deadline_h"))
+    st = get_num(x, o, base, "deadline_h", &L_DEADLINE, &hours);
+  if (st == TERN_OK && json_object_get(o, "budget_usd"))
+    st = get_num(x, o, base, "budget_usd", &L_BUDGET, &ob->budget_usd);
+  if (st != TERN_OK) return st;
+  if (ob->w_jct + ob->w_cost <= 0)
+    return fail_at(x, base, "weight_jct and weight_cost are both 0: one must be > 0");
+  ob->deadline_s = hours * 3600;
+  ob->given = true;
+  return TERN_OK;
+}
+
 static tern_status read_job(ctx *x, const json_t *o, int i) {
   plan_job *j = &x->s->jobs[i];
   char base[64];
@@ -268,7 +311,8 @@ static tern_status read_job(ctx *x, const json_t *o, int i) {
       (st = get_int(x, o, base, "microbatches", &L_MBS, &j->microbatches)) != TERN_OK ||
       (st = get_num(x, o, base, "tokens", &L_TOKENS, &j->tokens)) != TERN_OK ||
       (st = get_num(x, o, base, "arrival_s", &L_ARRIVAL, &j->arrival_s)) != TERN_OK ||
-      (st = get_int(x, o, base, "dtype_bytes", &L_DTYPE, &j->dtype_bytes)) != TERN_OK)
+      (st = get_int(x, o, base, "dtype_bytes", &L_DTYPE, &j->dtype_bytes)) != TERN_OK ||
+      (st = read_objective(x, o, base, &j->objective)) != TERN_OK)
     return st;
   j->params = params_b * 1e9;
   for (int k = 0; k < i; k++)

@@ -54,16 +54,26 @@ static json_t *links_json(const plan_cluster *c) {
   return a;
 }
 
+/* Only what the file set would be exact, but the defaults read back the same. */
+static json_t *objective_json(const plan_objective *ob) {
+  json_t *o = json_pack("{s:f, s:f}", "weight_jct", ob->w_jct, "weight_cost", ob->w_cost);
+  if (o && ob->deadline_s > 0)
+    json_object_set_new(o, "deadline_h", json_real(ob->deadline_s / 3600));
+  if (o && ob->budget_usd > 0) json_object_set_new(o, "budget_usd", json_real(ob->budget_usd));
+  return o;
+}
+
 static json_t *jobs_json(const plan_scenario *s) {
   json_t *a = json_array();
   for (int i = 0; i < s->njobs; i++) {
     const plan_job *j = &s->jobs[i];
-    json_array_append_new(a, json_pack("{s:s, s:f, s:i, s:i, s:f, s:f, s:i, s:i, s:i, s:i}", "name",
-                                       j->name, "params_b", j->params / 1e9, "layers", j->layers,
-                                       "hidden", j->hidden, "arrival_s", j->arrival_s, "tokens",
-                                       j->tokens, "seq_len", j->seq_len, "microbatch_sequences",
-                                       j->mb_seqs, "microbatches", j->microbatches, "dtype_bytes",
-                                       j->dtype_bytes));
+    json_t *o =
+        json_pack("{s:s, s:f, s:i, s:i, s:f, s:f, s:i, s:i, s:i, s:i}", "name", j->name, "params_b",
+                  j->params / 1e9, "layers", j->layers, "hidden", j->hidden, "arrival_s",
+                  j->arrival_s, "tokens", j->tokens, "seq_len", j->seq_len, "microbatch_sequences",
+                  j->mb_seqs, "microbatches", j->microbatches, "dtype_bytes", j->dtype_bytes);
+    if (o && j->objective.given) json_object_set_new(o, "objective", objective_json(&j->objective));
+    json_array_append_new(a, o);
   }
   return a;
 }

@@ -17,7 +17,7 @@ static int floor_of(const plan_state *s, const plan_queued *q, int r) {
 
 static bool place_in(const plan_state *s, const plan_queued *q, int r, plan_placement *out) {
   int k = CORE_MIN(plan_kstar_at(s->c, q->d, r), s->free[r]);
-  return plan_build(s->c, q->job, &r, &k, 1, out);
+  return plan_build_at(s, q->job, &r, &k, 1, out);
 }
 
 /* The cheapest region with its K* GPUs free (all_kstar) or its memory floor, -1 if none. */
@@ -26,9 +26,9 @@ static int cheapest(const plan_state *s, const plan_queued *q, bool all_kstar) {
   double best_price = INFINITY;
   for (int r = 0; r < s->c->nregions; r++) {
     int want = all_kstar ? plan_kstar_at(s->c, q->d, r) : floor_of(s, q, r);
-    if (want < 1) continue; /* a type that cannot hold the job */
+    if (want < 1 || s->free[r] < want) continue; /* a type that cannot hold the job, or full */
     double price = plan_price_at(&s->c->regions[r], s->now);
-    if (s->free[r] >= want && price < best_price) {
+    if (price < best_price) {
       best = r;
       best_price = price;
     }
@@ -36,9 +36,19 @@ static int cheapest(const plan_state *s, const plan_queued *q, bool all_kstar) {
   return best;
 }
 
+/* Whether some region could hold the job alone with all its GPUs free. When none could, LCF
+ * and LDF place it across regions as CR-LCF and CR-LDF do: a baseline never refuses a job the
+ * cluster can hold (our decision; docs/PLANNING.md, "Baselines"). */
+static bool one_region_can(const plan_state *s, const plan_queued *q) {
+  for (int r = 0; r < s->c->nregions; r++)
+    if (s->c->regions[r].gpus >= floor_of(s, q, r)) return true;
+  return false;
+}
+
 static bool lcf_place(const plan_policy *pol, const plan_state *s, const plan_queued *q,
                       plan_placement *out) {
   (void)pol;
+  if (!one_region_can(s, q)) return plan_cross_place(s, q, true, out);
   int r = cheapest(s, q, true);
   if (r < 0) r = cheapest(s, q, false);
   return r >= 0 && place_in(s, q, r, out);
@@ -47,6 +57,7 @@ static bool lcf_place(const plan_policy *pol, const plan_state *s, const plan_qu
 static bool ldf_place(const plan_policy *pol, const plan_state *s, const plan_queued *q,
                       plan_placement *out) {
   (void)pol;
+  if (!one_region_can(s, q)) return plan_cross_place(s, q, false, out);
   int best = -1;
   for (int r = 0; r < s->c->nregions; r++)
     if (s->free[r] >= floor_of(s, q, r) && (best < 0 || s->free[r] > s->free[best])) best = r;

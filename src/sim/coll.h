@@ -7,9 +7,10 @@
  * messages between two ranks match in order, as the schedule format requires. The network is
  * SimGrid's flow-level model (CM02: max-min sharing, latency and bandwidth as given).
  *
- * A platform is hosts x ranks per host (rank r on host r / ranks_per_host). Each host has a NIC
- * (its private links up and down, bandwidth and latency) into a topology: a flat switch, a fat
- * tree or a dragonfly (SimGrid's own cluster topologies), or the regions of a geo fixture (hosts
+ * A platform is hosts x ranks per host (rank r on host r / ranks_per_host). Each host has NICs
+ * (its private links up and down, of all its NICs' rate, a flow held to one NIC's) into a
+ * topology: a flat switch, a fat tree, a dragonfly routed adaptively (groups whose global links
+ * are one pool), SimGrid's minimally routed dragonfly, or the regions of a geo fixture (hosts
  * split into regions in order, a link per pair of regions). Ranks of one host talk over the
  * host's loopback at shared-memory speed. Each host has cores that its ranks' local work
  * shares: per message (msg_cpu, LogP's o), per byte sent or received (byte_cpu: a TCP stack's
@@ -22,7 +23,8 @@
  *
  * Files: coll_platform.c (checks a platform, writes it as SimGrid XML), coll_geo.c (the geo
  * fixtures), coll_plan.c (a schedule compressed to what the simulation needs), coll_bound.c
- * (lower bounds from the plans, without simulating), coll_actor.c (the actors, in the child),
+ * (lower bounds from the plans, without simulating), coll_steady.c (the repeats taken as
+ * steady), coll_rate.cpp (a flow held to one NIC's rate), coll_actor.c (the actors, in the child),
  * coll_run.c (sim_coll_run: the child, the pipe, the deadline).
  */
 #ifndef TERN_SIM_COLL_H
@@ -34,10 +36,15 @@
 #include <stdio.h>
 
 typedef enum sim_topo {
-  SIM_TOPO_FLAT,      /* every NIC on one switch */
-  SIM_TOPO_FAT_TREE,  /* SimGrid's FAT_TREE cluster; topo_params as SimGrid's */
-  SIM_TOPO_DRAGONFLY, /* SimGrid's DRAGONFLY cluster; topo_params as SimGrid's */
-  SIM_TOPO_GEO        /* hosts in the regions of geo_file, in order */
+  SIM_TOPO_FLAT,     /* every NIC on one switch */
+  SIM_TOPO_FAT_TREE, /* SimGrid's FAT_TREE cluster; topo_params as SimGrid's */
+  /* A dragonfly routed adaptively, as Slingshot's: groups of hosts on a non-blocking group
+   * fabric, each group's traffic to others spread over all its global links (topo_params
+   * "G,U": G hosts a group, U global links a group at a host's rate). Built as SimGrid's
+   * two-level fat tree whose group switches have U links up. */
+  SIM_TOPO_DRAGONFLY,
+  SIM_TOPO_GEO,              /* hosts in the regions of geo_file, in order */
+  SIM_TOPO_DRAGONFLY_MINIMAL /* SimGrid's DRAGONFLY cluster (minimal routes); its topo_params */
 } sim_topo;
 
 #define SIM_COST_POINTS 24
@@ -46,8 +53,8 @@ typedef struct sim_platform {
   sim_topo topo;
   int hosts, ranks_per_host, cores; /* cores: per host */
   double nic_bw, nic_lat;           /* bytes/s each way, seconds: one NIC's */
-  int nics; /* NICs a host: its link into the network carries nics x nic_bw (a flow is not held
-               to one NIC's rate: docs/SCALE.md) */
+  int nics; /* NICs a host: its link into the network carries nics x nic_bw, and each flow
+               between hosts at most one NIC's nic_bw (docs/SCALE.md) */
   double shm_bw, shm_lat;                         /* between ranks of one host */
   double msg_cpu, byte_cpu, reduce_cpu, copy_cpu; /* seconds per message / per byte */
   double tcp_window; /* bytes: caps a flow at window / RTT (SimGrid's TCP gamma); 0: no cap */
@@ -56,9 +63,14 @@ typedef struct sim_platform {
    * the loopback validation stands for a TCP stack whose copies run on the ranks' cores. */
   int ncost;
   double cost_bytes[SIM_COST_POINTS], cost_s[SIM_COST_POINTS]; /* bytes ascending */
-  char topo_params[128]; /* fat tree: "levels;down;up;count", dragonfly: "g,l;c,l;r,l;n" */
+  char topo_params[128]; /* fat tree: "levels;down;up;count", dragonfly: "G,U", dragonfly
+                            minimal: "g,l;c,l;r,l;n" */
   char geo_file[1024];   /* SIM_TOPO_GEO: a fixture such as aws-10-regions.json */
   int regions;           /* SIM_TOPO_GEO: how many of its regions (0: all) */
+  /* Not the platform but how it is simulated: with steady = K >= 4, phases from the K-th
+   * repeat of identical ones on every rank on take the least time of the repeats played
+   * after the first (coll_steady.c, coll_actor.c); 0: every message simulated. */
+  int steady;
 } sim_platform;
 
 /* A cluster of hosts x rph, flat topology, rph cores per host. Measured: shared memory at this
@@ -73,8 +85,10 @@ void sim_platform_cluster(sim_platform *p, int hosts, int rph);
  * a kernel on one GCD's 1.6 TB/s HBM2e reading two vectors and writing one (copies: one and
  * one); 2 us a message within the node, 2 us between nodes, 1 us of CPU a message. */
 void sim_platform_frontier(sim_platform *p, int hosts);
-/* Gives a fat tree or dragonfly without topo_params SimGrid's parameters for one of its hosts:
- * a two-level fat tree of full bisection, or dragonfly groups of 32 hosts. */
+/* Gives a fat tree or dragonfly without topo_params the parameters for its hosts: a two-level
+ * fat tree of full bisection; a dragonfly of Frontier's groups (up to 128 hosts, global links
+ * carrying 57% of what the group's hosts inject: coll_platform.c); SimGrid's minimal dragonfly
+ * in as many groups as SimGrid can route. */
 void sim_platform_fill_topo(sim_platform *p);
 /* The platform's ranks: hosts x ranks_per_host. */
 int sim_platform_ranks(const sim_platform *p);
@@ -130,6 +144,27 @@ void sim_plan_free(sim_plan *pl);
 tern_status sim_plan_build(sim_plan *pl, const coll_sched *s, size_t elem_size,
                            const sim_platform *p);
 
+/* ---- steady phases (coll_steady.c) ------------------------------------------------------- */
+
+typedef struct sim_steady {
+  int K;
+  int32_t *count; /* [cap + 1]: differences of the ranks' eligible phase indices */
+  uint8_t *skip;  /* [cap]: the phase indices no rank plays */
+  size_t nphases; /* the most phases of a rank (repeats counted) */
+  size_t cap;
+  size_t skipped; /* phase indices skipped */
+} sim_steady;
+
+void sim_steady_init(sim_steady *st, int K);
+void sim_steady_free(sim_steady *st);
+/* Empties it for the next job. */
+void sim_steady_reset(sim_steady *st);
+/* Adds one rank's plan: the phase indices past the K-th repeat of its runs. */
+tern_status sim_steady_add(sim_steady *st, const sim_plan *pl);
+/* With every rank's plan added (plans[0, n)): skip[i] for the indices every rank may skip,
+ * none when a channel's two ends would skip different messages. */
+tern_status sim_steady_decide(sim_steady *st, const sim_plan *const *plans, int n);
+
 /* ---- running (coll_run.c, coll_actor.c) ---------------------------------------------------- */
 
 typedef struct sim_coll_job {
@@ -145,6 +180,7 @@ typedef struct sim_coll_job {
   double time;        /* simulated seconds from the start to the last rank's end */
   double bound;       /* a lower bound on time (sim_bounds): time >= bound */
   uint64_t messages;  /* messages sent by all ranks */
+  uint64_t steady;    /* phase indices taken as steady, not simulated (platform's steady) */
 } sim_coll_job;
 
 /* Runs jobs[0, njobs) one after another on platform p and fills in their results. Fails with

@@ -1,8 +1,11 @@
 /* coll_actor.c: the simulation itself, run in a fresh process (coll_run.c forks it).
  *
  * One SimGrid actor per rank, on its host (rank r on host r / ranks_per_host). For each job, each
- * actor builds its own rank's schedule with coll_build, turns it into a plan (coll_plan.c) and
- * frees the schedule, so that only the compressed plans of all ranks are alive at once. A
+ * actor builds its own rank's schedule with coll_build and turns it into a plan (coll_plan.c),
+ * so that only the compressed plans of all ranks are alive at once. The schedule is the run's
+ * one scratch schedule: actors take turns (none yields between building and planning), and a
+ * schedule a rank of its own, freed after planning, left each rank's plan pinning a hole the
+ * size of a schedule in the heap (a ring of 2048 ranks took 560 MB, of 16384 ranks all memory). A
  * barrier (no simulated time) lines the ranks up; then each plays its plan as the executor
  * does (coll/exec.c): per phase, every send and receive posted at once, the local work done
  * while they travel (sg_actor_execute on the host's cores, which the host's ranks share), then a
@@ -14,6 +17,7 @@
  * gets in order, which is the schedule format's rule for two ranks' messages.
  */
 #include "sim/coll.h"
+#include "sim/coll_rate.h"
 
 #include <simgrid/actor.h>
 #include <simgrid/barrier.h>
@@ -23,6 +27,7 @@
 #include <simgrid/mailbox.h>
 
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 
 typedef struct sim_run {
@@ -30,15 +35,17 @@ typedef struct sim_run {
   sim_coll_job *jobs;
   size_t njobs, done; /* done: jobs every rank has finished */
   int nranks;
-  double start, *end; /* the current job's start, and each rank's end */
-  sim_bounds bounds;  /* the current job's */
+  double start, *end;     /* the current job's start, and each rank's end */
+  sim_bounds bounds;      /* the current job's */
+  sim_steady steady;      /* the current job's phases taken as steady (platform's steady > 0) */
+  coll_sched sched;       /* the ranks' scratch schedule, reused by each in turn */
+  const sim_plan **plans; /* each rank's, for steady's check */
   sg_bar_t bar;
 } sim_run;
 
 typedef struct sim_rank {
   sim_run *run;
   int rank;
-  coll_sched sched;
   sim_plan plan;
   sg_mailbox_t *boxes; /* the mailbox of each message of the plan */
   sg_comm_t *comms;    /* one phase's communications */
@@ -76,6 +83,15 @@ static tern_status resolve(sim_rank *me) {
   return TERN_OK;
 }
 
+/* Posts one send: between hosts of several NICs, held to one NIC's rate (a flow goes through
+ * one NIC; the host's link carries all of them together). */
+static sg_comm_t post_send(sim_rank *me, const sim_msg *m, sg_mailbox_t box) {
+  const sim_platform *p = me->run->p;
+  if (p->nics > 1 && m->peer / p->ranks_per_host != me->rank / p->ranks_per_host)
+    return sim_put_async_at_most(box, me->run, (long)m->bytes, p->nic_bw);
+  return sg_mailbox_put_async(box, me->run, (long)m->bytes);
+}
+
 /* One phase: its messages posted, its local work done meanwhile, then the wait. A rank with a
  * core of its own (no more ranks than cores on the host) gets that core whole, so its work
  * need not be a SimGrid execution contending for it: when the messages took less time than the
@@ -86,8 +102,7 @@ static uint64_t play_phase(sim_rank *me, const sim_phase *ph, bool own_core) {
   for (uint32_t k = 0; k < ph->nmsgs; k++) {
     const sim_msg *m = &me->plan.msgs[ph->first + k];
     sg_mailbox_t box = me->boxes[ph->first + k];
-    me->comms[k] = m->send ? sg_mailbox_put_async(box, me->run, (long)m->bytes)
-                           : sg_mailbox_get_async(box, &me->got);
+    me->comms[k] = m->send ? post_send(me, m, box) : sg_mailbox_get_async(box, &me->got);
     sent += m->send;
   }
   if (ph->cpu > 0 && !own_core) sg_actor_execute(ph->cpu * 1e9); /* hosts run 1 Gflop/s */
@@ -97,14 +112,46 @@ static uint64_t play_phase(sim_rank *me, const sim_phase *ph, bool own_core) {
   return sent;
 }
 
-/* Plays the plan; returns the messages this rank sent. */
+static uint64_t phase_sends(const sim_plan *pl, const sim_phase *ph) {
+  uint64_t n = 0;
+  for (uint32_t k = 0; k < ph->nmsgs; k++)
+    n += pl->msgs[ph->first + k].send;
+  return n;
+}
+
+/* Plays the plan; returns the messages this rank sent (those of skipped phases too). A phase
+ * index that steady skips costs the run's period: the shortest of its repeats played after
+ * the first (coll_steady.c guarantees K were played before: a skipped index is at least the
+ * K-th repeat on every rank). Not the last one's: a repeat may include waiting for a peer still
+ * asleep through its own skipped stretch, and that wait, multiplied by the repeats skipped,
+ * grew a ring of 256 ranks on a fat tree tenfold. */
 static uint64_t play(sim_rank *me) {
   const sim_plan *pl = &me->plan;
+  const uint8_t *skip = me->run->steady.skipped ? me->run->steady.skip : NULL;
   bool own_core = me->run->p->cores >= me->run->p->ranks_per_host;
   uint64_t sent = 0;
-  for (size_t i = 0; i < pl->nphases; i++)
-    for (uint32_t rep = 0; rep < pl->phases[i].repeat; rep++)
-      sent += play_phase(me, &pl->phases[i], own_core);
+  size_t i = 0; /* the phase index, repeats counted */
+  for (size_t k = 0; k < pl->nphases; k++) {
+    const sim_phase *ph = &pl->phases[k];
+    double first = 0, later = HUGE_VAL; /* the first repeat's time, the least of the others' */
+    uint32_t played = 0, pending = 0;   /* skipped repeats whose time is not slept yet */
+    for (uint32_t rep = 0; rep < ph->repeat; rep++, i++) {
+      if (skip && skip[i]) {
+        pending++;
+        sent += phase_sends(pl, ph);
+        continue;
+      }
+      if (pending) sg_actor_sleep_for(pending * (played > 1 ? later : first)), pending = 0;
+      double t0 = simgrid_get_clock();
+      sent += play_phase(me, ph, own_core);
+      double took = simgrid_get_clock() - t0;
+      if (played++ == 0)
+        first = took;
+      else if (took < later)
+        later = took;
+    }
+    if (pending) sg_actor_sleep_for(pending * (played > 1 ? later : first));
+  }
   return sent;
 }
 
@@ -115,22 +162,31 @@ static void finish_job(sim_run *run, sim_coll_job *job) {
     last = CORE_MAX(last, run->end[r]);
   if (job->status == TERN_OK) job->time = last - run->start;
   job->bound = sim_bounds_get(&run->bounds);
+  job->steady = run->steady.skipped;
   sim_bounds_reset(&run->bounds);
+  sim_steady_reset(&run->steady);
 }
 
 /* Three barriers: all plans built (and their bounds added) before anyone plays, all ranks done
- * before rank 0 takes the time, and the bounds emptied before anyone adds the next job's. */
+ * before rank 0 takes the time, and the bounds emptied before anyone adds the next job's; with
+ * steady phases a fourth, rank 0 choosing them before anyone plays. */
 static void run_job(sim_rank *me, sim_coll_job *job) {
   sim_run *run = me->run;
   coll_args a = sim_coll_args(run->p, job, me->rank);
-  tern_status rc = coll_build(&me->sched, &a, job->algo);
-  if (rc == TERN_OK) rc = sim_plan_build(&me->plan, &me->sched, job->elem_size, run->p);
+  tern_status rc = coll_build(&run->sched, &a, job->algo);
+  if (rc == TERN_OK) rc = sim_plan_build(&me->plan, &run->sched, job->elem_size, run->p);
   if (rc == TERN_OK) rc = resolve(me);
-  coll_sched_free(&me->sched);
   if (rc != TERN_OK && job->status == TERN_OK) job->status = rc;
   if (rc == TERN_OK) sim_bounds_add(&run->bounds, me->rank, &me->plan);
+  if (rc == TERN_OK && run->steady.K > 0) rc = sim_steady_add(&run->steady, &me->plan);
+  if (rc != TERN_OK && job->status == TERN_OK) job->status = rc;
   sg_barrier_wait(run->bar);
   if (me->rank == 0) run->start = simgrid_get_clock();
+  if (run->steady.K > 0) { /* rank 0 decides the steady phases before anyone plays */
+    if (me->rank == 0 && job->status == TERN_OK)
+      job->status = sim_steady_decide(&run->steady, run->plans, run->nranks);
+    sg_barrier_wait(run->bar);
+  }
   if (job->status == TERN_OK) { /* every rank sees the same status here */
     job->messages += play(me);
     run->end[me->rank] = simgrid_get_clock();
@@ -177,10 +233,14 @@ tern_status sim_coll_simulate(const sim_platform *p, sim_coll_job *jobs, size_t 
                               const char *xml_path, core_err *err) {
   int n = sim_platform_ranks(p);
   sim_run run = {.p = p, .jobs = jobs, .njobs = njobs, .nranks = n};
+  sim_steady_init(&run.steady, p->steady);
+  coll_sched_init(&run.sched);
   sim_rank *ranks = calloc((size_t)n, sizeof *ranks);
   run.end = calloc((size_t)n, sizeof *run.end);
+  run.plans = calloc((size_t)n, sizeof *run.plans);
   tern_status rc = TERN_OK;
-  if (ranks == NULL || run.end == NULL || sim_bounds_init(&run.bounds, p) != TERN_OK) {
+  if (ranks == NULL || run.end == NULL || run.plans == NULL ||
+      sim_bounds_init(&run.bounds, p) != TERN_OK) {
     rc = core_err_set(err, TERN_ERR_NOMEM, "no memory for %d simulated ranks", n);
     goto fail;
   }
@@ -192,6 +252,7 @@ tern_status sim_coll_simulate(const sim_platform *p, sim_coll_job *jobs, size_t 
     snprintf(host, sizeof host, "h%d", r / p->ranks_per_host);
     snprintf(name, sizeof name, "rank%d", r);
     ranks[r] = (sim_rank){.run = &run, .rank = r};
+    run.plans[r] = &ranks[r].plan;
     sg_actor_t actor = sg_actor_init(name, sg_host_by_name(host));
     sg_actor_set_data(actor, &ranks[r]);
     sg_actor_start(actor, rank_main, 0, NULL);
@@ -205,7 +266,10 @@ tern_status sim_coll_simulate(const sim_platform *p, sim_coll_job *jobs, size_t 
     free(ranks[r].boxes), free(ranks[r].comms);
 fail:
   sim_bounds_free(&run.bounds);
+  sim_steady_free(&run.steady);
+  coll_sched_free(&run.sched);
   free(ranks);
   free(run.end);
+  free(run.plans);
   return rc;
 }

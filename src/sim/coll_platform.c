@@ -1,10 +1,15 @@
 /* coll_platform.c: a simulated platform: its defaults, its checks, and its SimGrid XML.
  *
  * Every topology is SimGrid's <cluster>: each host's NIC is a pair of private links (up and
- * down, SPLITDUPLEX) and its ranks talk over a private loopback link at shared-memory speed.
- * A flat cluster has no backbone, so two hosts' route is the sender's up link and the
- * receiver's down link; a fat tree or dragonfly adds its switches, every link of it at the
- * NIC's bandwidth. nic_lat is the one-way latency on the longest route between two hosts, so
+ * down, SPLITDUPLEX, of all its NICs' rate) and its ranks talk over a private loopback link at
+ * shared-memory speed. A flat cluster has no backbone, so two hosts' route is the sender's up
+ * link and the receiver's down link; a fat tree or dragonfly adds its switches, every link of
+ * it at a host's rate. (A flow between hosts is held to one NIC's rate by the actors, coll.h.)
+ * The adaptively routed dragonfly is SimGrid's fat tree of two levels: hosts under their
+ * group's switch, each group switch with U links up to U core switches, so that a group's
+ * traffic to others shares all its global links, as Slingshot's adaptive routing spreads it
+ * (SimGrid's own dragonfly routes minimally: one pair of groups gets only the links between
+ * them). nic_lat is the one-way latency on the longest route between two hosts, so
  * each link gets nic_lat over the links of that route. A geo platform is one flat cluster per
  * region (hosts split in order) under a zone that routes each pair of regions over its own
  * link, with the fixture's latency and per-flow bandwidth (FATPIPE: the fixture measures one
@@ -102,9 +107,25 @@ fail:
                       p->topo_params);
 }
 
-/* Dragonfly "g,l;c,l;r,l;n": g c r n hosts. The longest route: host, router, up to two hops
- * within a chassis and two between chassis on each side of one global link, router, host. */
+/* Adaptive dragonfly "G,U": G hosts a group (dividing the hosts), U >= 1 global links a group.
+ * The longest route: host, group switch, core switch, group switch, host. */
 static tern_status check_dragonfly(const sim_platform *p, int *links, core_err *err) {
+  int v[1][MAX_LEVELS], n[1], ng;
+  if (!parse_groups(p->topo_params, v, n, 1, &ng) || ng != 1 || n[0] != 2)
+    return core_err_set(err, TERN_ERR_INVALID_ARG,
+                        "dragonfly parameters '%s' are not 'hosts a group,global links a group'",
+                        p->topo_params);
+  if (p->hosts % v[0][0])
+    return core_err_set(err, TERN_ERR_INVALID_ARG,
+                        "dragonfly '%s': groups of %d hosts do not divide the platform's %d",
+                        p->topo_params, v[0][0], p->hosts);
+  *links = 4;
+  return TERN_OK;
+}
+
+/* SimGrid's dragonfly "g,l;c,l;r,l;n": g c r n hosts. The longest route: host, router, up to two
+ * hops within a chassis and two between chassis on each side of one global link, router, host. */
+static tern_status check_dragonfly_minimal(const sim_platform *p, int *links, core_err *err) {
   int v[4][MAX_LEVELS], n[4], ng;
   if (!parse_groups(p->topo_params, v, n, 4, &ng) || ng != 4 || n[0] != 2 || n[1] != 2 ||
       n[2] != 2 || n[3] != 1)
@@ -136,7 +157,7 @@ static bool nonneg(double x) {
 }
 
 /* The most groups of routers (g chassis c routers r, g c r = routers) SimGrid's dragonfly can
- * route (g <= r, check_dragonfly), with 4 chassis a group where the routers allow, else 2,
+ * route (g <= r, check_dragonfly_minimal), with 4 chassis a group where the routers allow, else 2,
  * else 1. */
 static void dragonfly_shape(int routers, int *g, int *c, int *r) {
   for (int groups = routers; groups >= 1; groups--) {
@@ -150,11 +171,19 @@ static void dragonfly_shape(int routers, int *g, int *c, int *r) {
   }
 }
 
-/* SimGrid's parameters for a topology given none: a two-level fat tree of full bisection (leaf
- * switches of up to 16 hosts, each with as many links up as hosts down), or a dragonfly of
- * 2 hosts a router (1 when the hosts are odd) in as many groups as SimGrid can route
- * (dragonfly_shape): 512 ranks of 8 a host make 4 groups of 2 chassis x 4 routers x 2 hosts,
- * 2048 ranks 8 groups of 2 x 8 x 2. */
+/* Frontier's dragonfly groups (HPE's figures, as G. Lockwood's notes on Frontier give them): a
+ * cabinet of 128 nodes, 4 NICs each, on 32 switches; 4 links of 200 Gb/s to each of the other
+ * 73 groups. A group injects 512 x 200 Gb/s = 102.4 Tb/s and its global links carry 58.4 Tb/s. */
+#define FRONTIER_GROUP_HOSTS 128
+#define FRONTIER_GLOBAL_SHARE (58.4 / 102.4)
+
+/* The parameters for a topology given none: a two-level fat tree of full bisection (leaf
+ * switches of up to 16 hosts, each with as many links up as hosts down); an adaptive dragonfly
+ * of Frontier's groups (the most hosts up to 128 that divide the platform's, with global links
+ * of a host's rate carrying 57% of what they inject: 2048 ranks of 8 a host make 2 groups of
+ * 128 hosts with 73 links each); or SimGrid's dragonfly of 2 hosts a router (1 when the hosts
+ * are odd) in as many groups as SimGrid can route (dragonfly_shape): 512 ranks of 8 a host make
+ * 4 groups of 2 chassis x 4 routers x 2 hosts, 2048 ranks 8 groups of 2 x 8 x 2. */
 static void default_params(const sim_platform *p, char *out, size_t len) {
   if (p->topo == SIM_TOPO_FAT_TREE) {
     int leaf = 16;
@@ -162,6 +191,11 @@ static void default_params(const sim_platform *p, char *out, size_t len) {
       leaf--;
     snprintf(out, len, "2;%d,%d;1,%d;1,1", leaf, p->hosts / leaf, leaf);
   } else if (p->topo == SIM_TOPO_DRAGONFLY) {
+    int group = FRONTIER_GROUP_HOSTS;
+    while (p->hosts % group)
+      group--;
+    snprintf(out, len, "%d,%d", group, (int)CORE_MAX(1, lround(group * FRONTIER_GLOBAL_SHARE)));
+  } else if (p->topo == SIM_TOPO_DRAGONFLY_MINIMAL) {
     int nodes = p->hosts % 2 ? 1 : 2, routers = p->hosts / nodes, groups = 1, chassis = 1;
     dragonfly_shape(p->hosts / nodes, &groups, &chassis, &routers);
     snprintf(out, len, "%d,2;%d,2;%d,1;%d", groups, chassis, routers, nodes);
@@ -183,6 +217,8 @@ static tern_status route_links(const sim_platform *p, int *links, core_err *err)
     return check_fat_tree(p, links, err);
   case SIM_TOPO_DRAGONFLY:
     return check_dragonfly(p, links, err);
+  case SIM_TOPO_DRAGONFLY_MINIMAL:
+    return check_dragonfly_minimal(p, links, err);
   }
   return core_err_set(err, TERN_ERR_INVALID_ARG, "unknown topology %d", (int)p->topo);
 }
@@ -219,6 +255,11 @@ tern_status sim_platform_check(const sim_platform *p, core_err *err) {
                         p->hosts, p->ranks_per_host, MAX_RANKS);
   if (p->nics < 1 || p->nics > 64)
     return core_err_set(err, TERN_ERR_INVALID_ARG, "%d NICs a host (1 to 64)", p->nics);
+  /* fewer than 4 repeats played let one wait for a sleeping peer set a run's period: a ring
+   * of 256 ranks on a fat tree came out 10 to 50 times too slow with 2 or 3 (docs/SCALE.md) */
+  if (p->steady != 0 && (p->steady < 4 || p->steady > 1 << 20))
+    return core_err_set(err, TERN_ERR_INVALID_ARG, "steady after %d repeats: 0 (off) or 4 to %d",
+                        p->steady, 1 << 20);
   if (p->cores < 1 || p->cores > 4096)
     return core_err_set(err, TERN_ERR_INVALID_ARG, "%d cores per host (1 to 4096)", p->cores);
   if (!positive(p->nic_bw) || !positive(p->shm_bw) || !nonneg(p->nic_lat) || !nonneg(p->shm_lat))
@@ -298,8 +339,15 @@ tern_status sim_platform_write_xml(const sim_platform *p, FILE *out, core_err *e
   case SIM_TOPO_GEO:
     rc = write_geo(p, out, err);
     break;
+  case SIM_TOPO_DRAGONFLY: {
+    int group = atoi(p->topo_params), up = atoi(strchr(p->topo_params, ',') + 1);
+    snprintf(extra, sizeof extra, " topology=\"FAT_TREE\" topo_parameters=\"2;%d,%d;1,%d;1,1\"",
+             group, p->hosts / group, up);
+    write_cluster(p, out, "c", 0, p->hosts - 1, p->nic_lat / links, extra);
+    break;
+  }
   case SIM_TOPO_FAT_TREE:
-  case SIM_TOPO_DRAGONFLY:
+  case SIM_TOPO_DRAGONFLY_MINIMAL:
     snprintf(extra, sizeof extra, " topology=\"%s\" topo_parameters=\"%s\"",
              p->topo == SIM_TOPO_FAT_TREE ? "FAT_TREE" : "DRAGONFLY", p->topo_params);
     /* fall through */

@@ -28,7 +28,7 @@ typedef struct run_header {
 typedef struct run_record {
   int32_t status;
   double time, bound;
-  uint64_t messages;
+  uint64_t messages, steady;
 } run_record;
 
 typedef struct run_files {
@@ -94,7 +94,8 @@ static void child(const sim_platform *p, sim_coll_job *jobs, size_t njobs, const
     run_record r = {.status = jobs[j].status,
                     .time = jobs[j].time,
                     .bound = jobs[j].bound,
-                    .messages = jobs[j].messages};
+                    .messages = jobs[j].messages,
+                    .steady = jobs[j].steady};
     ok = write_all(fd, &r, sizeof r);
   }
   _exit(ok ? 0 : 1);
@@ -140,7 +141,7 @@ static tern_status collect(pid_t pid, int fd, sim_coll_job *jobs, size_t njobs, 
     run_record r;
     if ((rc = read_all(fd, &r, sizeof r, deadline)) != TERN_OK) break;
     jobs[j].status = (tern_status)r.status, jobs[j].time = r.time, jobs[j].bound = r.bound;
-    jobs[j].messages = r.messages;
+    jobs[j].messages = r.messages, jobs[j].steady = r.steady;
   }
   if (rc == TERN_ERR_TIMEOUT) kill(pid, SIGKILL);
   int ws = 0;
@@ -166,7 +167,8 @@ tern_status sim_coll_run(const sim_platform *p, sim_coll_job *jobs, size_t njobs
   run_files f = {0};
   int fds[2] = {-1, -1};
   for (size_t j = 0; j < njobs; j++)
-    jobs[j].status = TERN_OK, jobs[j].time = jobs[j].bound = 0, jobs[j].messages = 0;
+    jobs[j].status = TERN_OK, jobs[j].time = jobs[j].bound = 0, jobs[j].messages = 0,
+    jobs[j].steady = 0;
   tern_status rc = check_jobs(jobs, njobs, err);
   if (rc != TERN_OK || (rc = make_files(p, &f, err)) != TERN_OK) goto fail;
   if (pipe(fds) != 0) {

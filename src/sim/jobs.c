@@ -246,9 +246,11 @@ static void advance(run *r, double t_next) {
   r->nrun = kept;
 }
 
-/* The next event: an arrival or the earliest completion at the current rates. */
+/* The next event: an arrival, the earliest completion at the current rates, or the hour a
+ * queued job asked to be planned again at (plan_state_wake). */
 static double next_event(run *r) {
   double t = r->next < r->sc->njobs ? r->sc->jobs[r->by_arrival[r->next]].arrival_s : INFINITY;
+  if (r->nq > 0) t = CORE_MIN(t, plan_state_wake_at(&r->st));
   for (int i = 0; i < r->nrun; i++) {
     int job = r->running[i];
     r->iter_now[job] =
@@ -296,8 +298,9 @@ static tern_status loop(run *r) {
 
 tern_status sim_jobs_run(const plan_scenario *sc, const plan_policy *pol, sim_jobs_result *out,
                          core_err *err) {
+  if (pol->members) return sim_jobs_run_portfolio(sc, pol, out, err);
   memset(out, 0, sizeof *out);
-  out->policy = pol;
+  out->policy = out->member = pol;
   run r = {.sc = sc, .pol = pol, .out = out, .err = err};
   tern_status st =
       sc->njobs > 0 ? run_init(&r) : core_err_set(err, TERN_ERR_INVALID_ARG, "no jobs to simulate");

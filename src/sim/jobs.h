@@ -39,7 +39,8 @@ typedef struct sim_jobs_result {
   sim_span *spans;
   double avg_jct, makespan, kwh, usd, gpu_util;
   int rounds;      /* planning rounds run */
-  double decide_s; /* CPU seconds (this thread) spent in planning rounds */
+  double decide_s; /* CPU seconds (this thread) spent in planning rounds, a portfolio's all */
+  const plan_policy *member; /* a portfolio's member whose run this is; else policy */
 } sim_jobs_result;
 
 /* Runs every job of sc to completion under pol. A job that the policy cannot place even on an
@@ -47,6 +48,12 @@ typedef struct sim_jobs_result {
 tern_status sim_jobs_run(const plan_scenario *sc, const plan_policy *pol, sim_jobs_result *out,
                          core_err *err);
 void sim_jobs_result_free(sim_jobs_result *r);
+/* A portfolio policy (pol->members, docs/PLANNING.md "Ours"): runs the rivals and the members on
+ * sc and gives the run of the first member no worse than every rival on both average JCT and
+ * cost, else of the member whose worst ratio to the best rival is least (jobs_portfolio.c).
+ * decide_s counts the planning CPU of every run it made. sim_jobs_run calls it. */
+tern_status sim_jobs_run_portfolio(const plan_scenario *sc, const plan_policy *pol,
+                                   sim_jobs_result *out, core_err *err);
 /* Lower bounds that no policy can beat (jobs_bounds.c, docs/PLANNING.md "Bounds"): one job's
  * JCT (alone, from its arrival, on the fastest GPU type with no hop at all) and its electricity
  * cost (its least possible GPU energy at the cheapest price of any region and hour). */

@@ -184,10 +184,76 @@ void swarm_dht_get(tern_swarm *sw, const uint8_t gkey[32], double timeout_s,
   ctx_unref(c);
 }
 
+/* The values that came on the watched keys, the last WATCH_MAX of them (a ring shared by all
+ * watches: a record names its key and round, and readers check both). */
+#define WATCH_MAX 1024
+typedef struct swarm_watch {
+  pthread_mutex_t mu;
+  unsigned long long n; /* values ever received; the ring holds the last WATCH_MAX */
+  size_t len[WATCH_MAX];
+  uint8_t val[WATCH_MAX][SWARM_RECORD_MAX];
+} swarm_watch;
+
+static bool on_watched(const dht_value *value, bool expired, void *arg) {
+  swarm_watch *w = arg;
+  if (expired) return true; /* OpenDHT's own expiry: records carry their own ttl */
+  dht_data_view d = dht_value_get_data(value);
+  pthread_mutex_lock(&w->mu);
+  size_t at = (size_t)(w->n++ % WATCH_MAX);
+  memcpy(w->val[at], d.data, CORE_MIN(d.size, (size_t)SWARM_RECORD_MAX));
+  w->len[at] = d.size; /* a longer value keeps its length, its head is enough to refuse it */
+  pthread_mutex_unlock(&w->mu);
+  return true;
+}
+
+static void key_hash(tern_swarm *sw, const uint8_t gkey[32], dht_infohash *h) {
+  uint8_t at[32];
+  swarm_dht_location(sw, gkey, at);
+  dht_infohash_get(h, at, 32);
+}
+
+struct dht_op_token *swarm_dht_watch(tern_swarm *sw, const uint8_t gkey[32]) {
+  if (!sw->watch) { /* freed after the node's threads end (swarm_dht_stop): no callback finds
+                       it gone, whenever a cancelled listen's last one comes */
+    sw->watch = calloc(1, sizeof *sw->watch);
+    if (!sw->watch) return NULL;
+    pthread_mutex_init(&sw->watch->mu, NULL);
+  }
+  dht_infohash h;
+  key_hash(sw, gkey, &h);
+  return dht_runner_listen(sw->dht, &h, on_watched, NULL, sw->watch);
+}
+
+void swarm_dht_watched(tern_swarm *sw, unsigned long long *pos,
+                       bool (*each)(const uint8_t *, size_t, void *), void *arg) {
+  swarm_watch *w = sw->watch;
+  if (!w) return;
+  uint8_t val[SWARM_RECORD_MAX];
+  pthread_mutex_lock(&w->mu);
+  unsigned long long end = w->n;
+  pthread_mutex_unlock(&w->mu);
+  for (unsigned long long i = CORE_MAX(*pos, end > WATCH_MAX ? end - WATCH_MAX : 0); i < end; i++) {
+    pthread_mutex_lock(&w->mu);
+    bool kept = w->n - i <= WATCH_MAX; /* not overwritten since */
+    size_t len = w->len[i % WATCH_MAX];
+    if (kept) memcpy(val, w->val[i % WATCH_MAX], CORE_MIN(len, (size_t)SWARM_RECORD_MAX));
+    pthread_mutex_unlock(&w->mu);
+    if (kept) each(val, len, arg);
+  }
+  *pos = end;
+}
+
 void swarm_dht_stop(tern_swarm *sw) {
   if (!sw->dht) return;
   dht_runner_delete(sw->dht); /* joins OpenDHT's threads */
   sw->dht = NULL;
+  if (sw->pool_watch) dht_op_token_delete(sw->pool_watch);
+  sw->pool_watch = NULL;
+  if (sw->watch) {
+    pthread_mutex_destroy(&sw->watch->mu);
+    free(sw->watch);
+    sw->watch = NULL;
+  }
   /* Gets still pending when the node stopped never hear their done callback: free them now
    * that no callback can come. */
   while (sw->gets) {

@@ -128,8 +128,7 @@ bool swarm_departed(tern_swarm *sw, uint64_t id) {
 static bool redirect(tern_swarm *sw, int fd, const swarm_hdr *j) {
   swarm_member leader;
   pthread_mutex_lock(&sw->mu);
-  bool yes = sw->following && j->round == sw->follow_round && j->tag == sw->follow_tag &&
-             sw->leader.id < j->sender;
+  bool yes = sw->following && j->tag == sw->follow_tag && sw->leader.id < j->sender;
   leader = sw->leader;
   pthread_mutex_unlock(&sw->mu);
   if (!yes) return false;
@@ -151,12 +150,22 @@ static bool turn_away_late(tern_swarm *sw, int fd, const swarm_hdr *j) {
   pthread_mutex_unlock(&sw->mu);
   bool late = j->round < closed;
   if (late && j->type == SWARM_JOIN) swarm_note_late_join(sw, j);
-  if (late) swarm_send_late(sw, fd, j->round, closed);
+  if (late) swarm_send_reject(sw, fd, j->round, SWARM_REJECT_LATE, closed);
   return late;
 }
 
-void swarm_send_late(tern_swarm *sw, int fd, uint32_t round, uint32_t open) {
-  uint8_t why[SWARM_LATE_LEN] = {SWARM_REJECT_LATE};
+/* A join or ROUND_REQ for the round-free pool (match.c) when this peer is not in it: its record
+ * there is stale; "gone" at once. Any other message for the pool is taken as usual. */
+static bool turn_away_from_pool(tern_swarm *sw, int fd, const swarm_hdr *j) {
+  pthread_mutex_lock(&sw->mu);
+  bool gone = j->tag == sw->pool_tag && !sw->in_pool;
+  pthread_mutex_unlock(&sw->mu);
+  if (gone) swarm_send_reject(sw, fd, j->round, SWARM_REJECT_GONE, 0);
+  return gone;
+}
+
+void swarm_send_reject(tern_swarm *sw, int fd, uint32_t round, uint8_t code, uint32_t open) {
+  uint8_t why[SWARM_LATE_LEN] = {code};
   core_put32(why + 1, open);
   swarm_hdr h = {.type = SWARM_REJECT, .round = round, .sender = sw->id, .len = sizeof why};
   core_err err = {0};
@@ -167,10 +176,13 @@ void swarm_send_late(tern_swarm *sw, int fd, uint32_t round, uint32_t open) {
 static void dispatch(tern_swarm *sw, pending *p) {
   int fd = p->hs.fd;
   swarm_limit_done(&sw->limits, p->hs.from, false, core_now_ns());
-  if (p->h.type == SWARM_JOIN && (redirect(sw, fd, &p->h) || turn_away_late(sw, fd, &p->h))) {
+  bool pool = p->h.tag == sw->pool_tag; /* set before the listener starts */
+  if (p->h.type == SWARM_JOIN && (turn_away_from_pool(sw, fd, &p->h) || redirect(sw, fd, &p->h) ||
+                                  (!pool && turn_away_late(sw, fd, &p->h)))) {
     close(fd);
   } else if (p->h.type == SWARM_ROUND_REQ) {
-    if (!turn_away_late(sw, fd, &p->h)) { /* still open here: a plain "no" */
+    if (!turn_away_from_pool(sw, fd, &p->h) &&
+        (pool || !turn_away_late(sw, fd, &p->h))) { /* still open here: a plain "no" */
       swarm_hdr h = {.type = SWARM_REJECT, .round = p->h.round, .sender = sw->id};
       core_err err = {0};
       swarm_send(fd, &h, NULL, core_deadline_after(1), p->hs.from, &err);

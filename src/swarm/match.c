@@ -54,23 +54,58 @@ typedef struct seen {
   uint32_t round;
   const uint8_t *gkey;
   swarm_member m[SWARM_MAX_GROUP];
+  uint64_t stamp[SWARM_MAX_GROUP]; /* of the record m[i] came from */
   int n;
   uint8_t bad[16][16]; /* digests of refused records, so each is logged once */
   int nbad;
-  uint64_t dead[SWARM_MAX_GROUP]; /* leaders found unreachable: their records are ignored */
+  /* Leaders found unreachable or gone from the key: their records up to that stamp are
+   * ignored (a newer one, in the pool, is the peer back again). */
+  uint64_t dead[SWARM_MAX_GROUP], dead_stamp[SWARM_MAX_GROUP];
   int ndead;
-  bool pool;  /* matching in the round's pool: the last round's partners are ignored too */
+  bool pool; /* matching in the round-free pool: the last round's partners are ignored too */
+  uint32_t group_round; /* the round the group runs in: the latest of its members' (pool) */
+  bool late; /* alone, and a peer asked had closed this round already (lonely_moved_on) */
+  struct dht_op_token *watch;   /* the key's watch (dht.c); NULL: read by gets */
+  unsigned long long watch_pos; /* how far the watched values have been read */
   int enough; /* members (valid, distinct, this peer included) after which a get may end */
 } seen;
 
-static bool is_dead(const seen *s, uint64_t id) {
+static bool is_dead(const seen *s, uint64_t id, uint64_t stamp) {
   for (int i = 0; i < s->ndead; i++)
-    if (s->dead[i] == id) return true;
+    if (s->dead[i] == id && stamp <= s->dead_stamp[i]) return true;
   return false;
 }
 
+/* The stamp of the record id was seen by, or UINT64_MAX (every record of it) if none. */
+static uint64_t stamp_of(const seen *s, uint64_t id) {
+  for (int i = 0; i < s->n; i++)
+    if (s->m[i].id == id) return s->stamp[i];
+  return UINT64_MAX;
+}
+
+/* Ignores id's records up to stamp from now on. */
+static void note_gone(seen *s, uint64_t id, uint64_t stamp) {
+  for (int i = 0; i < s->ndead; i++)
+    if (s->dead[i] == id) {
+      s->dead_stamp[i] = CORE_MAX(s->dead_stamp[i], stamp);
+      return;
+    }
+  if (s->ndead < SWARM_MAX_GROUP) {
+    s->dead[s->ndead] = id;
+    s->dead_stamp[s->ndead++] = stamp;
+  }
+}
+
 static void note_dead(seen *s, uint64_t id) {
-  if (!is_dead(s, id) && s->ndead < SWARM_MAX_GROUP) s->dead[s->ndead++] = id;
+  note_gone(s, id, stamp_of(s, id));
+}
+
+/* The wall clock in ms, growing with each call: a peer's records under a key are ordered by it,
+ * the newest standing for the peer (records.c). */
+static uint64_t next_stamp(tern_swarm *sw) {
+  uint64_t now = (uint64_t)(core_wall_s() * 1e3);
+  sw->stamp_ms = CORE_MAX(now, sw->stamp_ms + 1);
+  return sw->stamp_ms;
 }
 
 void swarm_group_key(const tern_swarm *sw, uint32_t round, uint8_t out[32]) {
@@ -95,13 +130,38 @@ static uint64_t key_tag(const uint8_t *gkey, uint64_t leader) {
   return core_get64(h);
 }
 
+/* In the round-free pool every visit of a peer leaves a record: the newest per peer stands,
+ * and only while it is live (its ttl not over, not a withdrawal). Removes or updates s->m. */
+static bool pool_record(seen *s, const swarm_record *r) {
+  int at = -1;
+  for (int i = 0; i < s->n; i++)
+    if (s->m[i].id == r->m.id) at = i;
+  if (at >= 0 && s->stamp[at] >= r->stamp_ms) return false; /* older news */
+  double now_ms = core_wall_s() * 1e3;
+  bool live = r->ttl_ms > 0 && (double)r->stamp_ms + r->ttl_ms > now_ms;
+  /* A watch brings a key's values in any order: a withdrawal seen first must still hide the
+   * record it withdraws (a lonely peer led a peer that had left, and waited for it). */
+  if (!live && r->m.id != s->sw->id) note_gone(s, r->m.id, r->stamp_ms);
+  if (at >= 0 && r->m.id != s->sw->id && !live) { /* withdrawn or expired since */
+    s->n--;
+    s->m[at] = s->m[s->n];
+    s->stamp[at] = s->stamp[s->n];
+    return false;
+  }
+  if (at >= 0 && live) {
+    s->m[at] = r->m;
+    s->stamp[at] = r->stamp_ms;
+  }
+  return live && at < 0;
+}
+
 /* Takes a record read from the key; true once the get may end (seen.enough). */
 static bool on_record(const uint8_t *v, size_t len, void *arg) {
   seen *s = arg;
-  swarm_member m;
+  swarm_record r;
   core_err err = {0};
-  if (swarm_record_decode(v, len, s->round, s->gkey, s->sw->keyed ? s->sw->key : NULL, &m, &err) !=
-      TERN_OK) {
+  if (swarm_record_decode(v, len, s->pool ? SWARM_ANY_ROUND : s->round, s->gkey,
+                          s->sw->keyed ? s->sw->key : NULL, &r, &err) != TERN_OK) {
     uint8_t d[16];
     crypto_generichash(d, sizeof d, v, CORE_MIN(len, (size_t)SWARM_RECORD_MAX), NULL, 0);
     bool logged = false;
@@ -111,12 +171,17 @@ static bool on_record(const uint8_t *v, size_t len, void *arg) {
     if (!logged) CORE_WARN("swarm: round %u: ignored a DHT record: %s", s->round, err.msg);
     return s->n >= s->enough;
   }
-  bool skip = swarm_departed(s->sw, m.id) || is_dead(s, m.id);
+  swarm_member m = r.m;
+  bool skip = swarm_departed(s->sw, m.id) || is_dead(s, m.id, r.stamp_ms);
   for (int i = 0; s->pool && i < s->sw->npartners; i++)
     skip |= s->sw->partners[i] == m.id;
-  for (int i = 0; i < s->n; i++)
+  if (!skip && s->pool) skip = !pool_record(s, &r);
+  for (int i = 0; i < s->n && !skip; i++)
     skip |= s->m[i].id == m.id;
-  if (!skip && s->n < SWARM_MAX_GROUP) s->m[s->n++] = m;
+  if (!skip && s->n < SWARM_MAX_GROUP) {
+    s->stamp[s->n] = r.stamp_ms;
+    s->m[s->n++] = m;
+  }
   return s->n >= s->enough;
 }
 
@@ -157,6 +222,8 @@ static double settle_s(const swarm_match_opts *o) {
   return CORE_MAX(CORE_MIN(0.5, o->match_timeout / 4), CORE_MIN(2.0, o->match_timeout / 10));
 }
 
+static bool lonely_moved_on(tern_swarm *sw, seen *s);
+
 static unsigned hellos_heard(tern_swarm *sw) {
   pthread_mutex_lock(&sw->mu);
   unsigned n = sw->nhellos;
@@ -175,12 +242,25 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
   double settle = settle_s(o);
   uint64_t start = core_now_ns(), last_growth = start, last_news = start;
   unsigned heard = hellos_heard(sw);
+  bool asked = false;
+  /* A get waits for every node it asked, a killed peer's until this cap, and sees only the
+   * records there when it began: on a line whose members are known, a short cap is a prompt
+   * second look. With 0.25 s, every round after a kill took a quarter of a second
+   * (bench/swarm/pace.sh). Across regions a get takes DHT round trips; a long matching time
+   * (the WAN's) gives it the quarter second back. Not knowing whom to expect (a first round,
+   * random groups), a slow node (a sanitizer build under load) keeps the quarter second: with
+   * 50 ms there, the gossip test under ASan left a peer unpaired. */
+  double get_s =
+      o->expect >= o->min_group ? CORE_MIN(0.25, CORE_MAX(0.02, o->match_timeout / 80)) : 0.25;
   /* A get ends early only when what it found ends the reading (the first two breaks below):
    * a get cut short on fewer members would not wait for the remote nodes that hold the rest. */
   s->enough = o->expect >= o->min_group ? CORE_MIN(o->expect, o->target_group) : o->target_group;
   for (int tries = 0;; tries++) {
     int before = s->n;
-    swarm_dht_get(sw, s->gkey, 0.25, on_record, s);
+    /* The pool is watched and read locally; a get now and then is the safety net there (a
+     * listen that has not reached a node yet). */
+    if (s->watch) swarm_dht_watched(sw, &s->watch_pos, on_record, s);
+    if (!s->watch || tries % 25 == 24) swarm_dht_get(sw, s->gkey, get_s, on_record, s);
     if (tries == 2 && s->n == 1) reconnect(sw); /* alone so far: maybe OpenDHT holds us back */
     uint64_t now = core_now_ns();
     unsigned h = hellos_heard(sw);
@@ -194,7 +274,15 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
     /* Alone here last time (its partners dead, or the grid not full): a glance, not a wait. */
     if (o->expect == 1 && s->n == 1 && tries >= 1 && now - start >= LONELY_GLANCE_NS) break;
     if (s->n >= o->min_group && (double)(now - last_growth) / 1e9 >= settle) break;
-    core_sleep_ms(tries < 3 ? 20 : 60); /* each get is a DHT search: poll gently */
+    /* Still alone after a settling time: those it would meet may have moved on already (a
+     * peer that lost time, or started after the others). */
+    if (s->n == 1 && !s->pool && o->random_groups == 0 && !asked &&
+        (double)(now - start) / 1e9 >= settle) {
+      asked = true;
+      if ((s->late = lonely_moved_on(sw, s))) break;
+    }
+    /* Each get is a DHT search: poll gently. A watched key is read locally. */
+    core_sleep_ms(s->watch ? 10 : tries < 3 ? 20 : 60);
   }
 }
 
@@ -209,21 +297,25 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
 static void discover(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t start_ns,
                      double timeout_s) {
   uint8_t rec[SWARM_RECORD_MAX];
-  size_t len = swarm_record_encode(&sw->self, s->round, s->gkey, sw->keyed ? sw->key : NULL, rec);
+  /* The record stands while this peer may still be here: a matching takes 1.5 T at most. */
+  uint64_t stamp = next_stamp(sw);
+  size_t len = swarm_record_encode(&sw->self, s->round, stamp, (uint32_t)(timeout_s * 1.5e3),
+                                   s->gkey, sw->keyed ? sw->key : NULL, rec);
   swarm_dht_put(sw, s->gkey, rec, len);
+  s->stamp[s->n] = stamp;
   s->m[s->n++] = sw->self;
-  read_key(sw, o, s, (uint64_t)(timeout_s * DISCOVER_QUIET * 1e9),
-           start_ns + (uint64_t)(timeout_s * 1e9));
+  /* In the pool a lonely peer waits a settling time for anyone (of any round) to come: long
+   * enough for the lonely peers of lines in step to meet, short enough that the line that
+   * expects it next is not held up. */
+  double quiet = s->pool ? settle_s(o) : timeout_s * DISCOVER_QUIET;
+  read_key(sw, o, s, (uint64_t)(quiet * 1e9), start_ns + (uint64_t)(timeout_s * 1e9));
 }
 
-typedef struct join_want {
-  uint32_t round;
-  uint64_t gtag;
-} join_want;
-
+/* A join for this key: a line's key names its round, so its tag does too; the pool's is the
+ * same for every round, and joins from peers of any round are taken there. */
 static bool is_join(const swarm_conn *c, void *arg) {
-  const join_want *w = arg;
-  return c->hdr.type == SWARM_JOIN && c->hdr.round == w->round && c->hdr.tag == w->gtag;
+  const uint64_t *gtag = arg;
+  return c->hdr.type == SWARM_JOIN && c->hdr.tag == *gtag;
 }
 
 static void reply(tern_swarm *sw, int fd, uint8_t type, uint32_t round, const uint8_t *payload,
@@ -243,43 +335,94 @@ static void catch_up_to(tern_swarm *sw, uint32_t open) {
   }
 }
 
-/* Asks m whether round `round` has closed there (ROUND_REQ), waiting at most seconds: 1 it has
- * (*open: the first round still open there), 0 it has not, -1 no answer (dead, or stalled). */
-static int round_state(tern_swarm *sw, const swarm_member *m, uint32_t round, double seconds,
-                       uint32_t *open) {
+/* What a peer answers to "are you still matching here?" (round_state). */
+enum { ROUND_SILENT = -1, ROUND_OPEN, ROUND_CLOSED, ROUND_GONE };
+
+/* Asks m whether round `round` has closed there, or (the pool's tag) whether it is still in the
+ * pool (ROUND_REQ), waiting at most seconds: ROUND_CLOSED (*open: the first round still open
+ * there), ROUND_GONE (it has left the pool), ROUND_OPEN, or ROUND_SILENT (dead, or stalled). */
+static int round_state(tern_swarm *sw, const swarm_member *m, uint32_t round, uint64_t gtag,
+                       double seconds, uint32_t *open) {
   core_err err = {0};
   int fd = -1;
   uint64_t deadline = core_deadline_after(seconds);
-  swarm_hdr h = {.type = SWARM_ROUND_REQ, .round = round, .sender = sw->id};
-  uint8_t why[SWARM_LATE_LEN];
+  swarm_hdr h = {.type = SWARM_ROUND_REQ, .round = round, .sender = sw->id, .tag = gtag};
+  uint8_t why[SWARM_LATE_LEN] = {0};
   bool answered = swarm_dial(sw, m, deadline, &fd, &err) == TERN_OK &&
                   swarm_send(fd, &h, NULL, deadline, m->host, &err) == TERN_OK &&
                   swarm_recv_hdr(fd, &h, deadline, m->host, &err) == TERN_OK &&
                   h.type == SWARM_REJECT;
-  bool late = answered && h.len == sizeof why &&
-              swarm_recv_payload(fd, why, sizeof why, deadline, m->host, &err) == TERN_OK &&
-              why[0] == SWARM_REJECT_LATE;
+  bool why_read = answered && h.len == sizeof why &&
+                  swarm_recv_payload(fd, why, sizeof why, deadline, m->host, &err) == TERN_OK;
   if (fd >= 0) close(fd);
-  if (late) *open = core_get32(why + 1);
-  return late ? 1 : answered ? 0 : -1;
+  if (why_read && why[0] == SWARM_REJECT_LATE) {
+    *open = core_get32(why + 1);
+    return ROUND_CLOSED;
+  }
+  if (why_read && why[0] == SWARM_REJECT_GONE) return ROUND_GONE;
+  return answered ? ROUND_OPEN : ROUND_SILENT;
 }
 
-/* Whether round `round` has closed at m; if so, the round to catch up to is noted. */
-static bool closed_at(tern_swarm *sw, const swarm_member *m, uint32_t round) {
-  uint32_t open = 0;
-  bool late = round_state(sw, m, round, CLOSED_ASK_SECONDS, &open) == 1;
-  if (late) catch_up_to(sw, open);
-  return late;
-}
-
-/* Whether a peer seen on the key and not in group (this peer and those who joined it) has
- * closed this round without them. */
-static bool others_closed(tern_swarm *sw, const seen *s, const swarm_member *group, int n) {
+/* Asks the peers seen on the key that did not join (group: this peer and those who did). On a
+ * line: true when one has closed this round without them (the round to catch up to is noted).
+ * In the pool: true when every one has left it or does not answer (stale records: their
+ * writers were here and went on), so that nobody is waited for. */
+static bool others_moved_on(tern_swarm *sw, seen *s, uint64_t gtag, const swarm_member *group,
+                            int n) {
+  int here = 0;
   for (int i = 0; i < s->n; i++) {
     bool joined = false;
     for (int j = 0; j < n; j++)
       joined |= group[j].id == s->m[i].id;
-    if (!joined && closed_at(sw, &s->m[i], s->round)) return true;
+    if (joined) continue;
+    uint32_t open = 0;
+    int st = round_state(sw, &s->m[i], s->round, gtag, CLOSED_ASK_SECONDS, &open);
+    if (!s->pool && st == ROUND_CLOSED) {
+      catch_up_to(sw, open);
+      return true;
+    }
+    if (s->pool && (st == ROUND_GONE || st == ROUND_SILENT))
+      note_dead(s, s->m[i].id);
+    else
+      here++;
+  }
+  return s->pool && here == 0;
+}
+
+/* Whether a peer this lonely one would meet on its line has closed the round already (the
+ * round to catch up to is then noted): the line's members of last time, or, not knowing them
+ * yet (its first visit, or a hello since), the peers it knows of (bootstrap, hellos). A peer
+ * that started after the others, or lost time, then goes to them at once instead of waiting
+ * out its line and the pool: on a 3x3 grid with 7 peers, the last to start spent a second
+ * alone that way while the others ran their 16 rounds, and never caught up. */
+static bool lonely_moved_on(tern_swarm *sw, seen *s) {
+  swarm_member ask[SWARM_MAX_GROUP];
+  int n = 0, axis = (int)(s->round % (uint32_t)sw->ndims);
+  for (int i = 0; sw->line_known[axis] && i < sw->line_seen[axis]; i++)
+    if (sw->line[axis][i].id != sw->id) ask[n++] = sw->line[axis][i];
+  if (!sw->line_known[axis]) {
+    for (int i = 0; i < sw->nbootstrap && n < SWARM_MAX_GROUP; i++) {
+      swarm_member m = {.bw = 1};
+      if (net_parse_addr(sw->bootstrap[i], m.host, sizeof m.host, &m.port, false, NULL) == TERN_OK)
+        ask[n++] = m;
+    }
+    pthread_mutex_lock(&sw->mu);
+    for (size_t i = 0; i < CORE_MIN(sw->nhellos, CORE_ARRAY_LEN(sw->hellos)) && n < SWARM_MAX_GROUP;
+         i++)
+      ask[n++] = sw->hellos[i];
+    pthread_mutex_unlock(&sw->mu);
+  }
+  /* A peer off this line closing the round says nothing about this line, whose members may be
+   * starting late (the 3x3 grid under ASan: a row's first peer jumped and its row never
+   * formed). Only a swarm a whole cycle of rounds on has left this peer behind. */
+  uint32_t ahead = sw->line_known[axis] ? 1u : (uint32_t)sw->ndims;
+  for (int i = 0; i < n; i++) {
+    uint32_t open = 0;
+    if (round_state(sw, &ask[i], s->round, 0, ALIVE_ASK_SECONDS, &open) == ROUND_CLOSED &&
+        open >= s->round + ahead) {
+      catch_up_to(sw, open);
+      return sw->catch_up > s->round;
+    }
   }
   return false;
 }
@@ -293,7 +436,7 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
   group[0] = sw->self;
   *n = 1;
   int want = CORE_MIN(s->n, o->target_group);
-  join_want jw = {s->round, gtag};
+  s->group_round = s->round;
   /* Once min members are in, a peer seen on the DHT that has not joined within the settling
    * time is taken for gone (dead since it wrote its record, or in another group). */
   uint64_t settle = (uint64_t)(settle_s(o) * 1e9);
@@ -309,10 +452,13 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
   while (*n < want) {
     swarm_conn c;
     uint64_t until = *n >= o->min_group ? CORE_MIN(deadline_ns, last_join + settle) : join_by;
-    if (!swarm_queue_take(sw, is_join, &jw, until, &c)) {
+    if (!swarm_queue_take(sw, is_join, &gtag, until, &c)) {
       if (*n >= o->min_group || asked) break;
       asked = true;
-      if ((*late = others_closed(sw, s, group, *n))) break;
+      if (others_moved_on(sw, s, gtag, group, *n)) {
+        *late = !s->pool;
+        break;
+      }
       join_by = deadline_ns; /* not closed: they may still come */
       continue;
     }
@@ -335,6 +481,9 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
       continue;
     }
     group[(*n)++] = m;
+    /* In the pool, peers of any round meet: the group runs in the latest of theirs. */
+    s->group_round = CORE_MAX(
+        s->group_round, CORE_MIN(c.hdr.round, CORE_MIN(sw->last_round, s->round + SWARM_MAX_JUMP)));
     fds[nf++] = c.fd;
     c.fd = -1;
     swarm_conn_close(&c);
@@ -342,7 +491,8 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
   if (*n < o->min_group) {
     for (int i = 0; i < nf; i++) {
       if (*late)
-        swarm_send_late(sw, fds[i], s->round, sw->catch_up); /* where closed_at found them */
+        swarm_send_reject(sw, fds[i], s->round, SWARM_REJECT_LATE,
+                          sw->catch_up); /* where others_moved_on found them */
       else
         reply(sw, fds[i], SWARM_REJECT, s->round, NULL, 0);
       close(fds[i]);
@@ -359,7 +509,7 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
       len += swarm_member_encode(&group[i], buf + len);
   }
   for (int i = 0; i < nf; i++) {
-    if (buf) reply(sw, fds[i], SWARM_GROUP, s->round, buf, len);
+    if (buf) reply(sw, fds[i], SWARM_GROUP, s->group_round, buf, len);
     close(fds[i]);
   }
   if (!buf) *n = 1;
@@ -420,9 +570,11 @@ static follow_end follow(tern_swarm *sw, seen *s, swarm_member leader, uint64_t 
                    : TERN_ERR_NOMEM;
     }
     if (fd >= 0) close(fd);
-    if (!dialed || rc == TERN_ERR_PEER_LOST) { /* unreachable, or closed on us unanswered */
+    bool gone = rc == TERN_OK && h.type == SWARM_REJECT && h.len == SWARM_LATE_LEN &&
+                payload[0] == SWARM_REJECT_GONE;       /* its record in the pool was stale */
+    if (!dialed || rc == TERN_ERR_PEER_LOST || gone) { /* unreachable, or closed on us unanswered */
       free(payload);
-      CORE_INFO("swarm: round %u: %s", s->round, err.msg);
+      CORE_INFO("swarm: round %u: %s", s->round, gone ? "left the pool" : err.msg);
       note_dead(s, leader.id);
       return hop == 0 ? FOLLOW_GONE : FOLLOW_ASKS_A_DEAD;
     }
@@ -431,11 +583,16 @@ static follow_end follow(tern_swarm *sw, seen *s, swarm_member leader, uint64_t 
         swarm_member_decode(payload, h.len, &used, &leader, &err) == TERN_OK &&
         leader.id < sw->id) {
       free(payload);
-      if (is_dead(s, leader.id)) return FOLLOW_ASKS_A_DEAD;
+      if (is_dead(s, leader.id, stamp_of(s, leader.id))) return FOLLOW_ASKS_A_DEAD;
       continue;
     }
+    /* A line's group runs in this round; the pool's in the latest of its members' rounds. */
+    bool round_ok = s->pool ? h.round >= s->round && h.round - s->round <= SWARM_MAX_JUMP &&
+                                  h.round <= CORE_MAX(sw->last_round, s->round)
+                            : h.round == s->round;
+    if (rc == TERN_OK && h.type == SWARM_GROUP) s->group_round = h.round;
     if (rc == TERN_OK && h.type == SWARM_GROUP &&
-        !parse_group(sw, payload, h.len, group, n, &err)) {
+        (!round_ok || !parse_group(sw, payload, h.len, group, n, &err))) {
       CORE_WARN("swarm: round %u: %s sent a group list that is not valid", s->round, what);
       *n = 1;
       group[0] = sw->self;
@@ -450,27 +607,50 @@ static follow_end follow(tern_swarm *sw, seen *s, swarm_member leader, uint64_t 
   return FOLLOW_ANSWERED;
 }
 
+typedef struct stale_want {
+  uint32_t round;
+  bool include_current;
+  uint64_t pool_tag;
+} stale_want;
+
 static bool is_stale_join(const swarm_conn *c, void *arg) {
-  const uint32_t *lim = arg; /* lim[0]: round; lim[1]: 1 to include it */
+  const stale_want *w = arg;
   /* Parts of the current round may already be here: the all-reduce takes them. */
-  if (c->hdr.type == SWARM_PART) return c->hdr.round < lim[0];
-  bool old = lim[1] ? c->hdr.round <= lim[0] : c->hdr.round < lim[0];
-  return old && c->hdr.type == SWARM_JOIN;
+  if (c->hdr.type == SWARM_PART) return c->hdr.round < w->round;
+  bool old = w->include_current ? c->hdr.round <= w->round : c->hdr.round < w->round;
+  return old && c->hdr.type == SWARM_JOIN && c->hdr.tag != w->pool_tag;
 }
 
 void swarm_reject_stale(tern_swarm *sw, uint32_t round, bool include_current) {
-  uint32_t lim[2] = {round, include_current};
+  stale_want w = {round, include_current, sw->pool_tag};
   pthread_mutex_lock(&sw->mu);
   uint32_t open = sw->closed_rounds; /* set by this thread alone */
   pthread_mutex_unlock(&sw->mu);
   swarm_conn c;
-  while (swarm_queue_take(sw, is_stale_join, lim, 0, &c)) {
+  while (swarm_queue_take(sw, is_stale_join, &w, 0, &c)) {
     if (c.hdr.type == SWARM_JOIN) {
       swarm_note_late_join(sw, &c.hdr);
-      swarm_send_late(sw, c.fd, c.hdr.round, open);
+      swarm_send_reject(sw, c.fd, c.hdr.round, SWARM_REJECT_LATE, open);
     }
     swarm_conn_close(&c);
   }
+}
+
+/* Leaves the pool: joins that came for it meanwhile are told so (the listener answers the
+ * later ones), and the record there is withdrawn, so that nobody waits for this peer. */
+static void leave_pool(tern_swarm *sw, const uint8_t gkey[32]) {
+  pthread_mutex_lock(&sw->mu);
+  sw->in_pool = false;
+  pthread_mutex_unlock(&sw->mu);
+  swarm_conn c;
+  while (swarm_queue_take(sw, is_join, &sw->pool_tag, 0, &c)) {
+    swarm_send_reject(sw, c.fd, c.hdr.round, SWARM_REJECT_GONE, 0);
+    swarm_conn_close(&c);
+  }
+  uint8_t rec[SWARM_RECORD_MAX];
+  size_t len = swarm_record_encode(&sw->self, sw->round, next_stamp(sw), 0, gkey,
+                                   sw->keyed ? sw->key : NULL, rec);
+  swarm_dht_put(sw, gkey, rec, len);
 }
 
 void swarm_note_late_join(tern_swarm *sw, const swarm_hdr *join) {
@@ -495,7 +675,9 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
   s->round = sw->round;
   s->gkey = gkey;
   s->pool = pool;
+  s->watch = pool ? sw->pool_watch : NULL;
   discover(sw, o, s, start, timeout_s);
+  *late = s->late;
   *seen_n = s->n;
   if (seen_m) memcpy(seen_m, s->m, (size_t)s->n * sizeof *seen_m);
   /* Assembly keeps the time it had after a discovery of DISCOVER_QUIET T (see the constants). */
@@ -513,7 +695,6 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
             (unsigned long long)(s->n ? s->m[0].id : 0));
   uint64_t gtag = core_get64(gkey);
   *n = 1;
-  *late = false;
   group[0] = sw->self;
   /* A leader that cannot be reached died after writing its record: the next lowest id leads
    * instead, and everyone who saw the same records comes to the same conclusion. */
@@ -527,7 +708,6 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
     }
     pthread_mutex_lock(&sw->mu);
     sw->following = true;
-    sw->follow_round = sw->round;
     sw->follow_tag = gtag;
     sw->leader = s->m[0];
     pthread_mutex_unlock(&sw->mu);
@@ -554,19 +734,28 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
       qsort(s->m, (size_t)s->n, sizeof s->m[0], by_id);
     }
   }
+  if (pool && *n > 1 && s->group_round > sw->round) {
+    CORE_INFO("swarm: round %u: pooled with a peer at round %u; going on from there", sw->round,
+              s->group_round);
+    sw->round = s->group_round;
+  }
   *tag = key_tag(gkey, group[0].id);
   free(s);
   return TERN_OK;
 }
 
-/* Keys that are not grid lines: round r's pool, where the peers left alone on their line
- * meet (slot 0), and round r's random groups (slot 1 + group). */
+/* Round r's random groups: slot 1 + group (slot 0 was the round's pool before it was made
+ * round-free). */
 static void round_key(const tern_swarm *sw, uint32_t round, uint32_t slot, uint8_t out[32]) {
   uint8_t buf[40];
   memcpy(buf, sw->run_hash, 32);
   core_put32(buf + 32, round);
   core_put32(buf + 36, slot);
   crypto_generichash(out, 32, buf, sizeof buf, (const uint8_t *)"tern-swarm-pool", 15);
+}
+
+void swarm_pool_key(const tern_swarm *sw, uint8_t out[32]) {
+  crypto_generichash(out, 32, sw->run_hash, 32, (const uint8_t *)"tern-swarm-any-round-pool", 25);
 }
 
 /* Round r's random group (random_groups K > 0): the cells 0..K*g-1 (g = target_group; a peer's
@@ -627,7 +816,7 @@ static void keep_line(tern_swarm *sw, int axis, swarm_member *seen_m, int nseen)
       here = seen_m[j].id == m->id;
     uint32_t open;
     if (here || n == SWARM_MAX_GROUP || swarm_departed(sw, m->id)) continue;
-    if (round_state(sw, m, sw->round, ALIVE_ASK_SECONDS, &open) >= 0)
+    if (round_state(sw, m, sw->round, 0, ALIVE_ASK_SECONDS, &open) != ROUND_SILENT)
       seen_m[n++] = *m;
     else
       CORE_INFO("swarm: round %u: line member %016llx did not come and does not answer; not "
@@ -699,8 +888,9 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
     swarm_reject_stale(sw, sw->round, false);
     rc = match_on(sw, &line, gkey, false, o->match_timeout, group, n, tag, &late, seen_m, &nseen,
                   err);
+    /* Before a jump too: where it jumps to depends on the lines it was alone on (round_ahead). */
+    if (o->random_groups == 0) keep_line(sw, axis, seen_m, nseen);
   }
-  if (o->random_groups == 0) keep_line(sw, axis, seen_m, nseen);
   *pooled = false;
   /* Alone and not late: its partners are dead or gone. A fixed grid would leave it alone in
    * every round on this axis, and survivors whose lines all died would never average again.
@@ -712,11 +902,19 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
    * the next round, and its pool, together: before this they met there again first (a row of
    * the 3x3 grid under TSan) while the peers they had not met came seconds later. */
   if (rc == TERN_OK && *n == 1 && !late) {
-    CORE_INFO("swarm: round %u: alone on its line; trying the round's pool", sw->round);
+    CORE_INFO("swarm: round %u: alone on its line; trying the pool", sw->round);
     swarm_match_opts pool = *o;
+    /* Met k there last time: as soon as k are in; alone there: a glance (a peer alone on its
+     * row of a 3x3 grid with 7 peers, which nobody ever meets in the pool, otherwise fell behind
+     * its column by a settling time every other round); not known: a settling time. */
     pool.expect = sw->pool_seen;
-    round_key(sw, sw->round, 0, gkey);
+    swarm_pool_key(sw, gkey);
+    if (!sw->pool_watch) sw->pool_watch = swarm_dht_watch(sw, gkey);
+    pthread_mutex_lock(&sw->mu);
+    sw->in_pool = true;
+    pthread_mutex_unlock(&sw->mu);
     rc = match_on(sw, &pool, gkey, true, o->match_timeout, group, n, tag, &late, NULL, &nseen, err);
+    leave_pool(sw, gkey);
     sw->pool_seen = nseen;
     *pooled = true;
   }

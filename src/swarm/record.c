@@ -11,12 +11,14 @@
 #include <sodium.h>
 #include <string.h>
 
-#define RECORD_FIXED 60 /* magic 4, keyed 1, hostlen 1, port 2, round 4, id 8, bw 8, gkey 32 */
+/* magic 4, keyed 1, hostlen 1, port 2, round 4, id 8, bw 8, gkey 32, stamp 8, ttl 4 */
+#define RECORD_FIXED 72
 
-size_t swarm_record_encode(const swarm_member *m, uint32_t round, const uint8_t gkey[32],
-                           const uint8_t *key, uint8_t *out) {
+size_t swarm_record_encode(const swarm_member *m, uint32_t round, uint64_t stamp_ms,
+                           uint32_t ttl_ms, const uint8_t gkey[32], const uint8_t *key,
+                           uint8_t *out) {
   size_t hl = strlen(m->host);
-  memcpy(out, "TSR1", 4);
+  memcpy(out, "TSR2", 4);
   out[4] = key ? 1 : 0;
   out[5] = (uint8_t)hl;
   core_put16(out + 6, (uint16_t)m->port);
@@ -26,6 +28,8 @@ size_t swarm_record_encode(const swarm_member *m, uint32_t round, const uint8_t 
   memcpy(&bw, &m->bw, 8);
   core_put64(out + 20, bw);
   memcpy(out + 28, gkey, 32);
+  core_put64(out + 60, stamp_ms);
+  core_put32(out + 68, ttl_ms);
   return swarm_record_close(out, RECORD_FIXED, m->host, key);
 }
 
@@ -40,15 +44,16 @@ size_t swarm_record_close(uint8_t *out, size_t fixed, const char *host, const ui
 }
 
 tern_status swarm_record_decode(const uint8_t *in, size_t len, uint32_t round,
-                                const uint8_t gkey[32], const uint8_t *key, swarm_member *m,
+                                const uint8_t gkey[32], const uint8_t *key, swarm_record *r,
                                 core_err *err) {
+  swarm_member *m = &r->m;
   const size_t fixed = RECORD_FIXED;
   if (len > SWARM_RECORD_MAX)
     return core_err_set(err, TERN_ERR_PROTOCOL,
                         "a %zu-byte DHT value (records are at most %d "
                         "bytes)",
                         len, SWARM_RECORD_MAX);
-  if (len < fixed || memcmp(in, "TSR1", 4) != 0)
+  if (len < fixed || memcmp(in, "TSR2", 4) != 0)
     return core_err_set(err, TERN_ERR_PROTOCOL, "a %zu-byte DHT record that is not tern's", len);
   bool keyed = in[4] == 1;
   size_t hl = in[5];
@@ -61,7 +66,10 @@ tern_status swarm_record_decode(const uint8_t *in, size_t len, uint32_t round,
                         keyed ? "with" : "without", key ? "has" : "has no");
   if (key && crypto_auth_verify(in + fixed + hl, in, fixed + hl, key) != 0)
     return core_err_set(err, TERN_ERR_AUTH, "a DHT record whose MAC does not verify (forged)");
-  if (core_get32(in + 8) != round || memcmp(in + 28, gkey, 32) != 0)
+  r->round = core_get32(in + 8);
+  r->stamp_ms = core_get64(in + 60);
+  r->ttl_ms = core_get32(in + 68);
+  if ((round != SWARM_ANY_ROUND && r->round != round) || memcmp(in + 28, gkey, 32) != 0)
     return core_err_set(err, TERN_ERR_PROTOCOL, "a DHT record of round %u or another group",
                         core_get32(in + 8));
   uint64_t bw = core_get64(in + 20);

@@ -81,6 +81,9 @@ static tern_status setup(tern_swarm *sw, const tern_swarm_options *o, core_err *
   for (int i = 0; i < TERN_SWARM_MAX_BOOTSTRAP && o->bootstrap[i]; i++)
     snprintf(sw->bootstrap[sw->nbootstrap++], sizeof sw->bootstrap[0], "%s", o->bootstrap[i]);
   swarm_identity(sw, o->run_id, o->key);
+  uint8_t pool[32];
+  swarm_pool_key(sw, pool);
+  sw->pool_tag = core_get64(pool);
   rc = swarm_check_exposure(host, (const char(*)[NET_HOST_LEN + 8]) sw->bootstrap, sw->nbootstrap,
                             sw->keyed, o->insecure != 0, err);
   if (rc != TERN_OK) return rc;

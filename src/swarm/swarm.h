@@ -29,19 +29,30 @@ typedef struct swarm_member {
 } swarm_member;
 
 /* ---- matchmaking records on the DHT (record.c) ------------------------------------------- */
-/* Wire form: "TSR1" | u8 keyed | u8 hostlen | u16 port | u32 round | u64 id | f64 bw |
- * group key (32) | host | [crypto_auth MAC (32) over all before it, when keyed]. The group key
- * and round inside the record (covered by the MAC) stop a record being replayed elsewhere. */
-#define SWARM_RECORD_MAX (60 + SWARM_HOST_LEN + 32)
-size_t swarm_record_encode(const swarm_member *m, uint32_t round, const uint8_t gkey[32],
-                           const uint8_t *key, uint8_t *out);
+/* Wire form: "TSR2" | u8 keyed | u8 hostlen | u16 port | u32 round | u64 id | f64 bw |
+ * group key (32) | u64 stamp | u32 ttl | host | [crypto_auth MAC (32) over all before it, when
+ * keyed]. The group key and round inside the record (covered by the MAC) stop a record being
+ * replayed elsewhere. stamp: the writer's wall clock in ms, growing with each record it writes;
+ * the record stands for ttl ms from then, and a ttl of 0 withdraws the writer's earlier records
+ * under the key (the round-free pool, docs/SWARM.md "Matching under churn"). */
+#define SWARM_RECORD_MAX (72 + SWARM_HOST_LEN + 32)
+#define SWARM_ANY_ROUND UINT32_MAX /* decode: a round-free key (the pool) */
+typedef struct swarm_record {
+  swarm_member m;
+  uint32_t round;
+  uint64_t stamp_ms;
+  uint32_t ttl_ms;
+} swarm_record;
+size_t swarm_record_encode(const swarm_member *m, uint32_t round, uint64_t stamp_ms,
+                           uint32_t ttl_ms, const uint8_t gkey[32], const uint8_t *key,
+                           uint8_t *out);
 /* A record's end: host after the fixed bytes, then, keyed, the MAC over all of it; the length.
  * (status.c's records end the same way.) */
 size_t swarm_record_close(uint8_t *out, size_t fixed, const char *host, const uint8_t *key);
-/* TERN_ERR_PROTOCOL for malformed records, records of another round or group key, and
- * keyedness that differs from ours; TERN_ERR_AUTH for a bad MAC. */
+/* TERN_ERR_PROTOCOL for malformed records, records of another round (unless SWARM_ANY_ROUND)
+ * or group key, and keyedness that differs from ours; TERN_ERR_AUTH for a bad MAC. */
 tern_status swarm_record_decode(const uint8_t *in, size_t len, uint32_t round,
-                                const uint8_t gkey[32], const uint8_t *key, swarm_member *m,
+                                const uint8_t gkey[32], const uint8_t *key, swarm_record *r,
                                 core_err *err);
 
 /* ---- messages after the handshake (wire.c) ----------------------------------------------- */
@@ -51,6 +62,7 @@ tern_status swarm_record_decode(const uint8_t *in, size_t len, uint32_t round,
 #define SWARM_SMALL_MAX 65536       /* control messages: joins, groups, redirects */
 #define SWARM_DATA_MAX (1ull << 34) /* data messages: 16 GiB, far past any vector */
 #define SWARM_REJECT_LATE 1 /* a REJECT's payload: u8 this, u32 the sender's first open round */
+#define SWARM_REJECT_GONE 2 /* ... or this, u32 unused: not in the pool (any more) */
 #define SWARM_LATE_LEN 5    /* that payload's length */
 #define SWARM_MAX_JUMP 1024 /* a late peer skips at most this many rounds at once */
 
@@ -67,7 +79,8 @@ enum swarm_type {
   SWARM_HELLO,      /* a new peer to its bootstrap peers: my member record (the DHT port) */
   SWARM_RESULT_REQ, /* member -> member: your result of part `part` of this all-reduce? */
   SWARM_PENDING,    /* "not yet: my own wait for that part is still running" */
-  SWARM_ROUND_REQ,  /* a leader nobody joined -> a peer it saw: has `round` closed for you? */
+  SWARM_ROUND_REQ,  /* a leader nobody joined -> a peer it saw: has `round` closed for you?
+                       (with the pool's tag: are you still in the pool?) */
   SWARM_PART_IN,    /* reducer -> contributor, before the result: your part has arrived whole */
   SWARM_TYPE_END
 };
@@ -138,6 +151,8 @@ void swarm_limit_tick(swarm_limits *l, uint64_t now);
 
 struct dht_runner;
 struct get_ctx;
+struct swarm_watch;
+struct dht_op_token;
 
 /* status.c: a peer's progress as `tern swarm status` lists it (one DHT record). */
 typedef struct swarm_status {
@@ -180,7 +195,9 @@ struct tern_swarm {
   char bootstrap[TERN_SWARM_MAX_BOOTSTRAP][NET_HOST_LEN + 8];
   int nbootstrap;
   struct dht_runner *dht;
-  struct get_ctx *gets; /* DHT gets whose done callback has not come (dht.c), under mu */
+  struct get_ctx *gets;            /* DHT gets whose done callback has not come (dht.c), under mu */
+  struct swarm_watch *watch;       /* what the watched keys brought (dht.c) */
+  struct dht_op_token *pool_watch; /* the pool's key, watched from the first visit on */
 
   int listen_fd;
   int wake[2]; /* a byte written here stops the listener */
@@ -201,11 +218,16 @@ struct tern_swarm {
   swarm_limits limits;        /* the listener thread's (limit.c) */
   swarm_member hellos[16];    /* DHT addresses of peers that said hello, a ring (reconnect) */
   unsigned nhellos;
-  /* While this peer follows a leader in round follow_round, joins of that round are redirected
-   * to the leader by the listener at once (leadership only points to lower ids). */
+  /* While this peer follows a leader on the key of tag follow_tag (a line's names its round),
+   * joins for that key are redirected to the leader by the listener at once (leadership only
+   * points to lower ids). */
   bool following;
-  uint32_t follow_round;
   uint64_t follow_tag;
+  /* The round-free pool (match.c): its key's tag, and whether this peer is matching there now;
+   * a join or ROUND_REQ for the pool when it is not is answered SWARM_REJECT_GONE. */
+  uint64_t pool_tag;
+  bool in_pool;
+  uint64_t stamp_ms; /* the last record's stamp (averaging thread only; match.c) */
   swarm_member leader;
   /* Rounds 0..closed_rounds-1 have done their matching here: a join for one of them comes too
    * late and the listener says so at once (SWARM_REJECT_LATE), so that the latecomer moves on. */
@@ -299,6 +321,16 @@ void swarm_dht_put(tern_swarm *sw, const uint8_t gkey[32], const uint8_t *data, 
  * get before the ones it waits for (docs/SWARM.md, "Matching under churn"). */
 void swarm_dht_get(tern_swarm *sw, const uint8_t gkey[32], double timeout_s,
                    bool (*each)(const uint8_t *, size_t, void *), void *arg);
+/* A key read again and again for the whole run (the round-free pool) is watched: one OpenDHT
+ * listen, whose values are kept as they come (the last 1024) and read locally with
+ * swarm_dht_watched from *pos on (0: all kept). Polling gets on one long-lived key piled up
+ * inside OpenDHT: each adds a query that every later step of the key's search walks, and a
+ * peer of the kill test spent minutes of CPU there. NULL: not watched (out of memory). Line
+ * keys, one per round, are read by gets: watching them was tried, and after a kill the listen
+ * brought the others' records only after a quarter of a second, every round. */
+struct dht_op_token *swarm_dht_watch(tern_swarm *sw, const uint8_t gkey[32]);
+void swarm_dht_watched(tern_swarm *sw, unsigned long long *pos,
+                       bool (*each)(const uint8_t *, size_t, void *), void *arg);
 
 /* Opens a connection to m and runs the handshake; the fd is nonblocking. */
 tern_status swarm_dial(tern_swarm *sw, const swarm_member *m, uint64_t deadline_ns, int *fd,
@@ -330,8 +362,10 @@ void swarm_seal_expect(int fd, const uint8_t hdr[SWARM_HDR_LEN]);
 tern_status swarm_seal_open(int fd, uint8_t *buf, size_t len, const uint8_t tag[SWARM_SEAL_TAG],
                             const char *from, core_err *err);
 
-/* match.c: the DHT key of this peer's group in a round (a line of the grid). */
+/* match.c: the DHT key of this peer's group in a round (a line of the grid), and of the pool
+ * where lonely peers of any round meet. */
 void swarm_group_key(const tern_swarm *sw, uint32_t round, uint8_t out[32]);
+void swarm_pool_key(const tern_swarm *sw, uint8_t out[32]);
 /* The group for this round, members sorted by id (n = 1: alone). *tag names the
  * group's all-reduce; *pooled says it was found in the round's pool, not on the grid line. */
 typedef struct swarm_match_opts {
@@ -342,9 +376,10 @@ typedef struct swarm_match_opts {
 } swarm_match_opts;
 tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member *group, int *n,
                         uint64_t *tag, bool *pooled, core_err *err);
-/* listen.c: "too late for round" on fd; open: the first round still open where the others are
- * (this peer's closed_rounds, or the round a leader found them at). */
-void swarm_send_late(tern_swarm *sw, int fd, uint32_t round, uint32_t open);
+/* listen.c: a REJECT with a reason on fd: SWARM_REJECT_LATE "too late for round", open being
+ * the first round still open where the others are (this peer's closed_rounds, or the round a
+ * leader found them at); SWARM_REJECT_GONE "not in the pool" (open unused). */
+void swarm_send_reject(tern_swarm *sw, int fd, uint32_t round, uint8_t code, uint32_t open);
 /* Answers the queued joins of rounds before `round` (and of `round` once assembled). */
 void swarm_reject_stale(tern_swarm *sw, uint32_t round, bool include_current);
 /* A join turned away as late: when it was for this peer's line, that line expects one more

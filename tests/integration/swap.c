@@ -8,7 +8,7 @@
  * floor (96 KiB), more than the ring holds (2 MiB). In half the rounds the caller computes (a
  * short pause) between the isend and the irecv, so that the progress thread starts the send
  * alone: a send that completes only once its receiver has taken it must not keep the irecv behind
- * it from being posted (coll/engine.c, run_p2p). Every byte received and every checksum is
+ * it from being posted (comm/engine.c, run_p2p). Every byte received and every checksum is
  * checked. Prints "PASS" on rank 0, or "FAIL ..." on the rank that saw it and exits 1.
  */
 #include "tern.h"

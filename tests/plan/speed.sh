@@ -2,7 +2,8 @@
 # speed.sh TERN: every policy plans a whole workload of 1,000 jobs arriving on 50 regions
 # (tern plan gen --random, seed 1) in under a second of CPU: the sum of its planning rounds'
 # thread CPU time over the simulated run (plan_ms of tern sim plan --compare --csv). Measured
-# on a 2-core machine: ours 0.63 s, the others under 0.2 s (docs/PLANNING.md).
+# on a 2-core machine: ours (a portfolio, its rivals' runs counted) about 0.8 s, the others
+# under 0.2 s (docs/PLANNING.md).
 set -u
 tern=$1
 dir=$(mktemp -d)

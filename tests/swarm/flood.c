@@ -52,7 +52,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < records; i++, put++) {
       swarm_member m = sw->self;
       m.id = (uint64_t)put + 1;
-      swarm_dht_put(sw, gkey, rec, swarm_record_encode(&m, (uint32_t)r, gkey, NULL, rec));
+      swarm_dht_put(sw, gkey, rec, swarm_record_encode(&m, (uint32_t)r, 0, 1000, gkey, NULL, rec));
     }
   }
   swarm_member to = {.bw = 1};

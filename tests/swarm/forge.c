@@ -60,11 +60,14 @@ int main(int argc, char **argv) {
     memset(big, 0x41, sizeof big);
     swarm_dht_put(insider, gkey, big, 7), records++;          /* garbage */
     swarm_dht_put(insider, gkey, big, sizeof big), records++; /* oversized */
-    swarm_dht_put(insider, gkey, rec, swarm_record_encode(&m, (uint32_t)r, gkey, NULL, rec)),
+    swarm_dht_put(insider, gkey, rec,
+                  swarm_record_encode(&m, (uint32_t)r, 0, 1000, gkey, NULL, rec)),
         records++; /* no MAC */
-    swarm_dht_put(forger, gkey, rec, swarm_record_encode(&m, (uint32_t)r, gkey, forger->key, rec)),
+    swarm_dht_put(forger, gkey, rec,
+                  swarm_record_encode(&m, (uint32_t)r, 0, 1000, gkey, forger->key, rec)),
         records++; /* another key's MAC */
-    size_t n = swarm_record_encode(&insider->self, (uint32_t)r + 1000, other, insider->key, rec);
+    size_t n =
+        swarm_record_encode(&insider->self, (uint32_t)r + 1000, 0, 1000, other, insider->key, rec);
     swarm_dht_put(insider, gkey, rec, n), records++; /* good MAC, wrong round: a replay */
   }
   swarm_member to = {.bw = 1};

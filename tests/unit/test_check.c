@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "coll/sched.h"
+#include "coll/algo/algo.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +50,7 @@ static void every_schedule_is_correct(void **state) {
                              .count = counts[ci],
                              .inplace = ip,
                              .root = n <= 8 ? ri : roots[ri]};
+              if (!coll_algo_fits(algo, &a)) continue; /* pair: two ranks only */
               runs++;
               if (coll_check(&a, algo, why, sizeof why) == TERN_OK) continue;
               fail_msg("%s %s n=%d count=%zu inplace=%d root=%d: %s", coll_kind_name(kind),
@@ -214,7 +215,7 @@ static void hosts_view_orders_ranks_by_host(void **state) {
   assert_int_equal(coll_hosts_make(2, negative, &h), TERN_ERR_INVALID_ARG);
 }
 
-/* Trees laid on the order of a crowded host's CPUs (coll_args.dealt, tree.c's tree_place) are
+/* Trees laid on the order of a crowded host's CPUs (coll_args.cpus, tree.c's tree_place) are
  * right too: every collective with a tree x n = 1..64 x ranks dealt over 2, 3 or 7 CPUs x counts
  * x in place and out of place x roots. */
 static void dealt_trees_are_correct(void **state) {
@@ -236,11 +237,11 @@ static void dealt_trees_are_correct(void **state) {
                              .count = counts[ci],
                              .inplace = ip,
                              .root = root,
-                             .dealt = dealts[di]};
+                             .cpus = dealts[di]};
               runs++;
               if (coll_check(&a, COLL_ALGO_TREE, why, sizeof why) == TERN_OK) continue;
               fail_msg("tree %s n=%d dealt=%d count=%zu inplace=%d root=%d: %s",
-                       coll_kind_name(kind), n, a.dealt, a.count, ip, root, why);
+                       coll_kind_name(kind), n, a.cpus, a.count, ip, root, why);
             }
       }
   }
@@ -271,8 +272,8 @@ static void pipelines_take_any_segment(void **state) {
             }
 }
 
-/* The allreduce of two ranks over shared memory goes in pieces (ring.c) from
- * COLL_PAIR_PIECES_FROM elements: right at and around that count, for pieces that divide the
+/* The allreduce of two ranks in pieces (pair.c, run over shared memory from
+ * COLL_PAIR_PIECES_FROM elements): right at and around that count, for pieces that divide the
  * halves or not, in place and out of place. */
 static void pair_allreduce_in_pieces_is_correct(void **state) {
   (void)state;
@@ -287,9 +288,8 @@ static void pair_allreduce_in_pieces_is_correct(void **state) {
                        .size = 2,
                        .count = counts[ci],
                        .inplace = ip,
-                       .seg_count = pieces[pi],
-                       .shared_memory = true};
-        if (coll_check(&a, COLL_ALGO_RING, why, sizeof why) != TERN_OK)
+                       .seg_count = pieces[pi]};
+        if (coll_check(&a, COLL_ALGO_PAIR, why, sizeof why) != TERN_OK)
           fail_msg("count=%zu piece=%zu inplace=%d: %s", a.count, a.seg_count, ip, why);
       }
 }
@@ -653,7 +653,7 @@ static void catches_random_breakage(void **state) {
                                                   : 1000,
                                .inplace = ip,
                                .ppn = n % 2 == 0 && n > 2 ? 2 : 0};
-                if (algo == COLL_ALGO_HIER && a.ppn == 0) continue;
+                if ((algo == COLL_ALGO_HIER && a.ppn == 0) || !coll_algo_fits(algo, &a)) continue;
                 for (int r = 0; r < n; r++) {
                   coll_args ar = a;
                   ar.rank = r;

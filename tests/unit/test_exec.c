@@ -1,4 +1,5 @@
-/* test_exec.c: the executor's counters (coll_engine_counters), 4 ranks as threads of one process
+/* test_exec.c: the executor's counters (the communicator's bytes_sent and bytes_received, and
+ * coll_state_last_algo), 4 ranks as threads of one process
  * (label tsan: the progress thread writes them for nonblocking calls, the caller reads them).
  *
  * Every rank runs, with TERN_ALGO=ring, a blocking allreduce, a nonblocking broadcast and a
@@ -24,13 +25,18 @@
 #define AR_COUNT 1000 /* not a multiple of N: uneven ring blocks */
 #define BC_COUNT 300
 
+typedef struct counters {
+  uint64_t bytes_sent, bytes_received;
+  coll_algo last_algo[COLL_NUM_KINDS];
+} counters;
+
 typedef struct rank_thread {
   pthread_t t;
   int rank;
   const char *store;
   tern_status rc;
   char what[256];
-  coll_counters got;
+  counters got;
 } rank_thread;
 
 /* The payload rank's schedule of (kind, count, root) sends and receives, in bytes of f32. */
@@ -71,7 +77,10 @@ static void *rank_main(void *arg) {
   }
   rt->rc = run_ops(c, rt->rank);
   if (rt->rc != TERN_OK) snprintf(rt->what, sizeof rt->what, "%s", tern_comm_last_error(c));
-  rt->got = *coll_engine_counters(c);
+  rt->got.bytes_sent = c->bytes_sent;
+  rt->got.bytes_received = c->bytes_received;
+  for (int k = 0; k < COLL_NUM_KINDS; k++)
+    rt->got.last_algo[k] = coll_state_last_algo(c, (coll_kind)k);
   tern_comm_destroy(c);
   return NULL;
 }

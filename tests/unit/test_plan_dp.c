@@ -92,9 +92,10 @@ static void ours_chooses_replicas(void **state) {
   assert_non_null(nodp);
   plan_state st;
   assert_int_equal(plan_state_init(&st, &sc.c, NULL), TERN_OK);
-  plan_queued q = {&sc.jobs[0], &d, 0};
+  plan_job jct_only = sc.jobs[0];
+  jct_only.objective = (plan_objective){.w_jct = 1, .w_cost = 0, .given = true};
+  plan_queued q = {&jct_only, &d, 0};
   plan_placement p;
-  plan_ours_weights(1, 0);
   assert_true(ours->place(ours, &st, &q, &p));
   assert_true(plan_replicas(&p) > 1);
   assert_true(plan_replicas(&p) * p.stages <= 64);
@@ -102,8 +103,7 @@ static void ours_chooses_replicas(void **state) {
   assert_true(nodp->place(nodp, &st, &q, &p));
   assert_int_equal(plan_replicas(&p), 1);
   assert_true(fast < plan_iter_time(&sc.c, &sc.jobs[0], &p, NULL, 0));
-  plan_state_touch(&st);
-  plan_ours_weights(1, 1);
+  q.job = &sc.jobs[0]; /* the default objective */
   assert_true(ours->place(ours, &st, &q, &p));
   assert_int_equal(plan_replicas(&p), 1);
   plan_state_free(&st);

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "coll/sched.h"
+#include "coll/algo/algo.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -92,7 +92,7 @@ static coll_args args(coll_kind kind, int n, int rank, size_t count) {
 
 /* hier has a schedule only where ranks form hosts (1 < ppn < n). */
 static bool buildable(const coll_args *a, int algo) {
-  return coll_algo_supported(a->kind, algo) && (algo != COLL_ALGO_HIER || a->ppn > 1);
+  return coll_algo_fits(algo, a) && (algo != COLL_ALGO_HIER || a->ppn > 1);
 }
 
 /* The executor builds a schedule anew for every call: once warm, no allocation. */
@@ -119,7 +119,8 @@ static void warm_rebuild_allocates_nothing(void **state) {
 }
 
 /* Steps are coarse: a slice per peer per phase, whatever the count (the chain pipelines of
- * broadcast and reduce excepted: they cut at most 256 segments). */
+ * broadcast and reduce excepted: they cut at most 256 segments; and pair, whose pieces are of a
+ * cache's size: four steps a piece). */
 static void steps_do_not_grow_with_count(void **state) {
   (void)state;
   coll_sched s;
@@ -134,8 +135,12 @@ static void steps_do_not_grow_with_count(void **state) {
           if (!buildable(&a, algo)) continue;
           assert_int_equal(coll_build(&s, &a, algo), TERN_OK);
           size_t small = s.len;
-          a.count = (1ull << 40) + 3;
+          a.count = algo == COLL_ALGO_PAIR ? (64u << 20) + 3 : (1ull << 40) + 3;
           assert_int_equal(coll_build(&s, &a, algo), TERN_OK);
+          if (algo == COLL_ALGO_PAIR) {
+            assert_true(s.len <= 4 * ((a.count + 1) / 2 / COLL_PAIR_PIECE + 2));
+            continue;
+          }
           bool chain = algo == COLL_ALGO_RING && (kind == COLL_BROADCAST || kind == COLL_REDUCE);
           if (chain)
             assert_true(s.len <= 2 * 257);
@@ -174,25 +179,26 @@ static void names_round_trip(void **state) {
 }
 
 /* The algorithm x collective table (R ring, H rhd, T tree, D direct, d rd, B bruck, P
- * pairwise, X hier). */
+ * pairwise, X hier, p pair). */
 static void support_table(void **state) {
   (void)state;
   static const char *const table[COLL_NUM_KINDS] = {
-      [COLL_ALLREDUCE] = "RHTDdX", [COLL_REDUCE_SCATTER] = "RHTDX", [COLL_ALLGATHER] = "RHTDBX",
-      [COLL_BROADCAST] = "RHTD",   [COLL_REDUCE] = "RHTD",          [COLL_ALLTOALL] = "DBP",
+      [COLL_ALLREDUCE] = "RHTDdXp", [COLL_REDUCE_SCATTER] = "RHTDX", [COLL_ALLGATHER] = "RHTDBX",
+      [COLL_BROADCAST] = "RHTD",    [COLL_REDUCE] = "RHTD",          [COLL_ALLTOALL] = "DBP",
       [COLL_BARRIER] = "RHTDdB",
   };
   static const char letter[COLL_NUM_ALGOS] = {
       [COLL_ALGO_RING] = 'R',     [COLL_ALGO_RHD] = 'H',  [COLL_ALGO_TREE] = 'T',
       [COLL_ALGO_DIRECT] = 'D',   [COLL_ALGO_RD] = 'd',   [COLL_ALGO_BRUCK] = 'B',
-      [COLL_ALGO_PAIRWISE] = 'P', [COLL_ALGO_HIER] = 'X', [COLL_ALGO_AUTO] = '!'};
+      [COLL_ALGO_PAIRWISE] = 'P', [COLL_ALGO_HIER] = 'X', [COLL_ALGO_PAIR] = 'p',
+      [COLL_ALGO_AUTO] = '!'};
   coll_sched s;
   coll_sched_init(&s);
   for (int k = 0; k < COLL_NUM_KINDS; k++)
     for (int a = 0; a < COLL_NUM_ALGOS; a++) {
       bool want = strchr(table[k], letter[a]) != NULL;
       assert_int_equal(coll_algo_supported(k, a), want);
-      coll_args ar = args(k, 6, 1, 10);
+      coll_args ar = args(k, a == COLL_ALGO_PAIR ? 2 : 6, 1, 10); /* pair: two ranks only */
       tern_status st = coll_build(&s, &ar, a);
       assert_int_equal(st, want                  ? TERN_OK
                            : a == COLL_ALGO_AUTO ? TERN_ERR_INVALID_ARG
@@ -241,6 +247,7 @@ static void trivial_cases(void **state) {
     for (int algo = 1; algo < COLL_NUM_ALGOS; algo++) {
       if (!coll_algo_supported(kind, algo)) continue;
       coll_args a = args(kind, 7, 3, 0);
+      if (!coll_algo_fits(algo, &a)) a.size = 2, a.rank = 1; /* pair: two ranks */
       assert_int_equal(coll_build(&s, &a, algo), TERN_OK);
       assert_int_equal(s.len == 0, kind != COLL_BARRIER);
       a = args(kind, 1, 0, 5);
@@ -385,8 +392,8 @@ static void cache_keys_every_field(void **state) {
       {"seg_count", bc, bc, COLL_ALGO_RING, COLL_ALGO_RING},
       {"ppn", hi, hi, COLL_ALGO_HIER, COLL_ALGO_HIER},
       {"inner", hi, hi, COLL_ALGO_HIER, COLL_ALGO_HIER},
-      {"dealt", bc, bc, COLL_ALGO_TREE, COLL_ALGO_TREE},
-      {"shared_memory", pair, pair, COLL_ALGO_RING, COLL_ALGO_RING},
+      {"cpus", bc, bc, COLL_ALGO_TREE, COLL_ALGO_TREE},
+      {"algo (pair)", pair, pair, COLL_ALGO_RING, COLL_ALGO_PAIR},
       {"unchecked_root", bc, bc, COLL_ALGO_TREE, COLL_ALGO_TREE},
   };
   v[0].other.count = 101;
@@ -398,8 +405,7 @@ static void cache_keys_every_field(void **state) {
   v[7].other.seg_count = 10;
   v[8].other.ppn = 4;
   v[9].other.inner = COLL_ALGO_RHD;
-  v[10].other.dealt = 2;
-  v[11].other.shared_memory = true;
+  v[10].other.cpus = 2;
   v[12].other.unchecked_root = true;
   for (size_t i = 0; i < CORE_ARRAY_LEN(v); i++) {
     coll_sched x, y;
@@ -426,7 +432,7 @@ static int tree_imbalance(coll_kind kind, int n, int cpus, int root, int dealt) 
   int per_cpu[4] = {0};
   int want = kind == COLL_BROADCAST ? COLL_STEP_SEND : COLL_STEP_RECV_REDUCE;
   for (int r = 0; r < n; r++) {
-    coll_args a = {.kind = kind, .size = n, .rank = r, .root = root, .count = 8, .dealt = dealt};
+    coll_args a = {.kind = kind, .size = n, .rank = r, .root = root, .count = 8, .cpus = dealt};
     coll_sched s;
     coll_sched_init(&s);
     assert_int_equal(coll_build(&s, &a, COLL_ALGO_TREE), TERN_OK);

@@ -85,6 +85,7 @@ static void closed_forms_match_schedules(void **state) {
             size_t c = counts[ci], es = mi == 1 ? 2 : 4;
             const coll_net_model *m = models[mi];
             coll_args a = {.kind = kind, .size = n, .count = c, .root = rooted ? n / 3 : 0};
+            if (!coll_algo_fits(algo, &a)) continue; /* pair: two ranks only */
             double sched = max_rank_cost(&s, a, algo, es, m);
             double closed = coll_algo_cost(kind, algo, n, c, es, m);
             if (chain) {
@@ -246,6 +247,7 @@ static void work_matches_schedules(void **state) {
       for (int n = 2; n <= 33; n += n < 12 ? 1 : 7) {
         size_t c = kind == COLL_BARRIER ? 0 : 840 * (size_t)n; /* divides evenly */
         coll_args a = {.kind = kind, .size = n, .count = c, .root = rooted ? n / 3 : 0};
+        if (!coll_algo_fits(algo, &a)) continue; /* pair: two ranks only */
         coll_work b = built_work(&s, a, algo, 4), w = coll_algo_work(kind, algo, n, c, 4);
         bool pow2 = (n & (n - 1)) == 0;
         double rel = pow2 ? 1e-12 : algo == COLL_ALGO_TREE ? 0.1 : 0.01;

@@ -1,10 +1,11 @@
-/* test_select_learned.c: the selectors against the simulated sweep; first the learned selector
- * (coll/select_learned.c) against the simulated sweep it was trained on
+/* test_select_learned.c: the selector (coll_choose) against the simulated sweep; first with the
+ * weights learned for its platform (coll/select_learned.c), against the sweep they were trained on
  * (bench/scale/results/sweep.csv): on the cells train.py held out of its training (the rule below
  * is train.py's), the algorithm the C selector picks, from terms it computes itself, must be within
  * 5% of the cell's best simulated time in at least 95% of cells, rank counts up to 4096 included;
  * and the terms it computes must be the ones the sweep recorded for the same schedules. Then the
- * runtime selector across hosts (coll_select_hosts), fed the sweep's platform, on every cell.
+ * selector across hosts pricing phases (coll_select_hosts), fed the sweep's platform, on every
+ * cell.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -79,8 +80,6 @@ static void test_held_out_cells_within_5_percent(void **state) {
   (void)state;
   row *rows = calloc(MAX_ROWS, sizeof *rows);
   int n = load(rows), cells = 0, hits = 0, at_4096 = 0;
-  coll_sched scratch;
-  coll_sched_init(&scratch);
   for (int i = 0; i < n; i = i + 1) {
     if ((i > 0 && same_cell(&rows[i - 1], &rows[i])) || !held_out(&rows[i])) continue;
     int end = i;
@@ -88,8 +87,10 @@ static void test_held_out_cells_within_5_percent(void **state) {
     for (; end < n && same_cell(&rows[i], &rows[end]); end++)
       if (rows[end].time < best) best = rows[end].time;
     coll_algo inner;
-    coll_algo pick = coll_select_learned(&coll_learned_cluster, rows[i].kind, rows[i].ranks,
-                                         rows[i].rph, rows[i].count, 4, &scratch, &inner);
+    coll_args place = {
+        .kind = rows[i].kind, .size = rows[i].ranks, .count = rows[i].count, .ppn = rows[i].rph};
+    coll_site w = {.tr = COLL_TR_TCP, .across_hosts = true, .learned = &coll_learned_cluster};
+    coll_algo pick = coll_choose(&place, 4, &w, NULL, &inner);
     double t = NAN;
     for (int j = i; j < end; j++)
       if (strcmp(rows[j].algo, label(pick, inner)) == 0) t = rows[j].time;
@@ -106,7 +107,6 @@ static void test_held_out_cells_within_5_percent(void **state) {
           cells, at_4096);
   assert_true(cells >= 50 && at_4096 > 0);
   assert_true(hits >= 0.95 * cells);
-  coll_sched_free(&scratch);
   free(rows);
 }
 
@@ -137,7 +137,8 @@ static void test_runtime_selector_across_hosts(void **state) {
     coll_algo inner = COLL_ALGO_RING, pick;
     coll_args place = {
         .kind = rows[i].kind, .size = rows[i].ranks, .count = rows[i].count, .ppn = rows[i].rph};
-    pick = coll_select_hosts(&place, 4, &intra, &inter, &inner);
+    coll_site w = {.tr = COLL_TR_TCP, .across_hosts = true, .intra = &intra, .inter = &inter};
+    pick = coll_choose(&place, 4, &w, NULL, &inner);
     double t = NAN;
     for (int j = i; j < end; j++)
       if (strcmp(rows[j].algo, label(pick, inner)) == 0) t = rows[j].time;

@@ -29,14 +29,18 @@ static void bare(sim_platform *p, int hosts, int rph) {
   p->msg_cpu = p->reduce_cpu = 0;
 }
 
-static double run1(const sim_platform *p, coll_kind kind, coll_algo algo, size_t count) {
+static sim_coll_job run_job1(const sim_platform *p, coll_kind kind, coll_algo algo, size_t count) {
   sim_coll_job job = {.kind = kind, .algo = algo, .count = count, .elem_size = 4};
   core_err err = {0};
   tern_status rc = sim_coll_run(p, &job, 1, 120, &err);
   if (rc != TERN_OK) fprintf(stderr, "sim_coll_run: %s\n", err.msg);
   assert_int_equal(rc, TERN_OK);
   assert_int_equal(job.status, TERN_OK);
-  return job.time;
+  return job;
+}
+
+static double run1(const sim_platform *p, coll_kind kind, coll_algo algo, size_t count) {
+  return run_job1(p, kind, algo, count).time;
 }
 
 static void assert_near(double got, double want, double rel) {
@@ -88,6 +92,65 @@ static void test_nics_add_up(void **state) {
   assert_int_equal(sim_platform_check(&f, &err), TERN_OK);
   f.nics = 0;
   assert_int_equal(sim_platform_check(&f, &err), TERN_ERR_INVALID_ARG);
+}
+
+/* One flow between hosts goes through one NIC: four NICs do not make it faster. */
+static void test_one_flow_one_nic(void **state) {
+  (void)state;
+  sim_platform p;
+  bare(&p, 2, 1);
+  p.nics = 4;
+  double t = run1(&p, COLL_ALLGATHER, COLL_ALGO_DIRECT, 1 << 20);
+  assert_near(t, p.nic_lat + 4.0 * (1 << 20) / p.nic_bw, 1e-6);
+}
+
+/* The adaptive dragonfly: 2 groups of 4 hosts with 1 global link each. Host h sends to host
+ * h + 4 (allgather by direct over 8 hosts: every host to every other at once): the 16 flows
+ * between the groups each way share the one global link, as they share all of a group's
+ * global links however many; within a group the fabric does not block. */
+static void test_dragonfly_pools_global_links(void **state) {
+  (void)state;
+  sim_platform p;
+  bare(&p, 8, 1);
+  p.topo = SIM_TOPO_DRAGONFLY;
+  snprintf(p.topo_params, sizeof p.topo_params, "4,1");
+  size_t count = 1 << 18;
+  double one = run1(&p, COLL_ALLGATHER, COLL_ALGO_DIRECT, count);
+  assert_near(one, p.nic_lat + 16.0 * 4 * (double)count / p.nic_bw, 1e-2);
+  snprintf(p.topo_params, sizeof p.topo_params, "4,4");
+  double four = run1(&p, COLL_ALLGATHER, COLL_ALGO_DIRECT, count);
+  assert_near(four, p.nic_lat + 7.0 * 4 * (double)count / p.nic_bw, 1e-2); /* the NIC's 7 */
+  sim_platform_cluster(&p, 256, 8);
+  p.topo = SIM_TOPO_DRAGONFLY;
+  sim_platform_fill_topo(&p);
+  assert_string_equal(p.topo_params, "128,73"); /* Frontier's groups (coll_platform.c) */
+}
+
+/* Steady phases: a ring's repeats taken from the 4th on give the exact simulation's time, on a
+ * flat cluster and on a fat tree of Frontier's nodes (routes of unequal latency, so ranks drift
+ * apart), flat and with hier's levels; fewer than 4 repeats are refused. */
+static void test_steady_matches_exact(void **state) {
+  (void)state;
+  sim_platform plats[2];
+  sim_platform_cluster(&plats[0], 16, 4);
+  sim_platform_frontier(&plats[1], 16);
+  plats[1].topo = SIM_TOPO_FAT_TREE;
+  snprintf(plats[1].topo_params, sizeof plats[1].topo_params, "2;4,4;1,4;1,1");
+  const coll_algo algos[] = {COLL_ALGO_RING, COLL_ALGO_HIER};
+  for (size_t i = 0; i < CORE_ARRAY_LEN(plats); i++)
+    for (size_t a = 0; a < CORE_ARRAY_LEN(algos); a++) {
+      sim_platform p = plats[i];
+      sim_coll_job exact = run_job1(&p, COLL_ALLREDUCE, algos[a], 1 << 16);
+      assert_int_equal(exact.steady, 0);
+      p.steady = 4;
+      sim_coll_job steady = run_job1(&p, COLL_ALLREDUCE, algos[a], 1 << 16);
+      assert_true(steady.steady > 0);
+      assert_int_equal(steady.messages, exact.messages);
+      assert_near(steady.time, exact.time, 1e-6);
+    }
+  core_err err = {0};
+  plats[0].steady = 3;
+  assert_int_equal(sim_platform_check(&plats[0], &err), TERN_ERR_INVALID_ARG);
 }
 
 /* Four ranks reducing on one core take four times as long as on four. */
@@ -257,7 +320,11 @@ static void test_bad_platforms_refused(void **state) {
   snprintf(p.topo_params, sizeof p.topo_params, "2;4,x");
   expect_refused(&p, "not 'L;");
   p.topo = SIM_TOPO_DRAGONFLY;
+  snprintf(p.topo_params, sizeof p.topo_params, "24,4");
+  expect_refused(&p, "do not divide");
   snprintf(p.topo_params, sizeof p.topo_params, "2,1;2,1;2,1;2");
+  expect_refused(&p, "not 'hosts a group");
+  p.topo = SIM_TOPO_DRAGONFLY_MINIMAL;
   expect_refused(&p, "16 hosts");
   snprintf(p.topo_params, sizeof p.topo_params, "8,2;2,2;2,1;2"); /* SimGrid crashed on these */
   expect_refused(&p, "8 groups but 2 routers a chassis");
@@ -316,9 +383,10 @@ static void test_topologies_run(void **state) {
   sim_platform p;
   bare(&p, 64, 2);
   double flat = run1(&p, COLL_ALLGATHER, COLL_ALGO_RING, 4);
-  for (sim_topo t = SIM_TOPO_FAT_TREE; t <= SIM_TOPO_DRAGONFLY; t++) {
+  const sim_topo topos[] = {SIM_TOPO_FAT_TREE, SIM_TOPO_DRAGONFLY, SIM_TOPO_DRAGONFLY_MINIMAL};
+  for (size_t i = 0; i < CORE_ARRAY_LEN(topos); i++) {
     bare(&p, 64, 2);
-    p.topo = t;
+    p.topo = topos[i];
     sim_platform_fill_topo(&p);
     double ring = run1(&p, COLL_ALLGATHER, COLL_ALGO_RING, 4);
     assert_true(ring > 0 && ring <= flat * 1.0001);
@@ -340,7 +408,7 @@ static void test_dragonfly_of_many_groups(void **state) {
   for (size_t i = 0; i < CORE_ARRAY_LEN(hosts); i++) {
     sim_platform p;
     sim_platform_cluster(&p, hosts[i], 8);
-    p.topo = SIM_TOPO_DRAGONFLY;
+    p.topo = SIM_TOPO_DRAGONFLY_MINIMAL;
     sim_platform_fill_topo(&p);
     int groups = atoi(p.topo_params);
     assert_true(groups >= 5);
@@ -422,6 +490,9 @@ int main(void) {
       cmocka_unit_test(test_shared_memory_exact),
       cmocka_unit_test(test_nic_is_shared),
       cmocka_unit_test(test_nics_add_up),
+      cmocka_unit_test(test_one_flow_one_nic),
+      cmocka_unit_test(test_dragonfly_pools_global_links),
+      cmocka_unit_test(test_steady_matches_exact),
       cmocka_unit_test(test_cores_are_shared),
       cmocka_unit_test(test_geo_links),
       cmocka_unit_test(test_runs_the_built_schedules),

@@ -19,6 +19,7 @@
 #include "plan/plan.h"
 #include "sim/jobs.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -82,15 +83,15 @@ static void fixture(void **state) {
 static void bounds(void **state) {
   (void)state;
   /* one GPU type: the bounds hold for every policy, and they are close enough to bite */
-  double jct = sim_jobs_ideal_jct(&base), usd = sim_jobs_ideal_cost(&base);
+  double jct = sim_jobs_ideal_jct(&base), usd = sim_jobs_ideal_cost(&base), best = INFINITY;
   for (const plan_policy *const *p = plan_policies(); *p; p++) {
     outcome o = run(&base, (*p)->name);
     assert_true(o.jct >= jct && o.usd >= usd);
-    /* 1.41 x for the best, 1.55 x for CR-LCF: the bound admits DP x PP up to
-     * PLAN_MAX_REPLICAS copies on the cluster's GPUs, more than 8 jobs arriving 10 minutes
-     * apart ever get */
-    assert_true(o.jct < 1.6 * jct);
+    best = fmin(best, o.jct);
   }
+  /* 1.41 x for the best: the bound admits DP x PP up to PLAN_MAX_REPLICAS copies on the
+   * cluster's GPUs, more than 8 jobs arriving 10 minutes apart ever get */
+  assert_true(best < 1.5 * jct);
 }
 
 static void crowded(void **state) {

@@ -1,7 +1,7 @@
-/* algo.h: what the schedule builders share inside coll/: their prototypes (one file per
- * algorithm under algo/, dispatched by build.c) and the arithmetic several of them use: blocks
- * of a vector, binomial trees, the fold of a non-power-of-two group onto a power of two, the
- * segments of a pipeline.
+/* algo.h: what the algorithms share inside coll/: their descriptors (one file per algorithm
+ * under algo/, listed in list.h), the vocabulary of their costs, and the arithmetic several of
+ * their builders use: blocks of a vector, binomial trees, the fold of a non-power-of-two group
+ * onto a power of two, the segments of a pipeline.
  *
  * A builder appends rank a->rank's steps to an empty schedule and sets tmp_count; build.c has
  * already checked the arguments and handled count 0 and size 1, so a builder sees n >= 2 and
@@ -13,25 +13,92 @@
 
 #include "coll/sched.h"
 
+#include <math.h>
+
 typedef void coll_builder(coll_sched *s, const coll_args *a);
 
-coll_builder coll_ring_allreduce, coll_ring_reduce_scatter, coll_ring_allgather,
-    coll_ring_broadcast, coll_ring_reduce, coll_ring_barrier;
-coll_builder coll_rhd_allreduce, coll_rhd_reduce_scatter, coll_rhd_allgather, coll_rhd_broadcast,
-    coll_rhd_reduce;
-coll_builder coll_rd_allreduce, coll_rd_barrier;
-coll_builder coll_tree_allreduce, coll_tree_reduce_scatter, coll_tree_allgather,
-    coll_tree_broadcast, coll_tree_reduce, coll_tree_barrier;
-coll_builder coll_direct_allreduce, coll_direct_reduce_scatter, coll_direct_allgather,
-    coll_direct_broadcast, coll_direct_reduce, coll_direct_alltoall, coll_direct_barrier;
-coll_builder coll_bruck_allgather, coll_bruck_alltoall, coll_bruck_barrier;
-/* How many of n slots have bit set: what one message of Bruck's alltoall packs (bruck.c), for
- * the cost model (select.c) and the host's work (work.c). */
-static inline int coll_bruck_slots(int n, int bit) {
-  return n / (2 * bit) * bit + CORE_MAX(0, n % (2 * bit) - bit);
+/* ---- an algorithm's descriptor ----------------------------------------------------------- *
+ * Each file under algo/ defines one, coll_algo_<name>, listed in list.h: all that the rest of
+ * coll/ knows of the algorithm (in the manner of UCC's per-collective algorithm tables). build.c
+ * builds with it, select.c and work.c price with it, select_hosts.c walks it.
+ *
+ * The cost is in closed form, from the shape of the call: the critical path of the schedules
+ * the builders write under the alpha-beta-gamma model of coll_sched_cost (test_select.c holds
+ * the forms to the built schedules), the host's whole work (work.c says why), and the phases in
+ * which every rank waits for ranks that wait for it (turns: select.c says why). An algorithm
+ * without closed forms (path NULL) is priced only from its built schedules, across hosts
+ * (select_hosts.c). */
+typedef struct coll_shape {
+  const coll_net_model *m; /* NULL when only the work is asked */
+  coll_kind kind;
+  double n, B; /* ranks, and count x elem_size: the vector, or one rank's block (coll_args) */
+  double p, L; /* the power of two p <= n, L = log2 p */
+  double Lc;   /* ceil(log2 n) */
+  bool fold;   /* p != n: the fold (below) is needed */
+  double red;  /* 1 for reduce_scatter and reduce, 0 for their twins allgather and broadcast */
+  bool rooted; /* broadcast and reduce */
+  size_t count, elem_size;
+} coll_shape;
+
+typedef struct coll_algo_desc {
+  coll_builder *build[COLL_NUM_KINDS]; /* NULL: no schedule of that kind */
+  /* What the placement must allow beyond the builders' own checks (NULL: any): coll_build
+   * refuses, and the selector skips, an algorithm whose fits is false */
+  bool (*fits)(const coll_args *a);
+  /* The algorithms the inter-host level may run (coll_args.inner), none for a flat one */
+  coll_algo inner[2];
+  int ninner;
+  double (*path)(const coll_shape *x);    /* the critical path; NULL: no closed form */
+  coll_work (*work)(const coll_shape *x); /* the whole host's work */
+  double (*turns)(const coll_shape *x);   /* the phases of turns; NULL: none */
+  /* A variant of another algorithm that the cost model cannot tell apart from it (pair: the
+   * ring in cache-sized pieces): where suits holds, a choice of `refines` runs this one
+   * instead (coll_choose). AUTO: none. */
+  coll_algo refines;
+  bool (*suits)(const coll_args *a, const coll_site *w);
+} coll_algo_desc;
+
+#define COLL_ALGORITHM(ID, name) extern const coll_algo_desc coll_algo_##name;
+#include "coll/algo/list.h"
+#undef COLL_ALGORITHM
+
+/* The descriptor of algo; NULL for AUTO and out of range. */
+const coll_algo_desc *coll_algo_desc_of(coll_algo algo);
+
+/* ---- the vocabulary of the closed forms (cost.c) ----------------------------------------- */
+
+coll_shape coll_shape_of(const coll_net_model *m, coll_kind kind, int n, size_t count,
+                         size_t elem_size);
+/* A phase of msgs messages in its busier direction, sending sent bytes and receiving received,
+ * red of them reducing: alpha, o per further message, beta on coll_phase_bytes, gamma on red. */
+double coll_cost_phase_of(const coll_net_model *m, double msgs, double sent, double received,
+                          double red);
+/* A phase that moves bytes one way (what the busiest rank receives, or sends when red = 0),
+ * msgs messages in its busier direction, red bytes of them reduced. */
+double coll_cost_phase(const coll_net_model *m, double msgs, double bytes, double red);
+/* A phase in which the rank sends bytes and receives as many. */
+double coll_cost_exchange(const coll_net_model *m, double msgs, double bytes, double red);
+/* Recursive halving (reducing what it receives: red = 1) or doubling among p ranks, in which
+ * the busiest rank sends and receives these bytes over its L phases. */
+double coll_cost_halving(const coll_shape *x, double sent, double received, double red);
+/* The part of an even split of B in p units: all but one unit. */
+static inline double coll_cost_even_part(const coll_shape *x) {
+  return (x->p - 1) / x->p * x->B;
 }
-coll_builder coll_pairwise_alltoall;
-coll_builder coll_hier_allreduce, coll_hier_reduce_scatter, coll_hier_allgather;
+static inline coll_work coll_work_of(double msgs, double bytes, double red) {
+  return (coll_work){msgs, bytes, red, red}; /* reduced as it arrives: see coll_work */
+}
+#define COLL_NO_WORK ((coll_work){HUGE_VAL, HUGE_VAL, HUGE_VAL, HUGE_VAL})
+
+/* ---- builders other files run ------------------------------------------------------------ */
+
+/* pair's pieces: COLL_PAIR_PIECE elements from COLL_PAIR_PIECES_FROM elements on, 512 KiB and
+ * 4 MiB of f32, where each rank's half outgrows a core's cache (pair.c, docs/perf/shm.md). */
+#define COLL_PAIR_PIECE ((size_t)128 << 10)
+#define COLL_PAIR_PIECES_FROM ((size_t)1 << 20)
+
+/* rhd's barrier is rd's exchange: a barrier has nothing to halve. */
+coll_builder coll_rd_barrier;
 
 /* The ring's two halves over a vector of total elements in n uneven blocks (coll_block_*), for
  * hier's intra-host phases: reduce-scatter leaves block rank, reduced, at out[out_off];

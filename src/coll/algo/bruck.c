@@ -15,7 +15,7 @@
  */
 #include "coll/algo/algo.h"
 
-void coll_bruck_allgather(coll_sched *s, const coll_args *a) {
+static void allgather(coll_sched *s, const coll_args *a) {
   int n = a->size, r = a->rank;
   size_t c = a->count, mine = (size_t)r * c;
   coll_buf own = a->inplace ? COLL_BUF_RECV : COLL_BUF_SEND;
@@ -51,7 +51,7 @@ static size_t pack(coll_sched *s, const coll_args *a, int bit, size_t area, bool
   return o;
 }
 
-void coll_bruck_alltoall(coll_sched *s, const coll_args *a) {
+static void alltoall(coll_sched *s, const coll_args *a) {
   int n = a->size, r = a->rank;
   size_t c = a->count, all = (size_t)n * c, most = 0;
   for (int bit = 1; bit < n; bit *= 2)
@@ -75,7 +75,7 @@ void coll_bruck_alltoall(coll_sched *s, const coll_args *a) {
                     c);
 }
 
-void coll_bruck_barrier(coll_sched *s, const coll_args *a) {
+static void barrier(coll_sched *s, const coll_args *a) {
   int n = a->size, r = a->rank;
   for (int dist = 1; dist < n; dist *= 2) {
     coll_sched_send(s, (r + dist) % n, COLL_BUF_RECV, 0, 0);
@@ -83,3 +83,57 @@ void coll_bruck_barrier(coll_sched *s, const coll_args *a) {
     coll_sched_end_phase(s);
   }
 }
+
+/* ---- cost -------------------------------------------------------------------------------- */
+
+/* How many of n slots have bit set: what one message of the alltoall packs. */
+static int slots(int n, int bit) {
+  return n / (2 * bit) * bit + CORE_MAX(0, n % (2 * bit) - bit);
+}
+
+static double path(const coll_shape *x) {
+  const coll_net_model *m = x->m;
+  double n = x->n, B = x->B, t = 0;
+  int ni = (int)n;
+  switch (x->kind) {
+  case COLL_ALLGATHER:
+    return x->Lc * m->alpha + coll_phase_bytes(m, (n - 1) * B, (n - 1) * B, 0) * m->beta;
+  case COLL_ALLTOALL:
+    for (int bit = 1; bit < ni; bit *= 2)
+      t += coll_cost_exchange(m, 1, (double)slots(ni, bit) * B, 0);
+    return t;
+  case COLL_BARRIER:
+    return x->Lc * m->alpha;
+  default:
+    return HUGE_VAL;
+  }
+}
+
+static coll_work work(const coll_shape *x) {
+  double n = x->n, B = x->B, all = 0;
+  int ni = (int)n;
+  switch (x->kind) {
+  case COLL_ALLGATHER:
+    return coll_work_of(n * x->Lc, n * (n - 1) * B, 0);
+  case COLL_ALLTOALL:
+    for (int bit = 1; bit < ni; bit *= 2)
+      all += slots(ni, bit);
+    return coll_work_of(n * x->Lc, n * all * B, 0);
+  case COLL_BARRIER:
+    return coll_work_of(n * x->Lc, 0, 0);
+  default:
+    return COLL_NO_WORK;
+  }
+}
+
+/* every round is an exchange */
+static double turns(const coll_shape *x) {
+  return x->Lc;
+}
+
+const coll_algo_desc coll_algo_bruck = {
+    .build = {[COLL_ALLGATHER] = allgather, [COLL_ALLTOALL] = alltoall, [COLL_BARRIER] = barrier},
+    .path = path,
+    .work = work,
+    .turns = turns,
+};

@@ -37,18 +37,18 @@ static void gather_slots(coll_sched *s, const coll_args *a, size_t stride, size_
   coll_sched_end_phase(s);
 }
 
-void coll_direct_allreduce(coll_sched *s, const coll_args *a) {
+static void allreduce(coll_sched *s, const coll_args *a) {
   gather_slots(s, a, 0, 0);
   reduce_local(s, a, 0);
 }
 
-void coll_direct_reduce_scatter(coll_sched *s, const coll_args *a) {
+static void reduce_scatter(coll_sched *s, const coll_args *a) {
   size_t own = (size_t)a->rank * a->count;
   gather_slots(s, a, a->count, own);
   reduce_local(s, a, own);
 }
 
-void coll_direct_reduce(coll_sched *s, const coll_args *a) {
+static void reduce(coll_sched *s, const coll_args *a) {
   int n = a->size, r = a->rank;
   size_t c = a->count;
   if (r != a->root) {
@@ -65,15 +65,15 @@ void coll_direct_reduce(coll_sched *s, const coll_args *a) {
   reduce_local(s, a, 0);
 }
 
-void coll_direct_allgather(coll_sched *s, const coll_args *a) {
+static void allgather(coll_sched *s, const coll_args *a) {
   coll_exchange(s, a, 0, true);
 }
 
-void coll_direct_alltoall(coll_sched *s, const coll_args *a) {
+static void alltoall(coll_sched *s, const coll_args *a) {
   coll_exchange(s, a, a->count, true);
 }
 
-void coll_direct_broadcast(coll_sched *s, const coll_args *a) {
+static void broadcast(coll_sched *s, const coll_args *a) {
   int n = a->size, r = a->rank;
   size_t c = a->count;
   if (r != a->root) {
@@ -85,10 +85,83 @@ void coll_direct_broadcast(coll_sched *s, const coll_args *a) {
   if (!a->inplace) coll_sched_copy(s, COLL_BUF_RECV, 0, COLL_BUF_SEND, 0, c);
 }
 
-void coll_direct_barrier(coll_sched *s, const coll_args *a) {
+static void barrier(coll_sched *s, const coll_args *a) {
   int n = a->size, r = a->rank;
   for (int i = 1; i < n; i++) {
     coll_sched_send(s, (r + i) % n, COLL_BUF_RECV, 0, 0);
     coll_sched_recv(s, (r + n - i) % n, COLL_BUF_RECV, 0, 0);
   }
 }
+
+/* ---- cost -------------------------------------------------------------------------------- */
+
+/* plain receives into TMP, then local reductions */
+static double path(const coll_shape *x) {
+  const coll_net_model *m = x->m;
+  double n = x->n, B = x->B;
+  switch (x->kind) {
+  case COLL_ALLREDUCE:
+    return coll_cost_exchange(m, n - 1, (n - 1) * B, 0) + (n - 1) * B * m->gamma;
+  case COLL_REDUCE_SCATTER:
+  case COLL_ALLGATHER:
+    return coll_cost_exchange(m, n - 1, (n - 1) * B, 0) + x->red * (n - 1) * B * m->gamma;
+  case COLL_BROADCAST:
+  case COLL_REDUCE:
+    return coll_cost_phase(m, n - 1, (n - 1) * B, 0) + x->red * (n - 1) * B * m->gamma;
+  case COLL_ALLTOALL:
+    return coll_cost_exchange(m, n - 1, (n - 1) * B, 0);
+  case COLL_BARRIER:
+    return coll_cost_phase(m, n - 1, 0, 0);
+  default:
+    return HUGE_VAL;
+  }
+}
+
+/* The reductions come after the receives (above), so none is of a message as it arrives, and a
+ * crowded host's CPUs copy each byte twice, into shared memory's slots and out, before summing
+ * it (coll_host_time). Counted as one copy a byte, these reductions looked as cheap as a ring's
+ * and a crowded reduce_scatter went to direct at every size, 1.4-2.2x slower than the best
+ * (docs/perf/select.md, "The host's work"). */
+static coll_work reduced_after_receiving(coll_work w) {
+  w.red_received = 0;
+  return w;
+}
+
+static coll_work work(const coll_shape *x) {
+  double n = x->n, B = x->B;
+  switch (x->kind) {
+  case COLL_ALLREDUCE:
+    return reduced_after_receiving(coll_work_of(n * (n - 1), n * (n - 1) * B, n * (n - 1) * B));
+  case COLL_REDUCE_SCATTER:
+  case COLL_ALLGATHER:
+    return reduced_after_receiving(
+        coll_work_of(n * (n - 1), n * (n - 1) * B, x->red * n * (n - 1) * B));
+  case COLL_BROADCAST:
+  case COLL_REDUCE:
+    return reduced_after_receiving(coll_work_of(n - 1, (n - 1) * B, x->red * (n - 1) * B));
+  case COLL_ALLTOALL:
+    return coll_work_of(n * (n - 1), n * (n - 1) * B, 0);
+  case COLL_BARRIER:
+    return coll_work_of(n * (n - 1), 0, 0);
+  default:
+    return COLL_NO_WORK;
+  }
+}
+
+/* its one phase, where all ranks exchange */
+static double turns(const coll_shape *x) {
+  return x->rooted ? 0 : 1;
+}
+
+const coll_algo_desc coll_algo_direct = {
+    .build = {[COLL_ALLREDUCE] = allreduce,
+              [COLL_REDUCE_SCATTER] = reduce_scatter,
+              [COLL_ALLGATHER] = allgather,
+              [COLL_BROADCAST] = broadcast,
+              [COLL_REDUCE] = reduce,
+              [COLL_ALLTOALL] = alltoall,
+              [COLL_BARRIER] = barrier},
+    .path = path,
+    .work = work,
+    .turns = turns,
+};

@@ -33,6 +33,29 @@ void coll_exchange(coll_sched *s, const coll_args *a, size_t stride, bool one_ph
   coll_sched_end_phase(s);
 }
 
-void coll_pairwise_alltoall(coll_sched *s, const coll_args *a) {
+static void alltoall(coll_sched *s, const coll_args *a) {
   coll_exchange(s, a, a->count, false);
 }
+
+/* ---- cost -------------------------------------------------------------------------------- */
+
+static double path(const coll_shape *x) {
+  return (x->n - 1) * coll_cost_exchange(x->m, 1, x->B, 0);
+}
+
+static coll_work work(const coll_shape *x) {
+  double n = x->n;
+  return coll_work_of(n * (n - 1), n * (n - 1) * x->B, 0);
+}
+
+/* every round is an exchange */
+static double turns(const coll_shape *x) {
+  return x->n - 1;
+}
+
+const coll_algo_desc coll_algo_pairwise = {
+    .build = {[COLL_ALLTOALL] = alltoall},
+    .path = path,
+    .work = work,
+    .turns = turns,
+};

@@ -13,7 +13,7 @@
  */
 #include "coll/algo/algo.h"
 
-void coll_rd_allreduce(coll_sched *s, const coll_args *a) {
+static void allreduce(coll_sched *s, const coll_args *a) {
   coll_fold f;
   coll_fold_init(&f, a->rank, a->size, 0);
   size_t c = a->count;
@@ -66,3 +66,31 @@ void coll_rd_barrier(coll_sched *s, const coll_args *a) {
   }
   if (f.partner >= 0) coll_sched_send(s, f.partner, COLL_BUF_RECV, 0, 0);
 }
+
+/* ---- cost -------------------------------------------------------------------------------- */
+
+static double path(const coll_shape *x) {
+  const coll_net_model *m = x->m;
+  double B = x->B;
+  if (x->kind == COLL_BARRIER) return (x->L + 2 * x->fold) * m->alpha;
+  double fold = x->fold ? coll_cost_phase(m, 1, B, B) + coll_cost_phase(m, 1, B, 0) : 0;
+  return fold + x->L * coll_cost_exchange(m, 1, B, B);
+}
+
+static coll_work work(const coll_shape *x) {
+  double p = x->p, L = x->L, extra = x->n - p, B = x->B;
+  if (x->kind == COLL_BARRIER) return coll_work_of(p * L + 2 * extra, 0, 0);
+  return coll_work_of(p * L + 2 * extra, (p * L + 2 * extra) * B, (p * L + extra) * B);
+}
+
+/* every swap is an exchange, and so are the fold's two steps */
+static double turns(const coll_shape *x) {
+  return x->L + 2 * x->fold;
+}
+
+const coll_algo_desc coll_algo_rd = {
+    .build = {[COLL_ALLREDUCE] = allreduce, [COLL_BARRIER] = coll_rd_barrier},
+    .path = path,
+    .work = work,
+    .turns = turns,
+};

@@ -117,7 +117,7 @@ static void helper(coll_sched *s, const coll_fold *f, coll_buf in, size_t in_off
   coll_sched_end_phase(s);
 }
 
-void coll_rhd_allreduce(coll_sched *s, const coll_args *a) {
+static void allreduce(coll_sched *s, const coll_args *a) {
   coll_fold f;
   coll_fold_init(&f, a->rank, a->size, 0);
   units u = {&f, a->count, 0};
@@ -139,7 +139,7 @@ void coll_rhd_allreduce(coll_sched *s, const coll_args *a) {
 
 /* The partial sums live in TMP at SEND's offsets; the fold's helper hands in all n blocks and
  * takes its own one back. */
-void coll_rhd_reduce_scatter(coll_sched *s, const coll_args *a) {
+static void reduce_scatter(coll_sched *s, const coll_args *a) {
   coll_fold f;
   coll_fold_init(&f, a->rank, a->size, 0);
   size_t c = a->count, total = (size_t)a->size * c;
@@ -160,7 +160,7 @@ void coll_rhd_reduce_scatter(coll_sched *s, const coll_args *a) {
   if (f.partner >= 0) coll_data_send(s, f.partner, COLL_BUF_TMP, (size_t)f.partner * c, c);
 }
 
-void coll_rhd_allgather(coll_sched *s, const coll_args *a) {
+static void allgather(coll_sched *s, const coll_args *a) {
   coll_fold f;
   coll_fold_init(&f, a->rank, a->size, 0);
   size_t c = a->count, total = (size_t)a->size * c, mine = (size_t)a->rank * c;
@@ -176,7 +176,7 @@ void coll_rhd_allgather(coll_sched *s, const coll_args *a) {
   if (f.partner >= 0) coll_data_send(s, f.partner, COLL_BUF_RECV, 0, total);
 }
 
-void coll_rhd_broadcast(coll_sched *s, const coll_args *a) {
+static void broadcast(coll_sched *s, const coll_args *a) {
   coll_fold f;
   coll_fold_init(&f, a->rank, a->size, a->root);
   units u = {&f, a->count, 0};
@@ -191,7 +191,7 @@ void coll_rhd_broadcast(coll_sched *s, const coll_args *a) {
   if (f.partner >= 0) coll_data_send(s, f.partner, COLL_BUF_RECV, 0, c);
 }
 
-void coll_rhd_reduce(coll_sched *s, const coll_args *a) {
+static void reduce(coll_sched *s, const coll_args *a) {
   coll_fold f;
   coll_fold_init(&f, a->rank, a->size, a->root);
   units u = {&f, a->count, 0};
@@ -211,3 +211,99 @@ void coll_rhd_reduce(coll_sched *s, const coll_args *a) {
   halve(s, &u, cur, acc);
   gather(s, &u, acc);
 }
+
+/* ---- cost -------------------------------------------------------------------------------- */
+
+/* Of the bytes a rank moves in one halving or doubling among p ranks, the share in steps whose
+ * two ranks share a CPU. On a crowded host tern run deals rank r to CPU r mod cpus (and
+ * comm/open.c counts on it), so the step at distance mask pairs two ranks of one CPU when mask
+ * is a multiple of cpus, and that CPU makes the copies at both ends in turn, while the model's
+ * phase has them in parallel. Step mask moves mask / p of the vector. At n = 4 on 2 CPUs that is
+ * the larger step of each half of a rooted halving-doubling: the root's first send (half the
+ * vector) and the doubling's last exchange. Why it matters: unpriced, the crowded broadcast from
+ * 1 MiB went to halving-doubling, whose critical path is the shorter, while the tree (its hops
+ * across CPUs, algo/tree.c) was 1.2-1.7x faster (docs/perf/select.md, "Steps on one CPU"). */
+static double same_cpu_share(const coll_shape *x) {
+  const coll_net_model *m = x->m;
+  if (!m->crowded || m->cpus < 2) return 0;
+  double same = 0;
+  for (int mask = 1; 2 * mask <= (int)x->p; mask *= 2)
+    if (mask % m->cpus == 0) same += mask;
+  return same / (x->p - 1);
+}
+
+/* reduce: a reduce-scatter, then a gather; broadcast: a scatter, then the doubling, in which no
+ * rank is sent the units it holds, so the root sends all but its unit in each, and no rank
+ * carries more (the last gets its unit in the scatter, and in the doubling sends one unit fewer
+ * than it gets); a crowded host's CPU makes both ends of its share */
+static double rooted_path(const coll_shape *x) {
+  const coll_net_model *m = x->m;
+  double B = x->B, even = coll_cost_even_part(x);
+  double fold = x->fold ? coll_cost_phase(m, 1, B, x->red * B) : 0;
+  double turned = 2 * same_cpu_share(x) * even * m->beta;
+  if (x->red)
+    return fold + coll_cost_halving(x, even, even, 1) + coll_cost_halving(x, even, 0, 0) + turned;
+  return fold + 2 * coll_cost_halving(x, even, 0, 0) + turned;
+}
+
+static double path(const coll_shape *x) {
+  const coll_net_model *m = x->m;
+  double B = x->B, N = x->n * B, even = coll_cost_even_part(x);
+  switch (x->kind) {
+  case COLL_ALLREDUCE: {
+    double fold = x->fold ? coll_cost_phase(m, 1, B, B) + coll_cost_phase(m, 1, B, 0) : 0;
+    return fold + coll_cost_halving(x, even, even, 1) + coll_cost_halving(x, even, even, 0);
+  }
+  case COLL_REDUCE_SCATTER: /* the units are the ranks' blocks: all but this rank's move */
+    return (x->fold ? coll_cost_phase(m, 1, N, N) + coll_cost_phase(m, 1, B, 0) : 0) +
+           coll_cost_halving(x, N - B, N - B, 1);
+  case COLL_ALLGATHER:
+    return (x->fold ? coll_cost_phase(m, 1, B, 0) + coll_cost_phase(m, 1, N, 0) : 0) +
+           coll_cost_halving(x, N - B, N - B, 0);
+  case COLL_BROADCAST:
+  case COLL_REDUCE:
+    return rooted_path(x);
+  case COLL_BARRIER:
+    return (x->L + 2 * x->fold) * m->alpha;
+  default:
+    return HUGE_VAL;
+  }
+}
+
+static coll_work work(const coll_shape *x) {
+  double n = x->n, B = x->B, N = n * B, p = x->p, L = x->L, extra = n - p;
+  switch (x->kind) {
+  case COLL_ALLREDUCE: /* the folded ranks hand in their vector and take the result back */
+    return coll_work_of(2 * p * L + 2 * extra, 2 * (n - 1) * B, (n - 1) * B);
+  case COLL_REDUCE_SCATTER:
+  case COLL_ALLGATHER: /* p ranks move all but their own share; a folded rank N one way, B back */
+    return coll_work_of(p * L + 2 * extra, (p - 1) * N + extra * (N + B), x->red * (n - 1) * N);
+  case COLL_BROADCAST: /* scatter, allgather */
+    return coll_work_of(p * L + extra, (n - 1) * B, 0);
+  case COLL_REDUCE: /* reduce-scatter, gather */
+    return coll_work_of(p * L + p - 1 + extra, (p - 1 + L / 2 + extra) * B, (n - 1) * B);
+  case COLL_BARRIER:
+    return coll_work_of(p * L + 2 * extra, 0, 0);
+  default:
+    return COLL_NO_WORK;
+  }
+}
+
+/* Every halving and doubling step is an exchange, and so are the fold's two steps where all
+ * ranks need the result. */
+static double turns(const coll_shape *x) {
+  if (x->rooted) return x->L;
+  return (x->kind == COLL_ALLREDUCE ? 2 * x->L : x->L) + 2 * x->fold;
+}
+
+const coll_algo_desc coll_algo_rhd = {
+    .build = {[COLL_ALLREDUCE] = allreduce,
+              [COLL_REDUCE_SCATTER] = reduce_scatter,
+              [COLL_ALLGATHER] = allgather,
+              [COLL_BROADCAST] = broadcast,
+              [COLL_REDUCE] = reduce,
+              [COLL_BARRIER] = coll_rd_barrier},
+    .path = path,
+    .work = work,
+    .turns = turns,
+};

@@ -7,8 +7,8 @@
  *    touches more than the output block.
  *  - allgather: in step k rank r sends block r-k and receives block r-k-1.
  *  - allreduce: reduce-scatter then allgather (Patarasuk and Yuan 2009), each element reduced
- *    at one rank and copied to the others, so every rank ends with identical bits. Two ranks
- *    over shared memory with a large vector run the two in pieces, one behind the other.
+ *    at one rank and copied to the others, so every rank ends with identical bits. (Two ranks
+ *    over shared memory with a large vector run the two halves in pieces instead: pair.c.)
  *  - broadcast and reduce: a chain through the ranks from the root (reduce: towards it),
  *    pipelined in segments (coll_pipeline_seg): rank v passes segment t-1 on while it receives
  *    segment t, as NCCL's ring broadcast does.
@@ -53,55 +53,17 @@ void coll_ring_ag(coll_sched *s, const coll_args *a, coll_buf buf, size_t total,
   }
 }
 
-/* Piece t of a block of len elements: its length, 0 past the end. */
-static size_t piece_len(size_t len, size_t piece, size_t t) {
-  size_t at = t * piece;
-  return at < len ? CORE_MIN(piece, len - at) : 0;
-}
-
-/* Two ranks over shared memory, a large vector: the allreduce in pieces. The ring's two phases
- * each run over a whole half, so once the half outgrows the cache a rank reads its reduced half
- * back from memory to send it. Here phase t reduces piece t of this rank's half while piece t-1,
- * reduced a phase before and still in cache, goes back to the peer: a fifth faster from 4 MiB,
- * a little slower at 1 and 2 MiB (docs/perf/shm.md). Over TCP the pieces would cut each message
- * below what is striped over the streams (net/tcp.c), so they are kept to shared memory. */
-static void pair_allreduce_in_pieces(coll_sched *s, const coll_args *a, size_t piece) {
-  int peer = 1 - a->rank;
-  size_t c = a->count;
-  size_t mine = coll_block_off(c, 2, a->rank), my_len = coll_block_len(c, 2, a->rank);
-  size_t its = coll_block_off(c, 2, peer), its_len = coll_block_len(c, 2, peer);
-  size_t npieces = (CORE_MAX(my_len, its_len) + piece - 1) / piece;
-  for (size_t t = 0; t <= npieces; t++) {
-    if (t < npieces) {
-      coll_data_send(s, peer, COLL_BUF_SEND, its + t * piece, piece_len(its_len, piece, t));
-      coll_data_recv_reduce(s, peer, COLL_BUF_RECV, mine + t * piece, COLL_BUF_SEND,
-                            mine + t * piece, piece_len(my_len, piece, t));
-    }
-    if (t > 0) {
-      coll_data_send(s, peer, COLL_BUF_RECV, mine + (t - 1) * piece,
-                     piece_len(my_len, piece, t - 1));
-      coll_data_recv(s, peer, COLL_BUF_RECV, its + (t - 1) * piece,
-                     piece_len(its_len, piece, t - 1));
-    }
-    coll_sched_end_phase(s);
-  }
-}
-
-void coll_ring_allreduce(coll_sched *s, const coll_args *a) {
-  if (a->size == 2 && a->shared_memory && a->count >= COLL_PAIR_PIECES_FROM) {
-    pair_allreduce_in_pieces(s, a, a->seg_count ? a->seg_count : COLL_PAIR_PIECE);
-    return;
-  }
+static void allreduce(coll_sched *s, const coll_args *a) {
   size_t mine = coll_block_off(a->count, a->size, a->rank);
   coll_ring_rs(s, a, COLL_BUF_SEND, a->count, COLL_BUF_RECV, mine);
   coll_ring_ag(s, a, COLL_BUF_RECV, a->count, COLL_BUF_RECV, mine);
 }
 
-void coll_ring_reduce_scatter(coll_sched *s, const coll_args *a) {
+static void reduce_scatter(coll_sched *s, const coll_args *a) {
   coll_ring_rs(s, a, COLL_BUF_SEND, (size_t)a->size * a->count, COLL_BUF_RECV, 0);
 }
 
-void coll_ring_allgather(coll_sched *s, const coll_args *a) {
+static void allgather(coll_sched *s, const coll_args *a) {
   size_t c = a->count, mine = (size_t)a->rank * c;
   if (!a->inplace) coll_sched_copy(s, COLL_BUF_RECV, mine, COLL_BUF_SEND, 0, c);
   coll_ring_ag(s, a, COLL_BUF_RECV, (size_t)a->size * c, a->inplace ? COLL_BUF_RECV : COLL_BUF_SEND,
@@ -114,7 +76,7 @@ static size_t seg_len(size_t count, size_t seg, size_t t) {
   return count - off < seg ? count - off : seg;
 }
 
-void coll_ring_broadcast(coll_sched *s, const coll_args *a) {
+static void broadcast(coll_sched *s, const coll_args *a) {
   int n = a->size, v = coll_mod(a->rank - a->root, n);
   int next = (a->rank + 1) % n, prev = (a->rank + n - 1) % n;
   size_t c = a->count, seg = coll_pipeline_seg(c, n, a->seg_count), nseg = (c + seg - 1) / seg;
@@ -136,7 +98,7 @@ void coll_ring_broadcast(coll_sched *s, const coll_args *a) {
 
 /* The chain runs from relative rank n-1 down to the root; a rank in between reduces segment t
  * into TMP slot t % 2 while it passes segment t-1 on from the other slot. */
-void coll_ring_reduce(coll_sched *s, const coll_args *a) {
+static void reduce(coll_sched *s, const coll_args *a) {
   int n = a->size, v = coll_mod(a->rank - a->root, n);
   int down = (a->rank + n - 1) % n, up = (a->rank + 1) % n;
   size_t c = a->count, seg = coll_pipeline_seg(c, n, a->seg_count), nseg = (c + seg - 1) / seg;
@@ -165,7 +127,7 @@ void coll_ring_reduce(coll_sched *s, const coll_args *a) {
   }
 }
 
-void coll_ring_barrier(coll_sched *s, const coll_args *a) {
+static void barrier(coll_sched *s, const coll_args *a) {
   int n = a->size;
   for (int k = 0; k < n - 1; k++) {
     coll_sched_send(s, (a->rank + 1) % n, COLL_BUF_RECV, 0, 0);
@@ -173,3 +135,90 @@ void coll_ring_barrier(coll_sched *s, const coll_args *a) {
     coll_sched_end_phase(s);
   }
 }
+
+/* ---- cost -------------------------------------------------------------------------------- */
+
+/* The chain pipeline: (nseg + n - 2) rounds of one segment. On a crowded host its stages take
+ * turns on the CPUs, and what that costs depends on the transport.
+ *
+ * Over TCP the stages do not overlap at all (each hand-off is a socket wake-up), so the chain
+ * costs what it would unpipelined, n - 1 hops of the whole vector (handoff 0), and
+ * halving-doubling wins from 1 MiB. Direct was faster still at 1 MiB and the slowest at 64 MiB,
+ * which this model does not capture.
+ *
+ * Over shared memory a stage leaves its segment in the slots and yields, so the pipeline still
+ * runs, at a cost per round: the handoff, fitted to n = 4 on 2 cores, which puts the crossover
+ * with halving-doubling between 16 and 32 MiB as measured (docs/perf/select.md, "The crowded
+ * chain"). */
+static double chain(const coll_shape *x) {
+  const coll_net_model *m = x->m;
+  double red = x->red;
+  if (m->crowded && m->handoff == 0) return (x->n - 1) * coll_cost_phase(m, 1, x->B, red * x->B);
+  size_t seg = coll_pipeline_seg(x->count, (int)x->n, 0), nseg = (x->count + seg - 1) / seg;
+  double S = (double)(seg * x->elem_size);
+  /* a rank in the middle passes one segment on while it receives the next */
+  double round =
+      x->n > 2 ? coll_cost_exchange(m, 1, S, red * S) : coll_cost_phase(m, 1, S, red * S);
+  return ((double)nseg + x->n - 2) * (m->handoff + round);
+}
+
+static double path(const coll_shape *x) {
+  const coll_net_model *m = x->m;
+  double n = x->n, B = x->B;
+  switch (x->kind) {
+  case COLL_ALLREDUCE: {
+    size_t most = (x->count + (size_t)n - 1) / (size_t)n; /* the longest block */
+    double blk = (double)(most * x->elem_size);
+    return (n - 1) * (coll_cost_exchange(m, 1, blk, blk) + coll_cost_exchange(m, 1, blk, 0));
+  }
+  case COLL_REDUCE_SCATTER:
+  case COLL_ALLGATHER:
+    return (n - 1) * coll_cost_exchange(m, 1, B, x->red * B);
+  case COLL_BROADCAST:
+  case COLL_REDUCE:
+    return chain(x);
+  case COLL_BARRIER:
+    return (n - 1) * m->alpha;
+  default:
+    return HUGE_VAL;
+  }
+}
+
+static coll_work work(const coll_shape *x) {
+  double n = x->n, B = x->B;
+  switch (x->kind) {
+  case COLL_ALLREDUCE:
+    return coll_work_of(2 * n * (n - 1), 2 * (n - 1) * B, (n - 1) * B);
+  case COLL_REDUCE_SCATTER:
+  case COLL_ALLGATHER:
+    return coll_work_of(n * (n - 1), n * (n - 1) * B, x->red * n * (n - 1) * B);
+  case COLL_BROADCAST:
+  case COLL_REDUCE: { /* the chain: every hop carries every segment */
+    size_t seg = coll_pipeline_seg(x->count, (int)n, 0);
+    double nseg = (double)((x->count + seg - 1) / seg);
+    return coll_work_of((n - 1) * nseg, (n - 1) * B, x->red * (n - 1) * B);
+  }
+  case COLL_BARRIER:
+    return coll_work_of(n * (n - 1), 0, 0);
+  default:
+    return COLL_NO_WORK;
+  }
+}
+
+/* Every step of the rings is an exchange; the chain has none (data flows one way). */
+static double turns(const coll_shape *x) {
+  if (x->rooted) return 0;
+  return x->kind == COLL_ALLREDUCE ? 2 * (x->n - 1) : x->n - 1;
+}
+
+const coll_algo_desc coll_algo_ring = {
+    .build = {[COLL_ALLREDUCE] = allreduce,
+              [COLL_REDUCE_SCATTER] = reduce_scatter,
+              [COLL_ALLGATHER] = allgather,
+              [COLL_BROADCAST] = broadcast,
+              [COLL_REDUCE] = reduce,
+              [COLL_BARRIER] = barrier},
+    .path = path,
+    .work = work,
+    .turns = turns,
+};

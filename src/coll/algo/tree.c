@@ -17,30 +17,30 @@
 
 typedef struct tree {
   int n, v, parent;   /* parent: an actual rank, -1 at the root */
-  int at, dealt;      /* the root's place in the order of ranks, and that order (tree_place) */
+  int at, cpus;       /* the root's place in the order of ranks, and that order (tree_place) */
   int nkids, kid[31]; /* children's offsets m (child v + m), smallest first */
 } tree;
 
 /* The place of rank r in the order the tree is laid on. That is rank order, unless the ranks
- * were dealt round over fewer CPUs (rank r on CPU r mod dealt, as tern run binds them on a
- * crowded host): then the order lists each CPU's ranks together. In rank order a binomial tree's
+ * share fewer CPUs (coll_args.cpus: rank r on CPU r mod cpus, the crowded host's layout): then
+ * the order lists each CPU's ranks together. In rank order a binomial tree's
  * inner members (0, n/2, n/4, ...: every send of a broadcast, every receive of a reduce) were all
  * on CPU 0 and its leaves on the others; laid on CPU order they spread over the CPUs (a small
  * broadcast 1.5-2x faster at n = 4 on 2 CPUs: docs/perf/select.md). The trees whose members hold
  * blocks in rank order (reduce_scatter, allgather) keep rank order. */
 static int tree_place(const tree *t, int r) {
-  if (t->dealt < 2) return r;
-  int cpu = r % t->dealt;
-  return (int)coll_block_off((size_t)t->n, t->dealt, cpu) + r / t->dealt;
+  if (t->cpus < 2) return r;
+  int cpu = r % t->cpus;
+  return (int)coll_block_off((size_t)t->n, t->cpus, cpu) + r / t->cpus;
 }
 
 /* The rank at place p: tree_place's inverse. */
 static int tree_rank_at(const tree *t, int p) {
-  if (t->dealt < 2) return p;
+  if (t->cpus < 2) return p;
   int cpu = 0;
-  while (cpu + 1 < t->dealt && (int)coll_block_off((size_t)t->n, t->dealt, cpu + 1) <= p)
+  while (cpu + 1 < t->cpus && (int)coll_block_off((size_t)t->n, t->cpus, cpu + 1) <= p)
     cpu++;
-  return (p - (int)coll_block_off((size_t)t->n, t->dealt, cpu)) * t->dealt + cpu;
+  return (p - (int)coll_block_off((size_t)t->n, t->cpus, cpu)) * t->cpus + cpu;
 }
 
 /* The actual rank of tree member v (places counted from the root's). */
@@ -48,10 +48,10 @@ static int member_rank(const tree *t, int v) {
   return tree_rank_at(t, (v + t->at) % t->n);
 }
 
-/* dealt: coll_args's, or 0 for a tree whose members hold blocks in rank order. */
-static void tree_init(tree *t, int rank, int n, int root, int dealt) {
+/* cpus: coll_args's, or 0 for a tree whose members hold blocks in rank order. */
+static void tree_init(tree *t, int rank, int n, int root, int cpus) {
   t->n = n;
-  t->dealt = dealt < n ? dealt : 0;
+  t->cpus = cpus < n ? cpus : 0;
   t->at = tree_place(t, root);
   t->v = coll_mod(tree_place(t, rank) - t->at, n);
   int low = coll_lowbit(t->v, n);
@@ -95,30 +95,30 @@ static void bcast_down(coll_sched *s, const tree *t, size_t count, coll_buf src)
   }
 }
 
-void coll_tree_broadcast(coll_sched *s, const coll_args *a) {
+static void broadcast(coll_sched *s, const coll_args *a) {
   tree t;
-  tree_init(&t, a->rank, a->size, a->root, a->dealt);
+  tree_init(&t, a->rank, a->size, a->root, a->cpus);
   if (t.parent < 0 && !a->inplace) coll_sched_copy(s, COLL_BUF_RECV, 0, COLL_BUF_SEND, 0, a->count);
   bcast_down(s, &t, a->count, COLL_BUF_SEND);
 }
 
-void coll_tree_reduce(coll_sched *s, const coll_args *a) {
+static void reduce(coll_sched *s, const coll_args *a) {
   tree t;
-  tree_init(&t, a->rank, a->size, a->root, a->dealt);
+  tree_init(&t, a->rank, a->size, a->root, a->cpus);
   if (t.parent >= 0 && t.nkids) coll_need_tmp(s, a->count);
   reduce_up(s, &t, a->count, t.parent < 0 ? COLL_BUF_RECV : COLL_BUF_TMP);
 }
 
-void coll_tree_allreduce(coll_sched *s, const coll_args *a) {
+static void allreduce(coll_sched *s, const coll_args *a) {
   tree t;
-  tree_init(&t, a->rank, a->size, 0, a->dealt);
+  tree_init(&t, a->rank, a->size, 0, a->cpus);
   reduce_up(s, &t, a->count, COLL_BUF_RECV);
   bcast_down(s, &t, a->count, COLL_BUF_RECV);
 }
 
 /* After the reduce, rank v holds in TMP the blocks of its subtree, v to v + hold, and hands its
  * children theirs; a leaf receives its one block straight into RECV. */
-void coll_tree_reduce_scatter(coll_sched *s, const coll_args *a) {
+static void reduce_scatter(coll_sched *s, const coll_args *a) {
   tree t;
   tree_init(&t, a->rank, a->size, 0, 0);
   size_t c = a->count, total = (size_t)a->size * c;
@@ -141,7 +141,7 @@ void coll_tree_reduce_scatter(coll_sched *s, const coll_args *a) {
 /* Children's subtrees land in RECV at their blocks, one child per phase; then the subtree goes
  * up, read from SEND by a leaf (its own block is all it has, and the broadcast brings it back
  * with the rest). */
-void coll_tree_allgather(coll_sched *s, const coll_args *a) {
+static void allgather(coll_sched *s, const coll_args *a) {
   tree t;
   tree_init(&t, a->rank, a->size, 0, 0);
   size_t c = a->count, mine = (size_t)t.v * c;
@@ -161,9 +161,9 @@ void coll_tree_allgather(coll_sched *s, const coll_args *a) {
   bcast_down(s, &t, (size_t)a->size * c, COLL_BUF_RECV);
 }
 
-void coll_tree_barrier(coll_sched *s, const coll_args *a) {
+static void barrier(coll_sched *s, const coll_args *a) {
   tree t;
-  tree_init(&t, a->rank, a->size, 0, a->dealt);
+  tree_init(&t, a->rank, a->size, 0, a->cpus);
   for (int i = 0; i < t.nkids; i++) {
     coll_sched_recv(s, kid_rank(&t, i), COLL_BUF_RECV, 0, 0);
     coll_sched_end_phase(s);
@@ -179,3 +179,62 @@ void coll_tree_barrier(coll_sched *s, const coll_args *a) {
     coll_sched_end_phase(s);
   }
 }
+
+/* ---- cost -------------------------------------------------------------------------------- */
+
+static double path(const coll_shape *x) {
+  const coll_net_model *m = x->m;
+  double n = x->n, B = x->B, N = n * B, Lc = x->Lc;
+  switch (x->kind) {
+  case COLL_ALLREDUCE:
+    return Lc * (coll_cost_phase(m, 1, B, B) + coll_cost_phase(m, 1, B, 0));
+  case COLL_REDUCE_SCATTER:
+    return Lc * (coll_cost_phase(m, 1, N, N) + m->alpha) + (n - 1) * B * m->beta;
+  case COLL_ALLGATHER:
+    return Lc * (m->alpha + coll_cost_phase(m, 1, N, 0)) + (n - 1) * B * m->beta;
+  case COLL_BROADCAST:
+  case COLL_REDUCE:
+    return Lc * coll_cost_phase(m, 1, B, x->red * B);
+  case COLL_BARRIER:
+    return 2 * Lc * m->alpha;
+  default:
+    return HUGE_VAL;
+  }
+}
+
+static coll_work work(const coll_shape *x) {
+  double n = x->n, B = x->B, N = n * B;
+  switch (x->kind) {
+  case COLL_ALLREDUCE: /* reduce to the root, then broadcast */
+    return coll_work_of(2 * (n - 1), 2 * (n - 1) * B, (n - 1) * B);
+  case COLL_REDUCE_SCATTER:
+  case COLL_ALLGATHER: /* the whole N along the tree, then each subtree's blocks (about n/2
+                          blocks at each of log2 n levels) */
+    return coll_work_of(2 * (n - 1), (n - 1) * N + n / 2 * log2(n) * B, x->red * (n - 1) * N);
+  case COLL_BROADCAST:
+  case COLL_REDUCE:
+    return coll_work_of(n - 1, (n - 1) * B, x->red * (n - 1) * B);
+  case COLL_BARRIER:
+    return coll_work_of(2 * (n - 1), 0, 0);
+  default:
+    return COLL_NO_WORK;
+  }
+}
+
+/* the way up and back down when all ranks need the result; none for broadcast and reduce, whose
+ * senders do not wait for their receivers */
+static double turns(const coll_shape *x) {
+  return x->rooted ? 0 : 2 * x->Lc;
+}
+
+const coll_algo_desc coll_algo_tree = {
+    .build = {[COLL_ALLREDUCE] = allreduce,
+              [COLL_REDUCE_SCATTER] = reduce_scatter,
+              [COLL_ALLGATHER] = allgather,
+              [COLL_BROADCAST] = broadcast,
+              [COLL_REDUCE] = reduce,
+              [COLL_BARRIER] = barrier},
+    .path = path,
+    .work = work,
+    .turns = turns,
+};

@@ -7,7 +7,7 @@
  * digits MLP of examples/train/ (train.c: its shard of every batch, gradients summed by one
  * tern_allreduce per step), and rank 0 draws the progress line: epoch, loss, held-out accuracy,
  * samples per second, the bytes every rank has sent so far (one all-reduce of the counters at
- * each epoch's end) and the algorithm the last gradient all-reduce ran (coll_engine_counters).
+ * each epoch's end) and the algorithm the last gradient all-reduce ran (coll_state_last_algo).
  * On a terminal the line is redrawn in place; otherwise each epoch is a line of its own.
  * Phase 2, "swarm" (demo/swarm.c), trains the same model by swarm averaging, with a peer killed
  * and a new one joining mid-run.
@@ -71,7 +71,7 @@ static const char *transport_name(void) {
 /* Every rank, at each epoch's end: the bytes all ranks have sent. A collective inside the
  * callback is sound because every rank calls back at the same points. */
 static void gather_sent(demo *d, tern_comm *c) {
-  int64_t sent = (int64_t)coll_engine_counters(c)->bytes_sent;
+  int64_t sent = (int64_t)c->bytes_sent;
   tern_status rc = tern_allreduce(c, &sent, &sent, 1, TERN_I64, TERN_SUM);
   if (rc != TERN_OK)
     d->counters_rc = rc; /* the next step fails on it and says why */
@@ -82,7 +82,7 @@ static void gather_sent(demo *d, tern_comm *c) {
 static void on_progress(void *arg, tern_comm *c, const train_progress *p) {
   demo *d = arg;
   if (!p->epoch_end) {
-    d->grad_algo = coll_engine_counters(c)->last_algo[COLL_ALLREDUCE];
+    d->grad_algo = coll_state_last_algo(c, COLL_ALLREDUCE);
     return;
   }
   gather_sent(d, c);

@@ -5,7 +5,7 @@
  * choice.
  *
  * Activations and gradients travel on two communicators split off the world: a communicator
- * runs its operations in issue order (src/coll/engine.c), and one stream each way is what a
+ * runs its operations in issue order (src/comm/engine.c), and one stream each way is what a
  * pipeline's two directions are on a GPU's communication streams. Sends are nonblocking, so a
  * transfer overlaps the next compute as the time model assumes; receives block, because a stage
  * waits for its input. Every message begins with its iteration, micro-batch and direction, and

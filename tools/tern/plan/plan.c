@@ -67,11 +67,13 @@ static void print_plan_row(FILE *table, const plan_scenario *sc, const sim_jobs_
                 "iteration_s", o->iter_pred, "run_s", run, "energy_kwh", kwh, "cost_usd", usd));
 }
 
-static int write_plan_json(const plan_scenario *sc, const plan_policy *pol, json_t *jobs,
+static int write_plan_json(const plan_scenario *sc, const sim_jobs_result *r, json_t *jobs,
                            const char *path) {
-  json_t *root = json_pack("{s:s, s:s, s:{s:f, s:f, s:f}, s:o}", "scenario", sc->source, "policy",
-                           pol->name, "assumptions", "mfu", sc->c.mfu, "pue", sc->c.pue,
-                           "memory_usable_fraction", sc->c.mem_fraction, "jobs", jobs);
+  /* member: the portfolio's member whose plan this is (the policy itself when not a portfolio) */
+  json_t *root =
+      json_pack("{s:s, s:s, s:s, s:{s:f, s:f, s:f}, s:o}", "scenario", sc->source, "policy",
+                r->policy->name, "member", r->member->name, "assumptions", "mfu", sc->c.mfu, "pue",
+                sc->c.pue, "memory_usable_fraction", sc->c.mem_fraction, "jobs", jobs);
   FILE *f = open_out(path);
   int rc = f && json_dumpf(root, f, JSON_INDENT(1) | JSON_REAL_PRECISION(10)) == 0 ? 0 : 1;
   if (f && (fputc('\n', f) == EOF || close_out(f) != 0)) rc = 1;
@@ -105,8 +107,9 @@ static int plan_scenario_cmd(int argc, char **argv) {
   }
   /* the table goes to stdout, or to stderr when the plan JSON does (-o -) */
   FILE *table = out && strcmp(out, "-") == 0 ? stderr : stdout;
-  fprintf(table, "%s: %d jobs on %d regions, policy %s (MFU %.2f, PUE %.2f, memory %.0f%%)\n\n",
-          path, sc.njobs, sc.c.nregions, pol->name, sc.c.mfu, sc.c.pue, 100 * sc.c.mem_fraction);
+  fprintf(table, "%s: %d jobs on %d regions, policy %s%s%s (MFU %.2f, PUE %.2f, memory %.0f%%)\n\n",
+          path, sc.njobs, sc.c.nregions, pol->name, r.member != pol ? ", kept " : "",
+          r.member != pol ? r.member->name : "", sc.c.mfu, sc.c.pue, 100 * sc.c.mem_fraction);
   fprintf(table, "%-18s %8s %8s %5s %8s %8s %10s %9s  %s\n", "job", "arrive_h", "start_h", "GPUs",
           "iter_s", "run_h", "energy_kWh", "cost_USD",
           "regions in pipeline order: GPUs (stages x layers)");
@@ -115,7 +118,7 @@ static int plan_scenario_cmd(int argc, char **argv) {
     print_plan_row(table, &sc, &r, i, jobs);
   int rc = 0;
   if (out)
-    rc = write_plan_json(&sc, pol, jobs, out);
+    rc = write_plan_json(&sc, &r, jobs, out);
   else
     json_decref(jobs);
   sim_jobs_result_free(&r);

@@ -33,11 +33,13 @@ static int usage(void) {
       stderr,
       "usage: tern sim coll COLL[,COLL..]|all [-b MIN] [-e MAX] [-f FACTOR] [-a ALGO[,..]|all]\n"
       "         [-d DTYPE] [-r ROOT] [-n RANKS] [--rph R] [--cores C]\n"
-      "         [--topo flat|fat-tree|dragonfly|geo] [--topo-params P] [--geo FILE]\n"
+      "         [--topo flat|fat-tree|dragonfly|dragonfly-minimal|geo] [--topo-params P]\n"
+      "         [--geo FILE]\n"
       "         [--regions K] [--nic-bw GBPS] [--nics K] [--nic-lat US] [--shm-bw GBPS]\n"
       "         [--shm-lat US] [--frontier]\n"
       "         [--msg-cpu US] [--byte-cpu NS] [--reduce-bw GBPS] [--copy-bw GBPS]\n"
       "         [--tcp-window BYTES] [--msg-cost B:US,..] [--timeout S] [--csv] [--bound-only]\n"
+      "         [--steady K]\n"
       "  COLL: allreduce reduce_scatter allgather broadcast reduce alltoall barrier\n"
       "  Sizes are the whole buffer, as tern bench's; K, M, G suffixes. Defaults: -b 1K -e 64M\n"
       "  -f 4, every algorithm, f32, -n 8 ranks, 1 rank per host, a flat cluster of 25 GB/s\n"
@@ -45,7 +47,10 @@ static int usage(void) {
       "  8.1 GB/s (docs/SCALE.md). --bound-only builds every rank's plan and prints the most\n"
       "  local work of any rank, a lower bound on the time, without simulating. --frontier:\n"
       "  Frontier's nodes (8 ranks, four 25 GB/s NICs, 50 GB/s between GCDs, reductions at\n"
-      "  500 GB/s and copies at 800 GB/s: docs/SCALE.md), options after it changing them.\n");
+      "  500 GB/s and copies at 800 GB/s: docs/SCALE.md), options after it changing them.\n"
+      "  --steady K (K >= 4): a phase repeated on every rank takes, from its K-th repeat on,\n"
+      "  the least time of its repeats simulated after the first (docs/SCALE.md); default 0,\n"
+      "  every message simulated.\n");
   return 2;
 }
 
@@ -110,10 +115,13 @@ static bool parse_num(const char *s, double scale, bool zero_ok, double *out) {
   return true;
 }
 
+/* By sim_topo. */
+static const char *const topo_names[] = {"flat", "fat-tree", "dragonfly", "geo",
+                                         "dragonfly-minimal"};
+
 static bool parse_topo(const char *s, sim_topo *t) {
-  static const char *names[] = {"flat", "fat-tree", "dragonfly", "geo"};
-  for (int i = 0; i < 4; i++)
-    if (strcmp(s, names[i]) == 0) return *t = (sim_topo)i, true;
+  for (size_t i = 0; i < CORE_ARRAY_LEN(topo_names); i++)
+    if (strcmp(s, topo_names[i]) == 0) return *t = (sim_topo)i, true;
   return false;
 }
 
@@ -138,7 +146,8 @@ enum {
   O_BOUND,
   O_COST,
   O_NICS,
-  O_FRONTIER
+  O_FRONTIER,
+  O_STEADY
 };
 
 static const struct option long_opts[] = {{"rph", 1, 0, O_RPH},
@@ -162,6 +171,7 @@ static const struct option long_opts[] = {{"rph", 1, 0, O_RPH},
                                           {"msg-cost", 1, 0, O_COST},
                                           {"nics", 1, 0, O_NICS},
                                           {"frontier", 0, 0, O_FRONTIER},
+                                          {"steady", 1, 0, O_STEADY},
                                           {"help", 0, 0, 'h'},
                                           {0, 0, 0, 0}};
 
@@ -213,6 +223,8 @@ static bool parse_opt(opts *o, int ch, const char *arg, bool *cores_set) {
     return core_parse_int(arg, 1, 4096, &v) && (p->ranks_per_host = (int)v, true);
   case O_CORES:
     return core_parse_int(arg, 1, 4096, &v) && (p->cores = (int)v, *cores_set = true);
+  case O_STEADY:
+    return core_parse_int(arg, 0, 1 << 20, &v) && (v == 0 || v >= 4) && (p->steady = (int)v, true);
   case O_TOPO:
     return parse_topo(arg, &p->topo);
   case O_PARAMS:
@@ -256,6 +268,7 @@ static bool parse_opt(opts *o, int ch, const char *arg, bool *cores_set) {
     memcpy(f.topo_params, p->topo_params, sizeof f.topo_params);
     memcpy(f.geo_file, p->geo_file, sizeof f.geo_file);
     f.regions = p->regions;
+    f.steady = p->steady;
     *p = f;
     return true;
   }
@@ -349,8 +362,7 @@ static sim_coll_job *make_jobs(const opts *o, size_t *njobs) {
 }
 
 static const char *topo_name(sim_topo t) {
-  static const char *names[] = {"flat", "fat-tree", "dragonfly", "geo"};
-  return names[t];
+  return topo_names[t];
 }
 
 static void print_header(const opts *o) {
@@ -472,9 +484,15 @@ int cmd_sim_coll(int argc, char **argv) {
     return 1;
   }
   print_jobs(&o, jobs, n);
+  uint64_t steady = 0;
+  for (size_t i = 0; i < n; i++)
+    steady += jobs[i].steady;
   if (!o.csv)
-    printf("# %zu runs %s in %.2f s of wall time\n", n, o.bound_only ? "bounded" : "simulated",
-           (double)(core_now_ns() - t0) * 1e-9);
+    printf("# %zu runs %s in %.2f s of wall time%s", n, o.bound_only ? "bounded" : "simulated",
+           (double)(core_now_ns() - t0) * 1e-9, steady ? "" : "\n");
+  if (!o.csv && steady)
+    printf(" (%llu phases taken as steady, --steady %d)\n", (unsigned long long)steady,
+           o.plat.steady);
   free(jobs);
   return 0;
 }

@@ -63,14 +63,14 @@ static tern_status call(worker *w, coll_kind k, size_t count) {
 /* The slowest rank's seconds per call over iters calls of (k, algo, count). */
 static tern_status time_calls(worker *w, coll_kind k, coll_algo algo, size_t count, int iters,
                               double *secs) {
-  coll_engine_force(w->c, COLL_ALGO_AUTO);
+  coll_state_force(w->c, COLL_ALGO_AUTO);
   tern_status rc = tern_barrier(w->c);
-  coll_engine_force(w->c, algo);
+  coll_state_force(w->c, algo);
   uint64_t t0 = core_now_ns();
   for (int i = 0; rc == TERN_OK && i < iters; i++)
     rc = call(w, k, count);
   double mine = (double)(core_now_ns() - t0) * 1e-9 / iters;
-  coll_engine_force(w->c, COLL_ALGO_AUTO);
+  coll_state_force(w->c, COLL_ALGO_AUTO);
   if (rc == TERN_OK) rc = tern_allreduce(w->c, &mine, secs, 1, TERN_F64, TERN_MAX);
   return rc;
 }
@@ -174,19 +174,21 @@ static void progress(size_t done, size_t total, const char *what) {
   if (done == total) fputc('\n', stderr);
 }
 
-/* The algorithms tern tune times for each collective: all it has on one host. */
+/* The algorithms tern tune times for each collective: all it has on one host for c's ranks. */
 typedef struct sweep {
   coll_algo algos[CORE_ARRAY_LEN(kinds)][COLL_NUM_ALGOS];
   int nalgos[CORE_ARRAY_LEN(kinds)];
   double last[CORE_ARRAY_LEN(kinds)][COLL_NUM_ALGOS]; /* each one's median at the size before */
 } sweep;
 
-static size_t sweep_points_per_size(sweep *sw) {
+static size_t sweep_points_per_size(sweep *sw, tern_comm *c) {
   size_t points = 0;
   for (size_t k = 0; k < CORE_ARRAY_LEN(kinds); k++) {
     sw->nalgos[k] = 0;
+    coll_args args = {.kind = kinds[k], .size = tern_comm_size(c), .count = 1};
+    coll_args_place(c, &args);
     for (int a = 1; a < COLL_NUM_ALGOS; a++)
-      if (a != COLL_ALGO_HIER && coll_algo_supported(kinds[k], a))
+      if (a != COLL_ALGO_HIER && coll_algo_fits((coll_algo)a, &args))
         sw->algos[k][sw->nalgos[k]++] = (coll_algo)a;
     points += (size_t)sw->nalgos[k];
   }
@@ -230,7 +232,7 @@ int tune_worker(int argc, char **argv) {
   w.recv = calloc(1, cap);
   FILE *out = w.rank == 0 && csv ? fopen(csv, "w") : NULL;
   sweep sw;
-  size_t per_size = sweep_points_per_size(&sw), total = 0, done = 0;
+  size_t per_size = sweep_points_per_size(&sw, w.c), total = 0, done = 0;
   for (size_t b = 8; b <= max_bytes; b *= 2)
     total += per_size;
   budget bg = {.deadline_ns = core_now_ns() + (uint64_t)(seconds * 1e9), .left = total};

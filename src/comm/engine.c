@@ -13,13 +13,16 @@
  * while running operations, and guards what only the runner touches (the collective count, the
  * inline request, the executor's caches). Never take `lock` and then wait for run_lock.
  *
+ * The runner (engine.h) does collectives: the engine gives it the request and its state, and
+ * knows nothing else of them.
+ *
  * A collective gets its number (coll_seq) when it starts to run, not when it is issued: they run
  * one at a time in issue order, so the numbers are the same, and the blocking call on an idle
  * communicator needs no `lock` at all: it takes run_lock, sees the queue empty (qlen is atomic
  * for this look) and runs. That is two atomic operations a call instead of four (two mutexes
  * taken and released), about 120 instructions of an 8-byte call's 1500 (callgrind).
  */
-#include "coll/coll.h"
+#include "comm/engine.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -30,7 +33,7 @@
 
 #define POOL (TERN_MAX_OUTSTANDING + 1) /* + 1 for a blocking call queued behind them */
 
-struct coll_engine {
+struct comm_engine {
   pthread_mutex_t lock;
   pthread_cond_t done_cond;
   pthread_mutex_t run_lock;
@@ -43,70 +46,23 @@ struct coll_engine {
   pthread_t thread;
   int wake_fd;
   bool stop;
-  char *tmp;
-  size_t tmp_cap;
-  coll_choice choices[COLL_NUM_KINDS];
-  coll_sched_cache scheds; /* touched only by whoever holds run_lock, as the executor is */
-  coll_tuning tuning;
-  bool tuned;
-  coll_algo forced;
-  coll_counters counters;
-  coll_hosts *hosts; /* NULL on one host, or one rank a host */
+  const comm_runner *runner;
+  void *state; /* the runner's */
 };
 
-const coll_hosts *coll_engine_hosts(const tern_comm *c) {
-  return c->engine->hosts;
+void *comm_engine_runner_state(const tern_comm *c) {
+  return c->engine->state;
 }
 
-coll_counters *coll_engine_counters(tern_comm *c) {
-  return &c->engine->counters;
-}
-
-void coll_engine_force(tern_comm *c, coll_algo algo) {
-  c->engine->forced = algo;
-}
-
-coll_algo coll_engine_forced(tern_comm *c) {
-  return c->engine->forced;
-}
-
-const coll_tuning *coll_engine_tuning(tern_comm *c) {
-  return c->engine->tuned ? &c->engine->tuning : NULL;
-}
-
-void coll_engine_set_tuning(tern_comm *c, coll_tuning *t) {
-  c->engine->tuning = *t;
-  c->engine->tuned = true;
-}
-
-coll_choice *coll_engine_choice(tern_comm *c, coll_kind kind) {
-  return &c->engine->choices[kind];
-}
-
-coll_sched_cache *coll_engine_scheds(tern_comm *c) {
-  return &c->engine->scheds;
-}
-
-tern_status coll_engine_tmp(tern_comm *c, size_t bytes, char **out) {
-  coll_engine *e = c->engine;
-  if (bytes > e->tmp_cap) {
-    char *t = realloc(e->tmp, bytes);
-    if (t == NULL)
-      return core_err_set(&c->err, TERN_ERR_NOMEM, "no memory for %zu bytes of scratch", bytes);
-    e->tmp = t;
-    e->tmp_cap = bytes;
-  }
-  *out = e->tmp;
-  return TERN_OK;
+static tern_status run_coll(tern_comm *c, tern_request *r) {
+  return c->engine->runner->run(c, r);
 }
 
 /* Copies what a request asks into a slot, keeping the slot's warm storage. */
 static void load(tern_request *slot, const tern_request *proto) {
-  coll_sched sched = slot->sched;
   net_xfer *xfers = slot->xfers;
   size_t cap = slot->xfers_cap;
   *slot = *proto;
-  slot->sched = sched;
   slot->xfers = xfers;
   slot->xfers_cap = cap;
   slot->done = false;
@@ -115,7 +71,7 @@ static void load(tern_request *slot, const tern_request *proto) {
 }
 
 /* Takes the queue's entry at place j (from its head) out of it, under `lock`. */
-static void dequeue_at(coll_engine *e, int j) {
+static void dequeue_at(comm_engine *e, int j) {
   for (int k = j; k + 1 < e->qlen; k++)
     e->queue[(e->qhead + k) % POOL] = e->queue[(e->qhead + k + 1) % POOL];
   e->qlen--;
@@ -126,7 +82,7 @@ static void dequeue_at(coll_engine *e, int j) {
  * that their callers may reuse them. Returns how many stay posted; *oldest, the transfer of the
  * first of them. */
 static int retire_p2p(tern_comm *c, int posted, tern_status rc, const net_xfer **oldest) {
-  coll_engine *e = c->engine;
+  comm_engine *e = c->engine;
   bool any = false;
   pthread_mutex_lock(&e->lock);
   for (int j = 0; j < posted;) {
@@ -150,15 +106,15 @@ static int retire_p2p(tern_comm *c, int posted, tern_status rc, const net_xfer *
 /* Posts the point-to-point requests queued behind the first *posted entries, up to the next
  * collective; they may have been issued while the posted ones ran. */
 static tern_status post_issued_p2p(tern_comm *c, int *posted, bool *moved) {
-  coll_engine *e = c->engine;
+  comm_engine *e = c->engine;
   while (*posted < atomic_load(&e->qlen)) {
     pthread_mutex_lock(&e->lock);
     tern_request *r = e->queue[(e->qhead + *posted) % POOL];
     pthread_mutex_unlock(&e->lock);
-    if (r->type == COLL_REQ_COLL) break;
+    if (r->type == COMM_REQ_COLL) break;
     ++*posted; /* before it is posted: a request that fails to post ends with the others */
     *moved = true;
-    tern_status rc = coll_exec_p2p_post(c, r);
+    tern_status rc = comm_p2p_post(c, r);
     if (rc != TERN_OK) return rc;
   }
   return TERN_OK;
@@ -173,7 +129,7 @@ static tern_status post_issued_p2p(tern_comm *c, int *posted, bool *moved) {
  * isend waited the same way, each receive queued behind its rank's send (docs/API.md,
  * "Nonblocking twins"). */
 static void run_p2p(tern_comm *c) {
-  bool fresh = coll_exec_fresh(c);
+  bool fresh = comm_op_fresh(c);
   int posted = 0;
   const net_xfer *oldest;
   comm_idle_state idle;
@@ -193,20 +149,20 @@ static void run_p2p(tern_comm *c) {
       rc = comm_idle(c, &idle, oldest);
   }
   atomic_store(&c->arg_err_last, false);
-  retire_p2p(c, posted, coll_exec_p2p_failed(c, rc, fresh, posted), &oldest);
+  retire_p2p(c, posted, comm_p2p_failed(c, rc, fresh, posted), &oldest);
 }
 
 /* Runs the request at the queue's head (and the point-to-point ones behind it). Called with
  * run_lock held and `lock` not held. Returns false when the queue is empty. */
 static bool run_head(tern_comm *c) {
-  coll_engine *e = c->engine;
+  comm_engine *e = c->engine;
   pthread_mutex_lock(&e->lock);
   if (e->qlen == 0) {
     pthread_mutex_unlock(&e->lock);
     return false;
   }
   tern_request *r = e->queue[e->qhead];
-  if (r->type != COLL_REQ_COLL) {
+  if (r->type != COMM_REQ_COLL) {
     pthread_mutex_unlock(&e->lock);
     run_p2p(c);
     return true;
@@ -214,7 +170,7 @@ static bool run_head(tern_comm *c) {
   r->seq = e->coll_seq++;
   pthread_mutex_unlock(&e->lock);
 
-  tern_status rc = coll_exec_coll(c, r);
+  tern_status rc = run_coll(c, r);
   if (rc != TERN_OK) atomic_store(&c->arg_err_last, false);
   pthread_mutex_lock(&e->lock);
   r->status = rc;
@@ -233,7 +189,7 @@ static void run_queue(tern_comm *c) {
 
 static void *progress_thread(void *arg) {
   tern_comm *c = arg;
-  coll_engine *e = c->engine;
+  comm_engine *e = c->engine;
   for (;;) {
     struct pollfd fds[2] = {{.fd = e->wake_fd, .events = POLLIN},
                             {.fd = c->listen_fd, .events = POLLIN}};
@@ -258,7 +214,7 @@ static void *progress_thread(void *arg) {
 
 /* Waits until r is done, running the queue whenever nobody else is. */
 static tern_status wait_done(tern_comm *c, tern_request *r) {
-  coll_engine *e = c->engine;
+  comm_engine *e = c->engine;
   pthread_mutex_lock(&e->lock);
   while (!r->done) {
     if (pthread_mutex_trylock(&e->run_lock) == 0) {
@@ -282,7 +238,7 @@ static tern_status wait_done(tern_comm *c, tern_request *r) {
 }
 
 static tern_request *enqueue(tern_comm *c, const tern_request *proto) {
-  coll_engine *e = c->engine;
+  comm_engine *e = c->engine;
   tern_request *slot = NULL;
   for (int i = 0; i < POOL && slot == NULL; i++)
     if (!e->pool[i].in_use) slot = &e->pool[i];
@@ -293,14 +249,14 @@ static tern_request *enqueue(tern_comm *c, const tern_request *proto) {
   return slot;
 }
 
-tern_status coll_engine_run_blocking(tern_comm *c, const tern_request *proto) {
-  coll_engine *e = c->engine;
+tern_status comm_engine_run_blocking(tern_comm *c, const tern_request *proto) {
+  comm_engine *e = c->engine;
   if (atomic_load(&e->qlen) == 0 && pthread_mutex_trylock(&e->run_lock) == 0) {
     if (atomic_load(&e->qlen) == 0) { /* again: a request queued since then runs first */
       tern_request *r = &e->inline_req;
       load(r, proto);
-      if (r->type == COLL_REQ_COLL) r->seq = e->coll_seq++;
-      tern_status rc = r->type == COLL_REQ_COLL ? coll_exec_coll(c, r) : coll_exec_p2p(c, r);
+      if (r->type == COMM_REQ_COLL) r->seq = e->coll_seq++;
+      tern_status rc = r->type == COMM_REQ_COLL ? run_coll(c, r) : comm_p2p_run(c, r);
       if (rc != TERN_OK) atomic_store(&c->arg_err_last, false);
       r->in_use = false;
       pthread_mutex_unlock(&e->run_lock);
@@ -317,8 +273,8 @@ tern_status coll_engine_run_blocking(tern_comm *c, const tern_request *proto) {
   return wait_done(c, r);
 }
 
-tern_status coll_engine_submit(tern_comm *c, const tern_request *proto, tern_request **out) {
-  coll_engine *e = c->engine;
+tern_status comm_engine_submit(tern_comm *c, const tern_request *proto, tern_request **out) {
+  comm_engine *e = c->engine;
   pthread_mutex_lock(&e->lock);
   int outstanding = 0;
   for (int i = 0; i < POOL; i++)
@@ -345,7 +301,7 @@ tern_status tern_wait(tern_request *req) {
 
 tern_status tern_test(tern_request *req, int *done) {
   if (req == NULL || done == NULL) return TERN_ERR_INVALID_ARG;
-  coll_engine *e = req->comm->engine;
+  comm_engine *e = req->comm->engine;
   pthread_mutex_lock(&e->lock);
   bool finished = req->done;
   tern_status rc = TERN_OK;
@@ -358,37 +314,33 @@ tern_status tern_test(tern_request *req, int *done) {
   return rc;
 }
 
-tern_status coll_engine_start(tern_comm *c) {
-  coll_engine *e = calloc(1, sizeof *e);
+tern_status comm_engine_start(tern_comm *c, const comm_runner *runner) {
+  comm_engine *e = calloc(1, sizeof *e);
   if (e == NULL) return core_err_set(&c->err, TERN_ERR_NOMEM, "no memory for the engine");
-  /* the host-ordered view hier runs on (hier_hosts.c), when ranks span hosts */
-  if (c->nhosts > 1 && c->nhosts < c->size &&
-      coll_hosts_make(c->size, c->host_id, &e->hosts) != TERN_OK) {
+  tern_status rc = runner->start(c, &e->state);
+  if (rc != TERN_OK) {
     free(e);
-    return core_err_set(&c->err, TERN_ERR_NOMEM, "no memory for the hosts of %d ranks", c->size);
+    return rc;
   }
+  e->runner = runner;
   pthread_mutex_init(&e->lock, NULL);
   pthread_mutex_init(&e->run_lock, NULL);
   pthread_cond_init(&e->done_cond, NULL);
-  for (int i = 0; i < POOL; i++)
-    coll_sched_init(&e->pool[i].sched);
-  coll_sched_init(&e->inline_req.sched);
-  coll_sched_cache_init(&e->scheds);
   e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   c->engine = e;
   if (e->wake_fd < 0 || pthread_create(&e->thread, NULL, progress_thread, c) != 0) {
-    tern_status rc = core_err_errno(&c->err, errno, "starting the progress thread");
+    rc = core_err_errno(&c->err, errno, "starting the progress thread");
     if (e->wake_fd >= 0) close(e->wake_fd);
     e->wake_fd = -1;
     e->stop = true; /* no thread to join */
-    coll_engine_stop(c);
+    comm_engine_stop(c);
     return rc;
   }
   return TERN_OK;
 }
 
-bool coll_engine_busy(tern_comm *c) {
-  coll_engine *e = c->engine;
+bool comm_engine_busy(tern_comm *c) {
+  comm_engine *e = c->engine;
   if (e == NULL) return false;
   pthread_mutex_lock(&e->lock);
   bool busy = e->qlen > 0;
@@ -396,16 +348,16 @@ bool coll_engine_busy(tern_comm *c) {
   return busy;
 }
 
-void coll_engine_wake_all(tern_comm *c) {
-  coll_engine *e = c->engine;
+void comm_engine_wake_all(tern_comm *c) {
+  comm_engine *e = c->engine;
   if (e == NULL) return;
   pthread_mutex_lock(&e->lock);
   pthread_cond_broadcast(&e->done_cond);
   pthread_mutex_unlock(&e->lock);
 }
 
-void coll_engine_stop(tern_comm *c) {
-  coll_engine *e = c->engine;
+void comm_engine_stop(tern_comm *c) {
+  comm_engine *e = c->engine;
   if (e == NULL) return;
   pthread_mutex_lock(&e->lock);
   bool joinable = !e->stop;
@@ -416,16 +368,10 @@ void coll_engine_stop(tern_comm *c) {
     if (write(e->wake_fd, &one, sizeof one) < 0) CORE_WARN("waking the progress thread failed");
     pthread_join(e->thread, NULL);
   }
-  for (int i = 0; i < POOL; i++) {
-    coll_sched_free(&e->pool[i].sched);
+  for (int i = 0; i < POOL; i++)
     free(e->pool[i].xfers);
-  }
-  coll_sched_free(&e->inline_req.sched);
   free(e->inline_req.xfers);
-  coll_sched_cache_free(&e->scheds);
-  free(e->tmp);
-  coll_tuning_free(&e->tuning);
-  coll_hosts_free(e->hosts);
+  e->runner->stop(e->state);
   if (e->wake_fd >= 0) close(e->wake_fd);
   pthread_mutex_destroy(&e->lock);
   pthread_mutex_destroy(&e->run_lock);

@@ -1,5 +1,7 @@
-/* api_comm.c: the public communicator calls: init, destroy, abort, rank, size, last error. */
-#include "coll/coll.h"
+/* api_comm.c: making a communicator with its engine (comm_create), and the public calls on one:
+ * destroy, abort, rank, size, last error. tern_comm_init is the collective layer's
+ * (coll/runner.c): it names the runner the engine starts with. */
+#include "comm/engine.h"
 #include "comm/env.h"
 
 #include <stdio.h>
@@ -9,8 +11,8 @@
 /* The reason the last init on this thread failed, for tern_comm_last_error(NULL). */
 static __thread char init_error[CORE_ERR_LEN];
 
-tern_status coll_comm_open(tern_comm **out, int rank, int size, const char *store, bool serve,
-                           store_server *served) {
+tern_status comm_create(tern_comm **out, int rank, int size, const char *store, bool serve,
+                        store_server *served, const comm_runner *runner) {
   if (out == NULL) {
     store_server_stop(served);
     return TERN_ERR_INVALID_ARG;
@@ -24,11 +26,7 @@ tern_status coll_comm_open(tern_comm **out, int rank, int size, const char *stor
   }
   c->server = served; /* comm_close stops it, on failure too */
   tern_status rc = comm_open(c, rank, size, store, serve);
-  if (rc == TERN_OK && (rc = coll_engine_start(c)) != TERN_OK) comm_close(c);
-  if (rc == TERN_OK && (rc = coll_engine_share_tuning(c)) != TERN_OK) {
-    coll_engine_stop(c);
-    comm_close(c);
-  }
+  if (rc == TERN_OK && (rc = comm_engine_start(c, runner)) != TERN_OK) comm_close(c);
   if (rc != TERN_OK) {
     store_server_stop(c->server); /* comm_open's early refusals return before comm_close */
     snprintf(init_error, sizeof init_error, "%s", c->err.msg);
@@ -42,11 +40,7 @@ tern_status coll_comm_open(tern_comm **out, int rank, int size, const char *stor
   return TERN_OK;
 }
 
-tern_status tern_comm_init(tern_comm **comm, int rank, int size, const char *store) {
-  return coll_comm_open(comm, rank, size, store, rank == 0, NULL);
-}
-
-tern_status tern_comm_init_env(tern_comm **comm) {
+tern_status comm_create_env(tern_comm **comm, const comm_runner *runner) {
   if (comm) *comm = NULL;
   comm_env env;
   core_err err = {0};
@@ -58,7 +52,7 @@ tern_status tern_comm_init_env(tern_comm **comm) {
   }
   CORE_DEBUG("rank %d of %d from %s, store %s%s", env.rank, env.size, env.source, env.store,
              env.serve_store ? " (served here)" : "");
-  return coll_comm_open(comm, env.rank, env.size, env.store, env.serve_store, NULL);
+  return comm_create(comm, env.rank, env.size, env.store, env.serve_store, NULL, runner);
 }
 
 int tern_comm_rank(const tern_comm *comm) {
@@ -78,13 +72,13 @@ const char *tern_comm_last_error(const tern_comm *comm) {
 void tern_comm_abort(tern_comm *comm) {
   if (comm == NULL) return;
   comm_abort(comm);
-  coll_engine_wake_all(comm);
+  comm_engine_wake_all(comm);
 }
 
 void tern_comm_destroy(tern_comm *comm) {
   if (comm == NULL) return;
-  if (coll_engine_busy(comm)) tern_comm_abort(comm); /* cancel what is still outstanding */
-  coll_engine_stop(comm);
+  if (comm_engine_busy(comm)) tern_comm_abort(comm); /* cancel what is still outstanding */
+  comm_engine_stop(comm);
   comm_close(comm);
   free(comm);
 }

@@ -1,0 +1,49 @@
+/* choose.c: the one selector (coll_choose, sched.h): every choice of an algorithm at run time
+ * goes through here, whatever feeds it: the built-in profiles (profile.c) through the closed
+ * forms (select.c) on one host or the schedules' phases across hosts (select_hosts.c), the tuning
+ * file of `tern tune` (tuning.h), or weights learned from simulated sweeps (select_learned.h).
+ * All of them walk the algorithms' descriptors (algo/list.h).
+ */
+#include "coll/algo/algo.h"
+#include "coll/select_learned.h"
+#include "coll/tuning.h"
+
+/* The refinement of algo that suits a at w (pair for the ring), else algo. */
+static coll_algo refined(const coll_args *a, const coll_site *w, coll_algo algo) {
+  for (int r = COLL_ALGO_AUTO + 1; r < COLL_NUM_ALGOS; r++) {
+    const coll_algo_desc *d = coll_algo_desc_of((coll_algo)r);
+    if (d->refines == algo && d->build[a->kind] && d->suits(a, w)) return (coll_algo)r;
+  }
+  return algo;
+}
+
+static coll_algo across_hosts(const coll_args *a, size_t elem_size, const coll_site *w,
+                              coll_algo *inner) {
+  coll_algo algo = COLL_ALGO_AUTO;
+  if (w->learned && a->ppn > 0) {
+    coll_sched scratch;
+    coll_sched_init(&scratch);
+    algo = coll_select_learned(w->learned, a->kind, a->size, a->ppn, a->count, elem_size, &scratch,
+                               inner);
+    coll_sched_free(&scratch);
+  }
+  if (algo == COLL_ALGO_AUTO)
+    algo = coll_select_hosts(a, elem_size, w->intra ? w->intra : &coll_model_shm,
+                             w->inter ? w->inter : &coll_model_tcp, inner);
+  return algo;
+}
+
+coll_algo coll_choose(const coll_args *a, size_t elem_size, const coll_site *w,
+                      const coll_tuning *tuned, coll_algo *inner) {
+  coll_algo algo = COLL_ALGO_AUTO;
+  *inner = COLL_ALGO_RING;
+  if (w->across_hosts)
+    algo = across_hosts(a, elem_size, w, inner);
+  else if (tuned)
+    algo = coll_tuning_select(tuned, w->tr, a->kind, a->size, a->count, elem_size);
+  if (algo == COLL_ALGO_AUTO || !coll_algo_supported(a->kind, algo)) {
+    coll_net_model m = coll_model_of_site(w);
+    algo = coll_select(a->kind, a->size, a->count, elem_size, &m);
+  }
+  return refined(a, w, algo);
+}
