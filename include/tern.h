@@ -295,6 +295,13 @@ tern_status tern_swarm_serve_state(tern_swarm *sw, const float *values, size_t c
  * a count that differs from the group's (TERN_ERR_INVALID_ARG), system failures. */
 tern_status tern_swarm_average(tern_swarm *sw, float *values, size_t count, double *weight,
                                const tern_swarm_average_options *opt, tern_swarm_report *report);
+/* Publishes this peer's progress for `tern swarm status` (docs/CLI.md): the epoch and the
+ * samples per second as the caller counts them, with this peer's round and the size of its last
+ * group. The peer writes the record again every TERN_SWARM_STATUS_TTL / 3 seconds (default 30 s)
+ * until it leaves; a record not refreshed within the TTL is no longer listed. Keyed, the record
+ * carries a MAC and sits where only key holders look, as the matching records do. */
+tern_status tern_swarm_publish_status(tern_swarm *sw, unsigned long long epoch,
+                                      double samples_per_s);
 /* Tells the last group this peer left, stops the DHT and frees everything. NULL is accepted. */
 void tern_swarm_leave(tern_swarm *sw);
 /* What went wrong last on sw (or in the last failed join when sw is NULL); "" when nothing. */

@@ -120,6 +120,7 @@ _protos = {
     "tern_swarm_address": ([_p], _s),
     "tern_swarm_download_state": ([_p, _p, _sz, _d], _i),
     "tern_swarm_serve_state": ([_p, _p, _sz], _i),
+    "tern_swarm_publish_status": ([_p, ctypes.c_ulonglong, _d], _i),
     "tern_swarm_average": ([_p, _p, _sz, ctypes.POINTER(_d), ctypes.POINTER(SwarmAverageOptions),
                             ctypes.POINTER(SwarmReport)], _i),
     "tern_swarm_leave": ([_p], None),

@@ -153,6 +153,15 @@ class Swarm:
         h, b = self._handle(), _vector(x, "serve_state")
         self._check("serving a state", _lib.lib.tern_swarm_serve_state(h, b.ptr, b.count))
 
+    def publish_status(self, epoch, samples_per_s):
+        """Publishes this peer's progress for `tern swarm status` (docs/CLI.md): epoch and
+        samples/s as the caller counts them, with the peer's round and last group size. The
+        peer refreshes the record until it leaves."""
+        if not (isinstance(epoch, numbers.Integral) and epoch >= 0):
+            raise ValueError(f"epoch {epoch!r}: want an integer >= 0")
+        self._check("publishing the status", _lib.lib.tern_swarm_publish_status(
+            self._handle(), int(epoch), float(samples_per_s)))
+
     def average(self, x, weight, compress="none", min_group=None, target_group=None,
                 match_timeout=None, average_timeout=None, random_groups=None, rounds=None,
                 clip=None):

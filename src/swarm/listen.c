@@ -357,6 +357,7 @@ static void *listener(void *arg) {
     expire_queue(sw, now);
     pthread_mutex_unlock(&sw->mu);
     swarm_limit_tick(&sw->limits, now);
+    swarm_status_tick(sw, now);
     if (poll(fds, (nfds_t)n, 200) < 0 && errno != EINTR) break;
     if (fds[0].revents) break;
     for (int k = 2; k < n; k++)

@@ -58,6 +58,20 @@ static void say_hello(tern_swarm *sw) {
   }
 }
 
+void swarm_identity(tern_swarm *sw, const char *run_id, const char *key) {
+  crypto_generichash(sw->run_hash, 32, (const uint8_t *)run_id, strlen(run_id),
+                     (const uint8_t *)"tern-swarm-run", 14);
+  memcpy(sw->run_id, sw->run_hash, 16);
+  if (key) {
+    crypto_generichash(sw->key, 32, (const uint8_t *)key, strlen(key),
+                       (const uint8_t *)"tern-key-v1", 11);
+    sw->keyed = true;
+  } else if (core_config_get()->have_key) {
+    memcpy(sw->key, core_config_get()->key, 32);
+    sw->keyed = true;
+  }
+}
+
 static tern_status setup(tern_swarm *sw, const tern_swarm_options *o, core_err *err) {
   char host[NET_HOST_LEN];
   int port;
@@ -70,20 +84,10 @@ static tern_status setup(tern_swarm *sw, const tern_swarm_options *o, core_err *
                         host, SWARM_HOST_LEN - 1);
   for (int i = 0; i < TERN_SWARM_MAX_BOOTSTRAP && o->bootstrap[i]; i++)
     snprintf(sw->bootstrap[sw->nbootstrap++], sizeof sw->bootstrap[0], "%s", o->bootstrap[i]);
-  crypto_generichash(sw->run_hash, 32, (const uint8_t *)o->run_id, strlen(o->run_id),
-                     (const uint8_t *)"tern-swarm-run", 14);
-  memcpy(sw->run_id, sw->run_hash, 16);
+  swarm_identity(sw, o->run_id, o->key);
   uint8_t pool[32];
   swarm_pool_key(sw, pool);
   sw->pool_tag = core_get64(pool);
-  if (o->key) {
-    crypto_generichash(sw->key, 32, (const uint8_t *)o->key, strlen(o->key),
-                       (const uint8_t *)"tern-key-v1", 11);
-    sw->keyed = true;
-  } else if (core_config_get()->have_key) {
-    memcpy(sw->key, core_config_get()->key, 32);
-    sw->keyed = true;
-  }
   rc = swarm_check_exposure(host, (const char(*)[NET_HOST_LEN + 8]) sw->bootstrap, sw->nbootstrap,
                             sw->keyed, o->insecure != 0, err);
   if (rc != TERN_OK) return rc;
@@ -119,15 +123,9 @@ static tern_status setup(tern_swarm *sw, const tern_swarm_options *o, core_err *
   return rc;
 }
 
-tern_status tern_swarm_join(tern_swarm **out, const tern_swarm_options *o) {
-  if (!out) return TERN_ERR_INVALID_ARG;
-  *out = NULL;
-  core_err_clear(&join_err);
-  if (sodium_init() < 0) return core_err_set(&join_err, TERN_ERR_SYSTEM, "libsodium");
-  tern_status rc = check_options(o, &join_err);
-  if (rc != TERN_OK) return rc;
+tern_swarm *swarm_new(void) {
   tern_swarm *sw = calloc(1, sizeof *sw);
-  if (!sw) return core_err_set(&join_err, TERN_ERR_NOMEM, "tern_swarm_join");
+  if (!sw) return NULL;
   sw->listen_fd = sw->wake[0] = sw->wake[1] = -1;
   sw->last_round = UINT32_MAX;
   pthread_mutex_init(&sw->mu, NULL);
@@ -136,6 +134,18 @@ tern_status tern_swarm_join(tern_swarm **out, const tern_swarm_options *o) {
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
   pthread_cond_init(&sw->cv, &ca);
   pthread_condattr_destroy(&ca);
+  return sw;
+}
+
+tern_status tern_swarm_join(tern_swarm **out, const tern_swarm_options *o) {
+  if (!out) return TERN_ERR_INVALID_ARG;
+  *out = NULL;
+  core_err_clear(&join_err);
+  if (sodium_init() < 0) return core_err_set(&join_err, TERN_ERR_SYSTEM, "libsodium");
+  tern_status rc = check_options(o, &join_err);
+  if (rc != TERN_OK) return rc;
+  tern_swarm *sw = swarm_new();
+  if (!sw) return core_err_set(&join_err, TERN_ERR_NOMEM, "tern_swarm_join");
   rc = setup(sw, o, &join_err);
   if (rc != TERN_OK) {
     CORE_WARN("swarm: join failed: %s", join_err.msg);

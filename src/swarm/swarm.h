@@ -48,6 +48,9 @@ typedef struct swarm_record {
 size_t swarm_record_encode(const swarm_member *m, uint32_t round, uint64_t stamp_ms,
                            uint32_t ttl_ms, const uint8_t gkey[32], const uint8_t *key,
                            uint8_t *out);
+/* A record's end: host after the fixed bytes, then, keyed, the MAC over all of it; the length.
+ * (status.c's records end the same way.) */
+size_t swarm_record_close(uint8_t *out, size_t fixed, const char *host, const uint8_t *key);
 /* TERN_ERR_PROTOCOL for malformed records, records of another round (unless SWARM_ANY_ROUND)
  * or group key, and keyedness that differs from ours; TERN_ERR_AUTH for a bad MAC. */
 tern_status swarm_record_decode(const uint8_t *in, size_t len, uint32_t round,
@@ -155,6 +158,19 @@ struct get_ctx;
 struct swarm_watch;
 struct dht_op_token;
 
+/* status.c: a peer's progress as `tern swarm status` lists it (one DHT record). */
+typedef struct swarm_status {
+  uint64_t id;
+  char host[SWARM_HOST_LEN];
+  int port;
+  unsigned long long epoch;
+  double samples_per_s;
+  uint32_t round;
+  int group_size;   /* of the peer's last round (1: alone; 0: none yet) */
+  int ttl;          /* seconds the record stands for after its publication */
+  double published; /* Unix seconds */
+} swarm_status;
+
 /* The results this peer received in its current all-reduce, part by part (repair.c), for the
  * members whose reducer died before answering them. */
 enum swarm_held_status { SWARM_HELD_PENDING = 0, SWARM_HELD_HAVE, SWARM_HELD_NONE };
@@ -258,8 +274,31 @@ struct tern_swarm {
   /* compress/ef.c: the int8ef residual, in weight x value units, one per element (count) */
   float *ef_mass;
   size_t ef_count;
+  /* Under mu: the progress record tern_swarm_publish_status set, refreshed by the listener at
+   * status_next_ns (status.c). */
+  swarm_status status;
+  bool status_on;
+  uint64_t status_next_ns;
   core_err err;
 };
+
+/* swarm.c: a peer with nothing started (fds -1, lock and condition ready); NULL: no memory. */
+tern_swarm *swarm_new(void);
+/* swarm.c: the run's hash and the key's, from the run id and the secret (or TERN_KEY). */
+void swarm_identity(tern_swarm *sw, const char *run_id, const char *key);
+
+/* status.c: TERN_SWARM_STATUS_TTL, or its default. */
+tern_status swarm_status_ttl(double *ttl, core_err *err);
+/* The listener's tick: puts the status record again when it is due. */
+void swarm_status_tick(tern_swarm *sw, uint64_t now_ns);
+/* The live status records of the run (publishers' ttl ttl), each peer's newest, at most max;
+ * each DHT get waits at most timeout_s. Returns how many. */
+int swarm_status_read(tern_swarm *sw, double ttl, double timeout_s, swarm_status *out, int max);
+/* observe.c: a DHT node of the run without a listener (it takes no part in rounds), for
+ * reading records; *out NULL on failure. tern_swarm_leave frees it. */
+tern_status swarm_observe(tern_swarm **out, const char *run_id, const char *key,
+                          const char *const *bootstrap, int nbootstrap, bool insecure,
+                          core_err *err);
 
 /* listen.c */
 tern_status swarm_listener_start(tern_swarm *sw, core_err *err);

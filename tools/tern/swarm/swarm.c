@@ -43,7 +43,9 @@ static int usage(FILE *out) {
       "                  [--clip TAU] [--insecure] [--region NAME]\n\n"
       "A swarm peer: joins the DHT through the --join addresses (the only ones it contacts\n"
       "first), then averages an N-float vector (element k = V + k mod 7) with its group for R\n"
-      "rounds, printing one report per round. --coord places the peer on the Moshpit grid\n"
+      "rounds, printing one report per round; `tern swarm status` lists it with the rounds\n"
+      "done as its epoch and W x rounds / second as its samples/s. --coord places the peer on the "
+      "Moshpit grid\n"
       "(--grid gives the sizes: a line's group closes once it is full). --download\n"
       "first takes the current vector and round from a --join peer (joining mid-run; it then\n"
       "runs only the swarm's rounds that are left of 0..R-1). --rss\n"
@@ -317,6 +319,7 @@ static void report(const opts *o, const tern_swarm_report *r, const float *x) {
 }
 
 int cmd_swarm(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "status") == 0) return cmd_swarm_status(argc - 1, argv + 1);
   opts o = {.rounds = 10, .dim = 1024, .weight = 1, .show = 4, .init_peer = -1};
   int rc = parse(argc, argv, &o);
   if (rc) return rc < 0 ? 0 : rc;
@@ -360,6 +363,10 @@ int cmd_swarm(int argc, char **argv) {
     printf("\n");
   }
   double w = o.weight;
+  /* `tern swarm status` lists this peer: its epoch is the rounds done, its samples/s the
+   * --weight of a round (the samples it stands for) times the rounds a second. */
+  double started = core_wall_s();
+  tern_swarm_publish_status(sw, 0, 0);
   /* Rounds 0..R-1 of the swarm: a peer that downloaded round k's state runs only k..R-1. */
   o.avg.rounds = (int)o.rounds;
   for (long next = 0, i = 0; st == TERN_OK && next < o.rounds; i++) {
@@ -371,6 +378,8 @@ int cmd_swarm(int argc, char **argv) {
     else
       report(&o, &r, x);
     next = (long)r.round + 1;
+    tern_swarm_publish_status(sw, (unsigned long long)(i + 1),
+                              o.weight * (double)(i + 1) / (core_wall_s() - started));
   }
   printf("final weight %.15g mean %.9g values", w, mean_of(&o, x));
   for (int k = 0; k < o.show && k < o.dim; k++)
