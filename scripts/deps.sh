@@ -11,7 +11,7 @@
 # Run as root (it calls apt-get); as another user it names what to install and fails.
 set -euo pipefail
 
-build=(cmake make gcc pkg-config libsodium-dev libjansson-dev libsimgrid-dev libopendht-c-dev)
+build=(cmake make gcc g++ pkg-config libsodium-dev libjansson-dev libsimgrid-dev libopendht-c-dev)
 test=("${build[@]}" libcmocka-dev clang libclang-rt-14-dev python3 python3-numpy python3-torch python3-venv
       iproute2 procps openmpi-bin mpich nftables iptables util-linux clang-format cppcheck)
 bench=("${test[@]}" openmpi-bin libopenmpi-dev mpich libmpich-dev python3-torch python3-matplotlib
