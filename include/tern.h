@@ -146,6 +146,11 @@ tern_status tern_barrier(tern_comm *c);
  * with the same count and dtype. */
 tern_status tern_send(tern_comm *c, const void *buf, size_t count, tern_dtype dt, int peer);
 tern_status tern_recv(tern_comm *c, void *buf, size_t count, tern_dtype dt, int peer);
+/* A receive from any source (MPI_ANY_SOURCE): takes the next send to this rank of whichever
+ * peer has one waiting (peers with a receive of their own posted are left to it; the peers are
+ * looked at in turn, so none starves). *source gets the sender's rank. The message must have
+ * count elements of dt, as with tern_recv. */
+tern_status tern_recv_any(tern_comm *c, void *buf, size_t count, tern_dtype dt, int *source);
 
 /* ---- collectives (nonblocking) ----------------------------------------------------------- */
 /* Each starts the operation and returns at once with *req set; the operation advances in the
@@ -171,6 +176,9 @@ tern_status tern_isend(tern_comm *c, const void *buf, size_t count, tern_dtype d
                        tern_request **req);
 tern_status tern_irecv(tern_comm *c, void *buf, size_t count, tern_dtype dt, int peer,
                        tern_request **req);
+/* *source is written when the request completes: it must stay valid until then. */
+tern_status tern_irecv_any(tern_comm *c, void *buf, size_t count, tern_dtype dt, int *source,
+                           tern_request **req);
 
 /* Waits for req, frees it and returns the operation's status. */
 tern_status tern_wait(tern_request *req);

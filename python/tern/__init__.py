@@ -105,6 +105,17 @@ def _op(op):
     return op
 
 
+class _Source:
+    """The sender's rank of a receive from any source, written by tern when it completes."""
+    __slots__ = ("rank",)
+
+    def __init__(self, rank):
+        self.rank = rank
+
+    def value(self):
+        return self.rank.value
+
+
 class Request:
     """One outstanding nonblocking operation. wait() returns its result (the output array) or
     raises TernError; test() says whether it has completed. The arrays stay referenced until
@@ -128,7 +139,7 @@ class Request:
             self._finish(_lib.lib.tern_wait(self._handle))
         if self._error is not None:
             raise self._error
-        return self._result
+        return self._result.value() if type(self._result) is _Source else self._result
 
     def test(self):
         """True once the operation has completed (then wait() returns at once)."""
@@ -331,6 +342,22 @@ class Comm:
 
     def irecv(self, x, peer):
         return self._p2p("recv", x, peer, False)
+
+    def _recv_any(self, x, blocking):
+        b, source = _Buf(x, "recv_any"), ctypes.c_int(-1)
+        fn = _lib.lib.tern_recv_any if blocking else _lib.lib.tern_irecv_any
+        got = self._call("recv (any source)", fn, (b.ptr, b.count, b.dtype, ctypes.byref(source)),
+                         _Source(source), (b, source), blocking)
+        return got.value() if blocking else got
+
+    def recv_any(self, x):
+        """Fills x with the next send to this rank of whichever rank sends one first (peers with
+        an irecv of their own posted are left to it); returns the sender's rank."""
+        return self._recv_any(x, True)
+
+    def irecv_any(self, x):
+        """recv_any's i-form: its Request's wait() returns the sender's rank."""
+        return self._recv_any(x, False)
 
     def barrier(self):
         """Returns once every rank has entered it."""

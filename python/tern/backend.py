@@ -193,6 +193,26 @@ class Work(dist.Work):
         fut.set_result(self._result)
 
 
+class _AnySourceWork(Work):
+    """A receive from any source: its source rank is known once it completes."""
+
+    def __init__(self, req, tensors):
+        super().__init__([req], tensors)
+        self._req, self._sender = req, -1
+
+    def _complete(self):
+        req = self._req
+        super()._complete()
+        if self._error is None:
+            self._sender = req.wait()  # done already: returns the sender at once
+
+    def source_rank(self):
+        self.wait()
+        return self._sender
+
+    _source_rank = source_rank
+
+
 def _raise(err):
     raise err
 
@@ -371,12 +391,10 @@ class ProcessGroupTern(dist.ProcessGroup):
                     source=src)
 
     def recv_anysource(self, tensors, tag=0):
-        """Of two ranks, the source can only be the other; beyond, tern has no wildcard
-        receive (each receive is matched to one peer)."""
-        if self.comm.size == 2:
-            return self.recv(tensors, 1 - self.comm.rank, tag)
-        raise NotImplementedError("tern: recv without a source on more than 2 ranks: tern "
-                                  "matches every receive to one peer (docs/PYTORCH.md); pass src=")
+        """tern_irecv_any: the next send to this rank from whichever rank sends first; the
+        Work's source rank is the sender's."""
+        req = self.comm.irecv_any(_bytes(_one(tensors, "recv"), "recv"))
+        return _AnySourceWork(req, tensors)
 
     def barrier(self, opts=None):
         return Work([self.comm.ibarrier()], [])

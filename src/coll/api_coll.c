@@ -191,34 +191,40 @@ static tern_status do_barrier(tern_comm *c, tern_request **req) {
   return issue(c, &p, req);
 }
 
+/* peer COLL_ANY_PEER: a receive from any source, whose sender's rank goes to *source. */
 static tern_status p2p(tern_comm *c, coll_req_type type, const void *sbuf, void *rbuf, size_t count,
-                       tern_dtype dt, int peer, tern_request **req) {
+                       tern_dtype dt, int peer, int *source, tern_request **req) {
   if (c == NULL) return TERN_ERR_INVALID_ARG;
-  const char *call = type == COLL_REQ_SEND ? "send" : "recv";
+  const char *call = type == COLL_REQ_SEND ? "send" : peer == COLL_ANY_PEER ? "recv_any" : "recv";
   size_t b = 0;
   CHECK(check_common(c, call, count, 1, dt, &b));
   CHECK(need_buf(c, call, "buf", type == COLL_REQ_SEND ? sbuf : rbuf, b));
-  if (peer < 0 || peer >= c->size || peer == c->rank)
+  if (peer == COLL_ANY_PEER) {
+    if (source == NULL) return bad_arg(c, "%s: source is NULL", call);
+    if (c->size < 2) return bad_arg(c, "%s: a communicator of one rank has no peer", call);
+  } else if (peer < 0 || peer >= c->size || peer == c->rank) {
     return bad_arg(c, "%s: peer %d is not another rank of this communicator (0..%d, not %d)", call,
                    peer, c->size - 1, c->rank);
+  }
   tern_request p = {.comm = c,
                     .type = type,
                     .args = {.count = count},
                     .sendbuf = sbuf,
                     .recvbuf = rbuf,
                     .dt = dt,
-                    .peer = peer};
+                    .peer = peer,
+                    .source = source};
   return issue(c, &p, req);
 }
 
 static tern_status do_send(tern_comm *c, const void *buf, size_t count, tern_dtype dt, int peer,
                            tern_request **req) {
-  return p2p(c, COLL_REQ_SEND, buf, NULL, count, dt, peer, req);
+  return p2p(c, COLL_REQ_SEND, buf, NULL, count, dt, peer, NULL, req);
 }
 
 static tern_status do_recv(tern_comm *c, void *buf, size_t count, tern_dtype dt, int peer,
                            tern_request **req) {
-  return p2p(c, COLL_REQ_RECV, NULL, buf, count, dt, peer, req);
+  return p2p(c, COLL_REQ_RECV, NULL, buf, count, dt, peer, NULL, req);
 }
 
 /* ---- the blocking forms ------------------------------------------------------------------ */
@@ -253,6 +259,9 @@ tern_status tern_send(tern_comm *c, const void *buf, size_t n, tern_dtype dt, in
 }
 tern_status tern_recv(tern_comm *c, void *buf, size_t n, tern_dtype dt, int peer) {
   return do_recv(c, buf, n, dt, peer, NULL);
+}
+tern_status tern_recv_any(tern_comm *c, void *buf, size_t n, tern_dtype dt, int *source) {
+  return p2p(c, COLL_REQ_RECV, NULL, buf, n, dt, COLL_ANY_PEER, source, NULL);
 }
 
 /* ---- the nonblocking forms: the same, with a request that must be given ------------------- */
@@ -306,4 +315,9 @@ tern_status tern_irecv(tern_comm *c, void *buf, size_t n, tern_dtype dt, int pee
                        tern_request **req) {
   NEED_REQ("irecv");
   return do_recv(c, buf, n, dt, peer, req);
+}
+tern_status tern_irecv_any(tern_comm *c, void *buf, size_t n, tern_dtype dt, int *source,
+                           tern_request **req) {
+  NEED_REQ("irecv_any");
+  return p2p(c, COLL_REQ_RECV, NULL, buf, n, dt, COLL_ANY_PEER, source, req);
 }

@@ -14,6 +14,7 @@
 #include "comm/comm.h"
 
 typedef enum coll_req_type { COLL_REQ_COLL, COLL_REQ_SEND, COLL_REQ_RECV } coll_req_type;
+#define COLL_ANY_PEER (-1) /* tern_recv_any's peer until a sender is found (exec.c) */
 
 struct tern_request {
   tern_comm *comm;
@@ -23,7 +24,8 @@ struct tern_request {
   void *recvbuf;       /* collectives and recv */
   tern_dtype dt;
   tern_op op;
-  int peer;     /* send and recv */
+  int peer;     /* send and recv; COLL_ANY_PEER for a receive from any source until matched */
+  int *source;  /* a receive from any source: where the sender's rank goes */
   uint32_t seq; /* collectives: the communicator's count when issued */
   /* the run */
   coll_sched sched; /* kept warm between uses of this request slot */
@@ -42,6 +44,10 @@ tern_status coll_exec_coll(tern_comm *c, tern_request *r);
  * point-to-point request issued in a row in flight together, so that a swap (each side isend then
  * irecv) completes however large the messages (engine.c, run_p2p). */
 tern_status coll_exec_p2p_post(tern_comm *c, tern_request *r);
+/* A receive from any source not matched yet (r->peer COLL_ANY_PEER, its transfer unposted):
+ * when some peer's next message to this rank is its next send, r takes that peer, its
+ * *source is set and it is posted (*matched). Otherwise nothing happens. */
+tern_status coll_exec_p2p_match(tern_comm *c, tern_request *r, bool *matched);
 /* Runs one point-to-point request to the end on the calling thread (a blocking call). */
 tern_status coll_exec_p2p(tern_comm *c, tern_request *r);
 /* Whether c is healthy as an operation starts (its error text is then cleared), so that a

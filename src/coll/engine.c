@@ -164,6 +164,25 @@ static tern_status post_issued_p2p(tern_comm *c, int *posted, bool *moved) {
   return TERN_OK;
 }
 
+/* Gives the posted receives from any source that have no sender yet the peers that now have a
+ * send for this rank, in issue order; c->any_source says whether some still wait. */
+static tern_status match_any_p2p(tern_comm *c, int posted, bool *moved) {
+  coll_engine *e = c->engine;
+  bool waiting = false;
+  for (int j = 0; j < posted; j++) {
+    pthread_mutex_lock(&e->lock);
+    tern_request *r = e->queue[(e->qhead + j) % POOL];
+    pthread_mutex_unlock(&e->lock);
+    bool matched = false;
+    tern_status rc = waiting ? TERN_OK : coll_exec_p2p_match(c, r, &matched);
+    if (rc != TERN_OK) return rc;
+    *moved |= matched;
+    waiting |= r->peer == COLL_ANY_PEER; /* the later ones wait behind it */
+  }
+  c->any_source = waiting;
+  return TERN_OK;
+}
+
 /* Runs the point-to-point requests at the queue's head, and those issued behind them while they
  * run, all in flight at once; each ends as its transfer completes. In MPI's terms: isend and
  * irecv do not block each other. Running only those queued when the run began deadlocked a swap:
@@ -182,7 +201,8 @@ static void run_p2p(tern_comm *c) {
   while (rc == TERN_OK) {
     bool moved = false;
     if ((rc = post_issued_p2p(c, &posted, &moved)) != TERN_OK ||
-        (rc = comm_progress(c, &moved)) != TERN_OK)
+        (rc = comm_progress(c, &moved)) != TERN_OK ||
+        (rc = match_any_p2p(c, posted, &moved)) != TERN_OK)
       break;
     /* after every pass, not only one that moved: the wait's own looks (comm_idle's last look
      * before it sleeps) complete transfers too */
@@ -193,6 +213,7 @@ static void run_p2p(tern_comm *c) {
       rc = comm_idle(c, &idle, oldest);
   }
   atomic_store(&c->arg_err_last, false);
+  c->any_source = false;
   retire_p2p(c, posted, coll_exec_p2p_failed(c, rc, fresh, posted), &oldest);
 }
 

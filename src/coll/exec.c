@@ -262,6 +262,13 @@ static tern_status run_coll(tern_comm *c, tern_request *r) {
 tern_status coll_exec_p2p_post(tern_comm *c, tern_request *r) {
   tern_status rc = comm_check_alive(c);
   if (rc != TERN_OK || (rc = reserve_xfers(c, r, 1)) != TERN_OK) return rc;
+  if (r->peer == COLL_ANY_PEER) { /* nothing to post until a sender is found */
+    r->xfers[0] =
+        (net_xfer){.hdr = {.kind = NET_KIND_P2P, .bytes = r->args.count * tern_dtype_size(r->dt)},
+                   .peer = COLL_ANY_PEER};
+    bool matched;
+    return coll_exec_p2p_match(c, r, &matched);
+  }
   comm_peer *p = &c->peers[r->peer];
   bool send = r->type == COLL_REQ_SEND;
   net_xfer *x = &r->xfers[0];
@@ -304,9 +311,43 @@ tern_status coll_exec_p2p_failed(tern_comm *c, tern_status rc, bool fresh, int n
   return name_operation(c, rc, op);
 }
 
+tern_status coll_exec_p2p_match(tern_comm *c, tern_request *r, bool *matched) {
+  int sender;
+  *matched = false;
+  if (r->peer != COLL_ANY_PEER) return TERN_OK;
+  tern_status rc = comm_peek_p2p(c, &sender);
+  if (rc != TERN_OK || sender < 0) return rc;
+  *matched = true;
+  c->any_next = (sender + 1) % c->size;
+  r->peer = sender;
+  *r->source = sender;
+  return coll_exec_p2p_post(c, r);
+}
+
+/* A blocking receive from any source: waits, as every wait does, until some peer sends. */
+static tern_status wait_sender(tern_comm *c, tern_request *r) {
+  comm_idle_state idle;
+  comm_idle_reset(&idle);
+  c->any_source = true;
+  tern_status rc = TERN_OK;
+  while (r->peer == COLL_ANY_PEER && rc == TERN_OK) {
+    bool moved = false, matched = false;
+    if ((rc = comm_progress(c, &moved)) != TERN_OK ||
+        (rc = coll_exec_p2p_match(c, r, &matched)) != TERN_OK || matched)
+      break;
+    if (moved)
+      comm_idle_reset(&idle);
+    else
+      rc = comm_idle(c, &idle, &r->xfers[0]);
+  }
+  c->any_source = false;
+  return rc;
+}
+
 tern_status coll_exec_p2p(tern_comm *c, tern_request *r) {
   bool fresh = coll_exec_fresh(c);
   tern_status rc = coll_exec_p2p_post(c, r);
+  if (rc == TERN_OK && r->peer == COLL_ANY_PEER) rc = wait_sender(c, r);
   if (rc == TERN_OK) rc = comm_wait_all(c, r->xfers, 1);
   return coll_exec_p2p_failed(c, rc, fresh, 1);
 }
