@@ -11,16 +11,19 @@ ranks, so a subgroup is a communicator of its own. The host rank 0 publishes: TE
 else MASTER_ADDR, else this host's name as the resolver gives it.
 
 Each call starts tern's nonblocking operation(s) and returns a Work whose wait() waits for them
-on the calling thread (a communicator is used by one thread at a time). Reductions take tern's
+on the calling thread (a communicator is used by one thread at a time). A synchronous call
+(async_op=False: torch's function waits at once) costs no handoff to tern's progress thread:
+tern leaves a request to its caller for its first 100 us, and a wait within them runs it on the
+calling thread (docs/API.md, "Nonblocking twins"). Reductions take tern's
 dtypes and SUM, PRODUCT, MIN, MAX, AVG; calls that only move data (broadcast, the gathers,
 scatter, all-to-all, send/recv) take any dtype, moved as bytes. Tensors must be contiguous CPU
 tensors; anything else raises ValueError or TypeError before anything is sent.
 """
 
+import ctypes
 import datetime
 import os
 import socket
-import sys
 
 import torch
 import torch.distributed as dist
@@ -28,30 +31,40 @@ import torch.distributed as dist
 from . import AVG, MAX, MIN, PROD, SUM, Comm, TernError, _lib
 
 _STORE_KEY = "tern/store"
-_C10D_FILE = dist.distributed_c10d.__file__
+_tern_iallreduce, _tern_wait = _lib.lib.tern_iallreduce, _lib.lib.tern_wait
 
-# Keyed by the number of torch's RedOpType: comparing ReduceOp objects costs microseconds a call.
-_REDUCE_OPS = {int(getattr(dist.ReduceOp.RedOpType, name)): op for name, op in
-               (("SUM", SUM), ("PRODUCT", PROD), ("MIN", MIN), ("MAX", MAX), ("AVG", AVG))}
+_TERN_OPS = (("SUM", SUM), ("PRODUCT", PROD), ("MIN", MIN), ("MAX", MAX), ("AVG", AVG))
+# Keyed by the number of torch's RedOpType; _BY_HASH by the hash of a ReduceOp, which torch makes
+# from that number: reading opts.reduceOp.op costs 0.6 us a call, hash(opts.reduceOp) 0.15
+# (each ReduceOp is a new object, so identity cannot key it).
+_REDUCE_OPS = {int(getattr(dist.ReduceOp.RedOpType, name)): op for name, op in _TERN_OPS}
+
+
+def _hash_table():
+    """{hash of a ReduceOp: tern op} when each hash torch gives is the op's number (PREMUL_SUM,
+    which carries a factor, cannot be set bare and is not looked at); else {}."""
+    for name in dist.ReduceOp.RedOpType.__members__:
+        opts = dist.AllreduceOptions()
+        try:
+            opts.reduceOp = getattr(dist.ReduceOp, name)  # as torch's all_reduce sets it
+        except TypeError:
+            continue
+        if hash(opts.reduceOp) != int(opts.reduceOp.op):
+            return {}
+    return {int(getattr(dist.ReduceOp.RedOpType, name)): op for name, op in _TERN_OPS}
+
+
+_BY_HASH = _hash_table()
 _TERN_DTYPES = {torch.float32: 0, torch.float64: 1, torch.float16: 2, torch.bfloat16: 3,
                 torch.int8: 4, torch.uint8: 5, torch.int32: 6, torch.int64: 7}  # tern_dtype
-
-
-def _caller_waits():
-    """True when the call comes from torch.distributed's own function with async_op=False, which
-    waits for the Work at once: then tern's blocking form runs on this thread. The nonblocking
-    form hands the operation to tern's progress thread, and that handoff cost 20-35 us a call at
-    2 and 4 ranks on 2 cores (docs/PYTORCH.md's speed table)."""
-    try:
-        frame = sys._getframe(2)  # here <- the backend's method <- torch's function
-    except ValueError:
-        return False
-    return frame.f_code.co_filename == _C10D_FILE and frame.f_locals.get("async_op") is False
 
 
 def _op_of(opts, what):
     if opts is None:
         return SUM
+    op = _BY_HASH.get(hash(opts.reduceOp))
+    if op is not None:
+        return op
     kind = opts.reduceOp.op
     op = _REDUCE_OPS.get(int(kind))
     if op is None:
@@ -193,6 +206,48 @@ class Work(dist.Work):
         fut.set_result(self._result)
 
 
+class _HandleWork(Work):
+    """One tern request the backend started itself, waited for through its handle, with no
+    tern.Request between: all_reduce's Work, the call torch and DDP make most, whose cost is
+    the backend's overhead (docs/PYTORCH.md, "Speed"; each attribute set here costs). It stands
+    in the communicator's table of pending requests as a Request does, so that closing the
+    communicator first cancels it (Comm.close sets _handle to None and _error)."""
+
+    _keep, _error, _finish, _source, _done, _what = None, None, None, -1, False, "allreduce"
+
+    def __init__(self, comm, handle, result):
+        dist.Work.__init__(self)
+        self._comm, self._handle, self._result = comm, handle, result
+        comm._pending[id(self)] = self  # which also keeps it alive until done (_unfinished)
+
+    def _end(self, rc):
+        self._done = True
+        if self._handle is None:  # cancelled by Comm.close: _error says so
+            return
+        self._handle = None
+        self._comm._pending.pop(id(self), None)
+        if rc:
+            self._error = self._comm._error(self._what, rc)
+
+    def wait(self, timeout=None):
+        if not self._done:
+            self._end(0 if self._handle is None else _tern_wait(self._handle))
+        if self._error is not None:
+            raise self._error
+        return True
+
+    def is_completed(self):
+        if not self._done:
+            if self._handle is None:
+                self._end(0)
+            else:
+                done = ctypes.c_int(0)
+                rc = _lib.lib.tern_test(self._handle, ctypes.byref(done))
+                if done.value or rc:
+                    self._end(rc)
+        return self._done
+
+
 class _AnySourceWork(Work):
     """A receive from any source: its source rank is known once it completes."""
 
@@ -223,6 +278,8 @@ class ProcessGroupTern(dist.ProcessGroup):
     def __init__(self, comm):
         super().__init__(comm.rank, comm.size)
         self.comm = comm
+        self._out = ctypes.c_void_p()  # the request a nonblocking call returns, read at once
+        self._out_ref = ctypes.byref(self._out)
 
     def getBackendName(self):
         return "tern"
@@ -233,19 +290,22 @@ class ProcessGroupTern(dist.ProcessGroup):
         # tern_iallreduce called directly, not through Comm.iallreduce's generic checks: this is
         # the call DDP and training loops make most, and its overhead is the backend's
         # (docs/PYTORCH.md's speed table)
-        op, comm = _op_of(opts, "allreduce"), self.comm
-        blocking = _caller_waits()
-        fn = _lib.lib.tern_allreduce if blocking else _lib.lib.tern_iallreduce
-        reqs = []
-        for t in tensors:
-            dt = _TERN_DTYPES.get(t.dtype)
-            if dt is None or not t.is_cpu or not t.is_contiguous():
-                _reducible(t, "allreduce")  # raises what is wrong
-            p = t.data_ptr()
-            req = comm._call("allreduce", fn, (p, p, t.numel(), dt, op), t, t, blocking)
-            if not blocking:
-                reqs.append(req)
-        return Work(reqs, tensors)
+        op = SUM if opts is None else _BY_HASH.get(hash(opts.reduceOp))
+        if op is None:
+            op = _op_of(opts, "allreduce")  # another hash, or an op tern lacks (it raises)
+        comm = self.comm
+        if len(tensors) != 1:
+            return Work([comm.iallreduce(_reducible(t, "allreduce"), op=op) for t in tensors],
+                        tensors)
+        t = tensors[0]
+        dt = _TERN_DTYPES.get(t.dtype)
+        if dt is None or not t.is_cpu or not t.is_contiguous():
+            _reducible(t, "allreduce")  # raises what is wrong
+        p = t.data_ptr()
+        rc = _tern_iallreduce(comm._h or comm._handle(), p, p, t.numel(), dt, op, self._out_ref)
+        if rc:
+            raise comm._error("allreduce", rc)
+        return _HandleWork(comm, self._out.value, tensors)
 
     def allreduce_coalesced(self, tensors, opts=None):
         return self.allreduce(tensors, opts)

@@ -3,11 +3,19 @@
  * Operations run one at a time, in the order they were issued (that is how every rank agrees on
  * what each message belongs to), except that consecutive point-to-point requests run together,
  * those issued while they run included (run_p2p).
- * Whoever holds run_lock runs the queue: the progress thread, woken by an eventfd when a
- * nonblocking request is submitted, or a caller in tern_wait or a blocking call that finds the
- * thread idle. A blocking call on an idle communicator never meets the thread at all: it runs on
- * the caller's thread from the engine's own warm request (no handoff, no allocation). The same
- * poll that the thread sleeps in also watches the listening port, to refuse strays.
+ * Whoever holds run_lock runs the queue: the progress thread, or a caller in tern_wait or a
+ * blocking call that finds the thread idle. A nonblocking request is left to its caller for a
+ * while first: the progress thread is woken by a timer, GRACE_NS after a submission that found
+ * it unset, not at once. A caller that waits at once (torch.distributed's synchronous calls are
+ * a nonblocking call and its wait) then runs the request itself on its own thread, as a
+ * blocking call would, instead of sleeping until the thread has run it: at 2 and 4 ranks on 2
+ * cores that handoff cost 20-35 us a call (docs/PYTORCH.md, "Speed"). A caller that computes
+ * meanwhile has its request started at most GRACE_NS (plus the timer's slack) later. The timer
+ * is set once per expiry, not per submission: setting it is a system call of about 3 us on a
+ * virtual machine, where an eventfd write that wakes the thread costs more. A blocking call on an
+ * idle communicator never meets the thread at all: it runs on the caller's thread from the engine's
+ * own warm request (no handoff, no allocation). The same poll that the thread sleeps in also
+ * watches the listening port, to refuse strays.
  *
  * Locks: `lock` guards the queue and request states and is held only briefly; run_lock is held
  * while running operations, and guards what only the runner touches (the collective count, the
@@ -26,9 +34,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #define POOL (TERN_MAX_OUTSTANDING + 1) /* + 1 for a blocking call queued behind them */
+#define GRACE_NS 100000
 
 struct coll_engine {
   pthread_mutex_t lock;
@@ -41,7 +51,9 @@ struct coll_engine {
   tern_request inline_req; /* blocking calls on an idle communicator */
   uint32_t coll_seq;       /* under run_lock */
   pthread_t thread;
-  int wake_fd;
+  int wake_fd;  /* eventfd: stop */
+  int timer_fd; /* timerfd: a submitted request's grace is over */
+  _Atomic bool timer_set;
   bool stop;
   char *tmp;
   size_t tmp_cap;
@@ -256,18 +268,22 @@ static void *progress_thread(void *arg) {
   tern_comm *c = arg;
   coll_engine *e = c->engine;
   for (;;) {
-    struct pollfd fds[2] = {{.fd = e->wake_fd, .events = POLLIN},
+    struct pollfd fds[3] = {{.fd = e->wake_fd, .events = POLLIN},
+                            {.fd = e->timer_fd, .events = POLLIN},
                             {.fd = c->listen_fd, .events = POLLIN}};
-    int n = poll(fds, c->listen_fd >= 0 ? 2 : 1, -1);
+    int n = poll(fds, c->listen_fd >= 0 ? 3 : 2, -1);
     if (n < 0 && errno != EINTR) break;
     uint64_t v;
     if (fds[0].revents && read(e->wake_fd, &v, sizeof v) < 0 && errno != EAGAIN) break;
+    if (fds[1].revents && read(e->timer_fd, &v, sizeof v) < 0 && errno != EAGAIN) break;
+    /* unset before the queue is looked at: a submission that still saw it set is in the queue */
+    if (fds[1].revents) atomic_store(&e->timer_set, false);
     pthread_mutex_lock(&e->lock);
     bool stop = e->stop;
     pthread_mutex_unlock(&e->lock);
     if (stop) break;
     pthread_mutex_lock(&e->run_lock);
-    if (fds[1].revents) comm_refuse_strays(c);
+    if (fds[2].revents) comm_refuse_strays(c);
     run_queue(c);
     pthread_mutex_unlock(&e->run_lock);
     pthread_mutex_lock(&e->lock);
@@ -350,9 +366,13 @@ tern_status coll_engine_submit(tern_comm *c, const tern_request *proto, tern_req
     return core_err_set(&c->err, TERN_ERR_INVALID_ARG,
                         "more than %d requests outstanding: wait for some first",
                         TERN_MAX_OUTSTANDING);
+  struct itimerspec grace = {.it_value = {.tv_nsec = GRACE_NS}};
   uint64_t one = 1;
-  if (write(e->wake_fd, &one, sizeof one) < 0)
-    CORE_WARN("waking the progress thread failed: %s", strerror(errno));
+  if (!atomic_exchange(&e->timer_set, true) && timerfd_settime(e->timer_fd, 0, &grace, NULL) < 0) {
+    atomic_store(&e->timer_set, false); /* no timer: the thread is woken now instead */
+    if (write(e->wake_fd, &one, sizeof one) < 0)
+      CORE_WARN("waking the progress thread failed: %s", strerror(errno));
+  }
   /* a runner asleep on the doorbell in run_p2p posts this request as soon as it sees it */
   if (c->seg) net_shm_ring_bell(net_shm_seg_bell(c->seg), net_shm_seg_sleeping(c->seg));
   *out = r;
@@ -396,11 +416,14 @@ tern_status coll_engine_start(tern_comm *c) {
   coll_sched_init(&e->inline_req.sched);
   coll_sched_cache_init(&e->scheds);
   e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  e->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
   c->engine = e;
-  if (e->wake_fd < 0 || pthread_create(&e->thread, NULL, progress_thread, c) != 0) {
+  if (e->wake_fd < 0 || e->timer_fd < 0 ||
+      pthread_create(&e->thread, NULL, progress_thread, c) != 0) {
     tern_status rc = core_err_errno(&c->err, errno, "starting the progress thread");
     if (e->wake_fd >= 0) close(e->wake_fd);
-    e->wake_fd = -1;
+    if (e->timer_fd >= 0) close(e->timer_fd);
+    e->wake_fd = e->timer_fd = -1;
     e->stop = true; /* no thread to join */
     coll_engine_stop(c);
     return rc;
@@ -448,6 +471,7 @@ void coll_engine_stop(tern_comm *c) {
   coll_tuning_free(&e->tuning);
   coll_hosts_free(e->hosts);
   if (e->wake_fd >= 0) close(e->wake_fd);
+  if (e->timer_fd >= 0) close(e->timer_fd);
   pthread_mutex_destroy(&e->lock);
   pthread_mutex_destroy(&e->run_lock);
   pthread_cond_destroy(&e->done_cond);
