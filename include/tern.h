@@ -140,6 +140,16 @@ tern_status tern_reduce(tern_comm *c, const void *sendbuf, void *recvbuf, size_t
  * Not in place: sendbuf and recvbuf must not overlap. */
 tern_status tern_alltoall(tern_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                           tern_dtype dt);
+/* root's recvbuf holds size * sendcount elements, block r from rank r (MPI_Gather); recvbuf is
+ * written on root only (may be NULL elsewhere). In place on root when sendbuf == recvbuf +
+ * root * sendcount elements. */
+tern_status tern_gather(tern_comm *c, const void *sendbuf, void *recvbuf, size_t sendcount,
+                        tern_dtype dt, int root);
+/* root's sendbuf holds size * recvcount elements; rank r's recvbuf gets block r (MPI_Scatter);
+ * sendbuf is read on root only (may be NULL elsewhere). In place on root when recvbuf ==
+ * sendbuf + root * recvcount elements. */
+tern_status tern_scatter(tern_comm *c, const void *sendbuf, void *recvbuf, size_t recvcount,
+                         tern_dtype dt, int root);
 /* Returns once every rank has entered it. */
 tern_status tern_barrier(tern_comm *c);
 /* Point to point: each tern_send to peer is matched, in order, by one tern_recv from this rank
@@ -171,6 +181,10 @@ tern_status tern_ireduce(tern_comm *c, const void *sendbuf, void *recvbuf, size_
                          tern_dtype dt, tern_op op, int root, tern_request **req);
 tern_status tern_ialltoall(tern_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                            tern_dtype dt, tern_request **req);
+tern_status tern_igather(tern_comm *c, const void *sendbuf, void *recvbuf, size_t sendcount,
+                         tern_dtype dt, int root, tern_request **req);
+tern_status tern_iscatter(tern_comm *c, const void *sendbuf, void *recvbuf, size_t recvcount,
+                          tern_dtype dt, int root, tern_request **req);
 tern_status tern_ibarrier(tern_comm *c, tern_request **req);
 tern_status tern_isend(tern_comm *c, const void *buf, size_t count, tern_dtype dt, int peer,
                        tern_request **req);

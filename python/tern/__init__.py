@@ -319,6 +319,43 @@ class Comm:
     def ialltoall(self, x, out=None):
         return self._alltoall(x, out, False)
 
+    def _gather(self, x, root, out, blocking):
+        s, r = _Buf(x, "gather"), None
+        if self.rank == root:
+            r = _Buf(_empty_like(s, s.count * self.size) if out is None else out, "gather out")
+            if r.count != s.count * self.size or r.dtype != s.dtype:
+                raise ValueError(f"gather: out must hold {s.count * self.size} elements of x's dtype")
+        fn = _lib.lib.tern_gather if blocking else _lib.lib.tern_igather
+        return self._call("gather", fn, (s.ptr, r and r.ptr, s.count, s.dtype, root),
+                          r and r.obj, (s, r), blocking)
+
+    def gather(self, x, root=0, out=None):
+        """root gets every rank's x, rank by rank, in one flat array of size * x.size elements
+        (out, or a new one); the others get None."""
+        return self._gather(x, root, out, True)
+
+    def igather(self, x, root=0, out=None):
+        return self._gather(x, root, out, False)
+
+    def _scatter(self, x, out, root, blocking):
+        r, s = _Buf(out, "scatter out"), None
+        if self.rank == root:
+            s = _Buf(x, "scatter")
+            if s.count != r.count * self.size or r.dtype != s.dtype:
+                raise ValueError(f"scatter: x must hold {r.count * self.size} elements of out's "
+                                 "dtype on the root")
+        fn = _lib.lib.tern_scatter if blocking else _lib.lib.tern_iscatter
+        return self._call("scatter", fn, (s and s.ptr, r.ptr, r.count, r.dtype, root), r.obj,
+                          (s, r), blocking)
+
+    def scatter(self, x, out, root=0):
+        """Block j of root's x (size * out.size elements; ignored elsewhere, may be None) lands
+        in rank j's out. Returns out."""
+        return self._scatter(x, out, root, True)
+
+    def iscatter(self, x, out, root=0):
+        return self._scatter(x, out, root, False)
+
     def _p2p(self, what, x, peer, blocking):
         b = _Buf(x, what)
         if what == "send":

@@ -371,31 +371,41 @@ class ProcessGroupTern(dist.ProcessGroup):
         per_input = [[outs[j] for outs in output_lists] for j in range(len(input_list))]
         return self.allgather(per_input, input_list, opts)
 
-    def _rooted(self, what, mine, lists, opts, at_leaf, at_root, local, result):
-        """gather and scatter: the root exchanges a tensor with every other rank through tern's
-        point to point (at_leaf / at_root post one transfer) and hands local its own block."""
-        root, me = _root(opts), self.comm.rank
-        if me != root:
+    def _root_list(self, lists, mine, what, root):
+        """The root's list of size tensors (checked against mine); None off the root, where
+        torch passes an empty one."""
+        if self.comm.rank != root:
             if lists and any(lists):
                 raise ValueError(f"tern: {what}: only the root passes a list of tensors")
-            return Work([at_leaf(_bytes(mine, what), root)], result)
+            return None
         many = _one(lists, what)
         if len(many) != self.comm.size:
             raise ValueError(f"tern: {what}: want {self.comm.size} tensors on the root")
         _same_layout([mine] + list(many), what)
-        reqs = [at_root(_bytes(t, what), r) for r, t in enumerate(many) if r != me]
-        local(many[me])
-        return Work(reqs, result)
+        return many
 
     def gather(self, output_tensors, input_tensors, opts=None):
-        x = _one(input_tensors, "gather")
-        return self._rooted("gather", x, output_tensors, opts, self.comm.isend, self.comm.irecv,
-                            lambda slot: slot.copy_(x), output_tensors)
+        """tern_gather (a checker-proven schedule: src/coll/algo/gather_direct.c) into one flat
+        buffer, cut into the root's list when it completes."""
+        x, root = _one(input_tensors, "gather"), _root(opts)
+        outs = self._root_list(output_tensors, x, "gather", root)
+        if outs is None:
+            return Work([self.comm.igather(_bytes(x, "gather"), root)], output_tensors)
+        flat = torch.empty(x.numel() * self.comm.size, dtype=x.dtype)
+        req = self.comm.igather(_bytes(x, "gather"), root, out=_bytes(flat, "gather"))
+
+        def finish():
+            for out, block in zip(outs, flat.chunk(self.comm.size)):
+                out.copy_(block.view_as(out))
+        return Work([req], output_tensors, finish)
 
     def scatter(self, output_tensors, input_tensors, opts=None):
-        out = _one(output_tensors, "scatter")
-        return self._rooted("scatter", out, input_tensors, opts, self.comm.irecv, self.comm.isend,
-                            out.copy_, output_tensors)
+        """tern_scatter (src/coll/algo/scatter_direct.c) from the root's list, concatenated."""
+        out, root = _one(output_tensors, "scatter"), _root(opts)
+        ins = self._root_list(input_tensors, out, "scatter", root)
+        flat = None if ins is None else _bytes(
+            torch.cat([_check(t, "scatter").reshape(-1) for t in ins]), "scatter")
+        return Work([self.comm.iscatter(flat, _bytes(out, "scatter"), root)], output_tensors)
 
     def _exchange(self, sends, recvs, what):
         """Point-to-point all-to-all: sends[r] goes to rank r, recvs[r] comes from it (byte

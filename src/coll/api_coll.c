@@ -171,6 +171,31 @@ static tern_status do_reduce(tern_comm *c, const void *sendbuf, void *recvbuf, s
   return issue(c, &p, req);
 }
 
+/* gather and scatter: the root's buffer holds size blocks of count (gather's recvbuf, scatter's
+ * sendbuf), each rank's other buffer one block; in place on the root when that block is the
+ * root's own in the whole. The whole is touched on the root only (may be NULL elsewhere). */
+static tern_status do_rooted_blocks(tern_comm *c, coll_kind kind, const void *sendbuf,
+                                    void *recvbuf, size_t count, tern_dtype dt, int root,
+                                    tern_request **req) {
+  if (c == NULL) return TERN_ERR_INVALID_ARG;
+  const char *call = coll_kind_name(kind);
+  bool gather = kind == COLL_GATHER;
+  size_t b = 0;
+  CHECK(check_common(c, call, count, (size_t)c->size, dt, &b));
+  CHECK(check_root(c, call, root));
+  bool is_root = c->rank == root;
+  size_t all = b * (size_t)c->size, sbytes = gather ? b : all, rbytes = gather ? all : b;
+  if (gather || is_root) CHECK(need_buf(c, call, "sendbuf", sendbuf, sbytes));
+  if (!gather || is_root) CHECK(need_buf(c, call, "recvbuf", recvbuf, rbytes));
+  const char *block = gather ? sendbuf : recvbuf, *whole = gather ? recvbuf : sendbuf;
+  bool inplace = is_root && b > 0 && block == whole + (size_t)root * b;
+  if (is_root && !inplace) CHECK(check_apart(c, call, sendbuf, sbytes, recvbuf, rbytes));
+  tern_request p =
+      coll_proto(c, kind, gather || is_root ? sendbuf : NULL, !gather || is_root ? recvbuf : NULL,
+                 count, dt, TERN_SUM, root, inplace);
+  return issue(c, &p, req);
+}
+
 static tern_status do_alltoall(tern_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                                tern_dtype dt, tern_request **req) {
   if (c == NULL) return TERN_ERR_INVALID_ARG;
@@ -251,6 +276,12 @@ tern_status tern_reduce(tern_comm *c, const void *s, void *r, size_t n, tern_dty
 tern_status tern_alltoall(tern_comm *c, const void *s, void *r, size_t n, tern_dtype dt) {
   return do_alltoall(c, s, r, n, dt, NULL);
 }
+tern_status tern_gather(tern_comm *c, const void *s, void *r, size_t n, tern_dtype dt, int root) {
+  return do_rooted_blocks(c, COLL_GATHER, s, r, n, dt, root, NULL);
+}
+tern_status tern_scatter(tern_comm *c, const void *s, void *r, size_t n, tern_dtype dt, int root) {
+  return do_rooted_blocks(c, COLL_SCATTER, s, r, n, dt, root, NULL);
+}
 tern_status tern_barrier(tern_comm *c) {
   return do_barrier(c, NULL);
 }
@@ -301,6 +332,16 @@ tern_status tern_ialltoall(tern_comm *c, const void *s, void *r, size_t n, tern_
                            tern_request **req) {
   NEED_REQ("ialltoall");
   return do_alltoall(c, s, r, n, dt, req);
+}
+tern_status tern_igather(tern_comm *c, const void *s, void *r, size_t n, tern_dtype dt, int root,
+                         tern_request **req) {
+  NEED_REQ("igather");
+  return do_rooted_blocks(c, COLL_GATHER, s, r, n, dt, root, req);
+}
+tern_status tern_iscatter(tern_comm *c, const void *s, void *r, size_t n, tern_dtype dt, int root,
+                          tern_request **req) {
+  NEED_REQ("iscatter");
+  return do_rooted_blocks(c, COLL_SCATTER, s, r, n, dt, root, req);
 }
 tern_status tern_ibarrier(tern_comm *c, tern_request **req) {
   NEED_REQ("ibarrier");

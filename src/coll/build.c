@@ -43,6 +43,8 @@ static coll_builder *const builders[COLL_NUM_KINDS][COLL_NUM_ALGOS] = {
                       [COLL_ALGO_DIRECT] = coll_direct_barrier,
                       [COLL_ALGO_RD] = coll_rd_barrier,
                       [COLL_ALGO_BRUCK] = coll_bruck_barrier},
+    [COLL_GATHER] = {[COLL_ALGO_DIRECT] = coll_direct_gather},
+    [COLL_SCATTER] = {[COLL_ALGO_DIRECT] = coll_direct_scatter},
 };
 
 bool coll_algo_supported(coll_kind kind, coll_algo algo) {
@@ -53,13 +55,13 @@ bool coll_algo_supported(coll_kind kind, coll_algo algo) {
 static bool args_valid(const coll_args *a) {
   if ((unsigned)a->kind >= COLL_NUM_KINDS || a->size < 1 || a->size > INT_MAX / 2) return false;
   if (a->rank < 0 || a->rank >= a->size) return false;
-  bool rooted = a->kind == COLL_BROADCAST || a->kind == COLL_REDUCE;
-  if (rooted && (a->root < 0 || a->root >= a->size)) return false;
+  if (coll_kind_rooted(a->kind) && (a->root < 0 || a->root >= a->size)) return false;
   /* The largest extent a builder uses is under 2 n count (Bruck's alltoall). */
   return a->kind == COLL_BARRIER || a->count <= SIZE_MAX / (2 * (size_t)a->size + 2);
 }
 
-/* Broadcast and reduce: each rank first sends its successor an empty message, which carries the
+/* The rooted collectives (broadcast, reduce, gather, scatter): each rank first sends its
+ * successor an empty message, which carries the
  * call's identity, root included, like every message (net_msg_match checks it on arrival).
  * Without it, ranks that each take themselves for the root of a small broadcast (or for a
  * sender of a reduce) only send, return TERN_OK with data the others never agreed to, and leave
@@ -71,7 +73,7 @@ static bool args_valid(const coll_args *a) {
  * out, as MPI and NCCL do (the closed forms of select.c still count it: the same o for every
  * algorithm). */
 static void check_root(coll_sched *s, const coll_args *a) {
-  if ((a->kind != COLL_BROADCAST && a->kind != COLL_REDUCE) || a->unchecked_root) return;
+  if (!coll_kind_rooted(a->kind) || a->unchecked_root) return;
   coll_sched_send(s, (a->rank + 1) % a->size, COLL_BUF_RECV, 0, 0);
   coll_sched_recv(s, (a->rank + a->size - 1) % a->size, COLL_BUF_RECV, 0, 0);
 }

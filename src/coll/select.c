@@ -332,6 +332,9 @@ static double critical_path(coll_kind kind, coll_algo algo, const shape *x, size
     return rooted(x, algo, count, elem_size, 0);
   case COLL_REDUCE:
     return rooted(x, algo, count, elem_size, 1);
+  case COLL_GATHER: /* direct: the root's n - 1 messages, as a direct broadcast's */
+  case COLL_SCATTER:
+    return rooted(x, algo, count, elem_size, 0);
   case COLL_ALLTOALL:
     return alltoall(x, algo);
   case COLL_BARRIER:
@@ -354,7 +357,7 @@ static double critical_path(coll_kind kind, coll_algo algo, const shape *x, size
  * critical path (docs/perf/select.md, "Turns on a crowded host"). */
 static double turn_phases(coll_kind kind, coll_algo algo, const shape *x) {
   double n = x->n, L = x->L, Lc = x->Lc, fold = x->fold;
-  bool rooted = kind == COLL_BROADCAST || kind == COLL_REDUCE;
+  bool rooted = coll_kind_rooted(kind);
   switch (algo) {
   case COLL_ALGO_RING:
     return rooted ? 0 : kind == COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;

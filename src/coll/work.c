@@ -153,6 +153,9 @@ coll_work coll_algo_work(coll_kind kind, coll_algo algo, int n, size_t count, si
     return with_root_check(&x, rooted(&x, algo, count, 0));
   case COLL_REDUCE:
     return with_root_check(&x, rooted(&x, algo, count, 1));
+  case COLL_GATHER:
+  case COLL_SCATTER:
+    return with_root_check(&x, rooted(&x, algo, count, 0));
   case COLL_ALLTOALL:
     return alltoall(&x, algo);
   case COLL_BARRIER:

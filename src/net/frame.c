@@ -41,7 +41,7 @@ tern_status net_frame_decode(const uint8_t in[NET_FRAME_LEN], net_frame *f, cons
   f->msg.bytes = core_get64(in + 24);
   f->stripe_off = core_get64(in + 32);
   f->stripe_len = core_get64(in + 40);
-  if (in[7] != 0 || (f->msg.kind >= 7 && f->msg.kind != NET_KIND_P2P) ||
+  if (in[7] != 0 || (!net_kind_known(f->msg.kind) && f->msg.kind != NET_KIND_P2P) ||
       !core_dtype_valid(f->msg.dtype) || !core_op_valid(f->msg.op))
     return core_err_set(err, TERN_ERR_PROTOCOL,
                         "%s sent a frame with kind %u, dtype %u, op %u, reserved %u: not valid",
@@ -60,10 +60,14 @@ tern_status net_frame_decode(const uint8_t in[NET_FRAME_LEN], net_frame *f, cons
 static const struct {
   const char *name;
   bool reduces, exchanges;
-} kinds[] = {{"allreduce", true, true},  {"reduce_scatter", true, true},
-             {"allgather", false, true}, {"broadcast", false, false},
-             {"reduce", true, false},    {"alltoall", false, true},
-             {"barrier", false, true}};
+} kinds[] = {
+    {"allreduce", true, true},   {"reduce_scatter", true, true}, {"allgather", false, true},
+    {"broadcast", false, false}, {"reduce", true, false},        {"alltoall", false, true},
+    {"barrier", false, true},    {"gather", false, false},       {"scatter", false, false}};
+
+bool net_kind_known(int kind) {
+  return kind >= 0 && kind < (int)CORE_ARRAY_LEN(kinds);
+}
 
 bool net_kind_reduces(int kind) {
   return kind >= 0 && kind < (int)CORE_ARRAY_LEN(kinds) && kinds[kind].reduces;

@@ -52,6 +52,8 @@ tern_status net_frame_decode(const uint8_t in[NET_FRAME_LEN], net_frame *f, cons
  * says which field and both values ("rank 3 is in broadcast #7, this rank in allreduce #7"). */
 tern_status net_msg_match(const net_msg_hdr *want, const net_msg_hdr *got, int peer, core_err *err);
 const char *net_kind_name(int kind);
+/* Whether kind is a collective's (coll_kind's values). */
+bool net_kind_known(int kind);
 /* Whether messages of this kind may be reduced by their receiver (allreduce, reduce_scatter,
  * reduce); the others are only copied. */
 bool net_kind_reduces(int kind);

@@ -137,6 +137,24 @@ def reduce_alltoall_send_recv_and_split(comm):
 
 
 @check
+def gather_and_scatter(comm):
+    n, r = comm.size, comm.rank
+    for root in range(n):
+        got = comm.gather(np.full(3, 10 * r + root, np.int64), root=root)
+        if r == root:
+            assert np.array_equal(got, np.repeat(np.arange(n) * 10 + root, 3)), got
+        else:
+            assert got is None
+        x = torch.arange(2 * n, dtype=torch.float64) + root if r == root else None
+        out = comm.iscatter(x, torch.empty(2, dtype=torch.float64), root=root).wait()
+        assert out.tolist() == [2 * r + root, 2 * r + 1 + root], out
+    if r == 0:
+        expect_raises(ValueError, lambda: comm.gather(np.zeros(2, np.float32),
+                                                      out=np.zeros(2 * n + 1, np.float32)))
+    comm.barrier()
+
+
+@check
 def recv_from_any_source(comm):
     """Every other rank sends rank 0 three messages, the first late (rank 0 is asleep in its
     wait when it comes); rank 0 takes them from any source: each arrives once, each peer's in

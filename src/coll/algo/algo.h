@@ -31,6 +31,8 @@ static inline int coll_bruck_slots(int n, int bit) {
   return n / (2 * bit) * bit + CORE_MAX(0, n % (2 * bit) - bit);
 }
 coll_builder coll_pairwise_alltoall;
+coll_builder coll_direct_gather;  /* gather_direct.c */
+coll_builder coll_direct_scatter; /* scatter_direct.c */
 coll_builder coll_hier_allreduce, coll_hier_reduce_scatter, coll_hier_allgather;
 
 /* The ring's two halves over a vector of total elements in n uneven blocks (coll_block_*), for
