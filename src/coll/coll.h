@@ -27,6 +27,7 @@ struct tern_request {
   int peer;     /* send and recv; COLL_ANY_PEER for a receive from any source until matched */
   int *source;  /* a receive from any source: where the sender's rank goes */
   uint32_t seq; /* collectives: the communicator's count when issued */
+  uint64_t submitted_ns; /* nonblocking: when it was issued (its caller's grace, engine.c) */
   /* the run */
   coll_sched sched; /* kept warm between uses of this request slot */
   net_xfer *xfers;

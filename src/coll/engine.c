@@ -264,6 +264,29 @@ static void run_queue(tern_comm *c) {
   }
 }
 
+/* Sets the progress thread's timer ns ahead, unless it is set already. */
+static void set_timer(coll_engine *e, uint64_t ns) {
+  struct itimerspec t = {
+      .it_value = {.tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u)}};
+  uint64_t one = 1;
+  if (!atomic_exchange(&e->timer_set, true) && timerfd_settime(e->timer_fd, 0, &t, NULL) < 0) {
+    atomic_store(&e->timer_set, false); /* no timer: the thread is woken now instead */
+    if (write(e->wake_fd, &one, sizeof one) < 0)
+      CORE_WARN("waking the progress thread failed: %s", strerror(errno));
+  }
+}
+
+/* How much longer the queue's head is left to its caller: 0 when its grace is over (or the
+ * queue is empty, or the head is a blocking call queued behind others). The thread takes no
+ * request a caller may be about to wait for: a caller that found its request taken would sleep
+ * until the thread had run it, the handoff the grace avoids. */
+static uint64_t head_grace_left(coll_engine *e) {
+  pthread_mutex_lock(&e->lock);
+  uint64_t at = e->qlen ? e->queue[e->qhead]->submitted_ns : 0, now = core_now_ns();
+  pthread_mutex_unlock(&e->lock);
+  return at && now - at < GRACE_NS ? GRACE_NS - (now - at) : 0;
+}
+
 static void *progress_thread(void *arg) {
   tern_comm *c = arg;
   coll_engine *e = c->engine;
@@ -282,6 +305,11 @@ static void *progress_thread(void *arg) {
     bool stop = e->stop;
     pthread_mutex_unlock(&e->lock);
     if (stop) break;
+    uint64_t left = fds[1].revents ? head_grace_left(e) : 0;
+    if (left) {
+      set_timer(e, left);
+      if (!fds[2].revents) continue;
+    }
     pthread_mutex_lock(&e->run_lock);
     if (fds[2].revents) comm_refuse_strays(c);
     run_queue(c);
@@ -361,18 +389,13 @@ tern_status coll_engine_submit(tern_comm *c, const tern_request *proto, tern_req
   for (int i = 0; i < POOL; i++)
     outstanding += e->pool[i].in_use;
   tern_request *r = outstanding < TERN_MAX_OUTSTANDING ? enqueue(c, proto) : NULL;
+  if (r != NULL) r->submitted_ns = core_now_ns();
   pthread_mutex_unlock(&e->lock);
   if (r == NULL)
     return core_err_set(&c->err, TERN_ERR_INVALID_ARG,
                         "more than %d requests outstanding: wait for some first",
                         TERN_MAX_OUTSTANDING);
-  struct itimerspec grace = {.it_value = {.tv_nsec = GRACE_NS}};
-  uint64_t one = 1;
-  if (!atomic_exchange(&e->timer_set, true) && timerfd_settime(e->timer_fd, 0, &grace, NULL) < 0) {
-    atomic_store(&e->timer_set, false); /* no timer: the thread is woken now instead */
-    if (write(e->wake_fd, &one, sizeof one) < 0)
-      CORE_WARN("waking the progress thread failed: %s", strerror(errno));
-  }
+  set_timer(e, GRACE_NS);
   /* a runner asleep on the doorbell in run_p2p posts this request as soon as it sees it */
   if (c->seg) net_shm_ring_bell(net_shm_seg_bell(c->seg), net_shm_seg_sleeping(c->seg));
   *out = r;
