@@ -305,12 +305,18 @@ static void *progress_thread(void *arg) {
     bool stop = e->stop;
     pthread_mutex_unlock(&e->lock);
     if (stop) break;
-    uint64_t left = fds[1].revents ? head_grace_left(e) : 0;
+    bool timer = fds[1].revents != 0;
+    uint64_t left = timer ? head_grace_left(e) : 0;
     if (left) {
       set_timer(e, left);
-      if (!fds[2].revents) continue;
+      continue; /* a stray connection is still there at the next poll */
     }
-    pthread_mutex_lock(&e->run_lock);
+    /* a caller running the queue on its own thread has it: look again later, rather than wait
+     * for the lock and then take the request that caller issues next */
+    if (timer ? pthread_mutex_trylock(&e->run_lock) != 0 : pthread_mutex_lock(&e->run_lock) != 0) {
+      set_timer(e, GRACE_NS);
+      continue;
+    }
     if (fds[2].revents) comm_refuse_strays(c);
     run_queue(c);
     pthread_mutex_unlock(&e->run_lock);
