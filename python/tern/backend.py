@@ -13,7 +13,7 @@ else MASTER_ADDR, else this host's name as the resolver gives it.
 Each call starts tern's nonblocking operation(s) and returns a Work whose wait() waits for them
 on the calling thread (a communicator is used by one thread at a time). A synchronous call
 (async_op=False: torch's function waits at once) costs no handoff to tern's progress thread:
-tern leaves a request to its caller for its first 100 us, and a wait within them runs it on the
+tern leaves a request to its caller for its first millisecond, and a wait within it runs it on the
 calling thread (docs/API.md, "Nonblocking twins"). Reductions take tern's
 dtypes and SUM, PRODUCT, MIN, MAX, AVG; calls that only move data (broadcast, the gathers,
 scatter, all-to-all, send/recv) take any dtype, moved as bytes. Tensors must be contiguous CPU

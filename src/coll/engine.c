@@ -38,7 +38,10 @@
 #include <unistd.h>
 
 #define POOL (TERN_MAX_OUTSTANDING + 1) /* + 1 for a blocking call queued behind them */
-#define GRACE_NS 100000
+/* Long enough that a run of synchronous calls wakes the thread about once a millisecond, not once
+ * a call or two: where ranks outnumber the cores, each wake-up preempts a rank the others wait
+ * for (docs/PYTORCH.md, "Speed": at 100 us the backend's call cost 3x as much at n = 4). */
+#define GRACE_NS 1000000
 
 struct coll_engine {
   pthread_mutex_t lock;
