@@ -151,12 +151,27 @@ tern_status tern_reduce(tern_comm *c, const void *sendbuf, void *recvbuf, size_t
  * Not in place: sendbuf and recvbuf must not overlap. */
 tern_status tern_alltoall(tern_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                           tern_dtype dt);
+/* root's recvbuf holds size * sendcount elements, block r from rank r (MPI_Gather); recvbuf is
+ * written on root only (may be NULL elsewhere). In place on root when sendbuf == recvbuf +
+ * root * sendcount elements. */
+tern_status tern_gather(tern_comm *c, const void *sendbuf, void *recvbuf, size_t sendcount,
+                        tern_dtype dt, int root);
+/* root's sendbuf holds size * recvcount elements; rank r's recvbuf gets block r (MPI_Scatter);
+ * sendbuf is read on root only (may be NULL elsewhere). In place on root when recvbuf ==
+ * sendbuf + root * recvcount elements. */
+tern_status tern_scatter(tern_comm *c, const void *sendbuf, void *recvbuf, size_t recvcount,
+                         tern_dtype dt, int root);
 /* Returns once every rank has entered it. */
 tern_status tern_barrier(tern_comm *c);
 /* Point to point: each tern_send to peer is matched, in order, by one tern_recv from this rank
  * with the same count and dtype. */
 tern_status tern_send(tern_comm *c, const void *buf, size_t count, tern_dtype dt, int peer);
 tern_status tern_recv(tern_comm *c, void *buf, size_t count, tern_dtype dt, int peer);
+/* A receive from any source (MPI_ANY_SOURCE): takes the next send to this rank of whichever
+ * peer has one waiting (peers with a receive of their own posted are left to it; the peers are
+ * looked at in turn, so none starves). *source gets the sender's rank. The message must have
+ * count elements of dt, as with tern_recv. */
+tern_status tern_recv_any(tern_comm *c, void *buf, size_t count, tern_dtype dt, int *source);
 
 /* ---- collectives (nonblocking) ----------------------------------------------------------- */
 /* Each starts the operation and returns at once with *req set; the operation advances in the
@@ -177,11 +192,18 @@ tern_status tern_ireduce(tern_comm *c, const void *sendbuf, void *recvbuf, size_
                          tern_dtype dt, tern_op op, int root, tern_request **req);
 tern_status tern_ialltoall(tern_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                            tern_dtype dt, tern_request **req);
+tern_status tern_igather(tern_comm *c, const void *sendbuf, void *recvbuf, size_t sendcount,
+                         tern_dtype dt, int root, tern_request **req);
+tern_status tern_iscatter(tern_comm *c, const void *sendbuf, void *recvbuf, size_t recvcount,
+                          tern_dtype dt, int root, tern_request **req);
 tern_status tern_ibarrier(tern_comm *c, tern_request **req);
 tern_status tern_isend(tern_comm *c, const void *buf, size_t count, tern_dtype dt, int peer,
                        tern_request **req);
 tern_status tern_irecv(tern_comm *c, void *buf, size_t count, tern_dtype dt, int peer,
                        tern_request **req);
+/* *source is written when the request completes: it must stay valid until then. */
+tern_status tern_irecv_any(tern_comm *c, void *buf, size_t count, tern_dtype dt, int *source,
+                           tern_request **req);
 
 /* Waits for req, frees it and returns the operation's status. */
 tern_status tern_wait(tern_request *req);

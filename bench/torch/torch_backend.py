@@ -1,9 +1,12 @@
-"""torch_backend.py BACKEND: one rank of the torch.distributed benchmark (run.sh starts the ranks
-with torchrun's variables). Rank 0 prints CSV lines "what,backend,ranks,bytes,us" with the median
-of 5 repetitions, each the mean over a batch of calls:
+"""torch_backend.py: one rank of the torch.distributed benchmark (run.sh starts the ranks with
+torchrun's variables). The default group is tern's backend; a Gloo group over the same ranks
+(dist.new_group(backend="gloo")) runs beside it, so that both backends are timed in the same
+processes, interleaved: each repetition times tern's batch, then Gloo's (and tern's own Python
+call's), and each figure is the median of 5 repetitions, each the mean over a batch of calls.
+Rank 0 prints CSV lines "what,backend,ranks,bytes,us":
 
-  call      dist.all_reduce of 8 floats (tern: also "pycall", tern's own Comm.allreduce on the
-            same communicator, interleaved with it: the backend's overhead is call - pycall)
+  call      dist.all_reduce of 8 floats; "pycall": tern's own Comm.allreduce on the backend's
+            communicator: the backend's overhead is call - pycall
   ddp_step  one DDP training step (forward, backward with the gradients all-reduced, SGD step)
             of a 4-layer MLP of 1.1 M parameters (4.2 MB of gradients), batch 32 per rank;
             tern: the backend's own allreduce ("ddp_step") and tern.ddp's hook ("ddp_step_hook")
@@ -18,34 +21,37 @@ import time
 import torch
 import torch.distributed as dist
 
+import tern  # noqa: F401 - registers the backend
+import tern.ddp
+
 REPS = 5
 
 
-def median_us(fn, calls):
-    times = []
+def interleaved(fns, calls):
+    """{name: median over REPS of the mean time of one call, us}, the fns taking turns."""
+    times = {name: [] for name in fns}
     for _ in range(REPS):
-        dist.barrier()
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        times.append((time.perf_counter() - t0) / calls * 1e6)
-    return statistics.median(times)
+        for name, fn in fns.items():
+            dist.barrier()
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            times[name].append((time.perf_counter() - t0) / calls * 1e6)
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
-def emit(what, backend, n, nbytes, us):
+def emit(n, nbytes, medians):
     if dist.get_rank() == 0:
-        print(f"{what},{backend},{n},{nbytes},{us:.2f}", flush=True)
+        for (what, backend), us in medians.items():
+            print(f"{what},{backend},{n},{nbytes},{us:.2f}", flush=True)
 
 
-def calls(backend, n):
+def calls(n, gloo):
     x = torch.ones(8)
-    if backend == "tern":
-        comm = dist.distributed_c10d._get_default_group().comm
-        for _ in range(2):  # interleaved: the two see the same machine
-            emit("call", backend, n, 32, median_us(lambda: dist.all_reduce(x), 2000))
-            emit("pycall", backend, n, 32, median_us(lambda: comm.allreduce(x), 2000))
-    else:
-        emit("call", backend, n, 32, median_us(lambda: dist.all_reduce(x), 2000))
+    comm = dist.distributed_c10d._get_default_group().comm
+    emit(n, 32, interleaved({("call", "tern"): lambda: dist.all_reduce(x),
+                             ("pycall", "tern"): lambda: comm.allreduce(x),
+                             ("call", "gloo"): lambda: dist.all_reduce(x, group=gloo)}, 2000))
 
 
 def mlp():
@@ -55,10 +61,9 @@ def mlp():
                                torch.nn.Linear(512, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
 
 
-def ddp_steps(backend, n, hook):
-    model = torch.nn.parallel.DistributedDataParallel(mlp())
+def trainer(group, hook):
+    model = torch.nn.parallel.DistributedDataParallel(mlp(), process_group=group)
     if hook:
-        import tern.ddp
         comm = dist.distributed_c10d._get_default_group().comm
         model.register_comm_hook(tern.ddp.HookState(comm), tern.ddp.allreduce_hook)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
@@ -70,46 +75,49 @@ def ddp_steps(backend, n, hook):
         opt.step()
     for _ in range(3):
         step()
-    nbytes = sum(p.numel() * 4 for p in model.parameters())
-    emit("ddp_step_hook" if hook else "ddp_step", backend, n, nbytes, median_us(step, 20))
+    return step
 
 
-def sharded(backend, n):
+def ddp_steps(n, gloo):
+    steps = {("ddp_step", "tern"): trainer(None, False),
+             ("ddp_step_hook", "tern"): trainer(None, True),
+             ("ddp_step", "gloo"): trainer(gloo, False)}
+    nbytes = sum(p.numel() * 4 for p in mlp().parameters())
+    emit(n, nbytes, interleaved(steps, 10))
+
+
+def sharded(n, gloo):
+    rank = dist.get_rank()
     for nbytes in (1 << 20, 16 << 20):
         count = nbytes // 4
-        shard, whole = torch.ones(count), torch.empty(count * n)
-        big = torch.ones(count * n)
-        if backend == "tern":
-            gather = lambda: dist.all_gather_into_tensor(whole, shard)  # noqa: E731
-            scatter = lambda: dist.reduce_scatter_tensor(shard, big)  # noqa: E731
-        else:
-            parts = [torch.empty(count) for _ in range(n)]
+        shard, whole, big = torch.ones(count), torch.empty(count * n), torch.ones(count * n)
+        parts = [torch.empty(count) for _ in range(n)]
 
-            def gather():
-                dist.all_gather(parts, shard)
-                torch.cat(parts, out=whole)
+        def gloo_gather():
+            dist.all_gather(parts, shard, group=gloo)
+            torch.cat(parts, out=whole)
 
-            def scatter():
-                tmp = big.clone()
-                dist.all_reduce(tmp)
-                shard.copy_(tmp.chunk(n)[dist.get_rank()])
+        def gloo_scatter():
+            tmp = big.clone()
+            dist.all_reduce(tmp, group=gloo)
+            shard.copy_(tmp.chunk(n)[rank])
         reps = max(2, (64 << 20) // (nbytes * n))
-        emit("all_gather_into_tensor", backend, n, nbytes, median_us(gather, reps))
-        emit("reduce_scatter_tensor", backend, n, nbytes, median_us(scatter, reps))
+        emit(n, nbytes, interleaved({
+            ("all_gather_into_tensor", "tern"): lambda: dist.all_gather_into_tensor(whole, shard),
+            ("all_gather_into_tensor", "gloo"): gloo_gather,
+            ("reduce_scatter_tensor", "tern"): lambda: dist.reduce_scatter_tensor(shard, big),
+            ("reduce_scatter_tensor", "gloo"): gloo_scatter}, reps))
 
 
 def main():
-    backend = sys.argv[1]
     torch.set_num_threads(1)
-    if backend == "tern":
-        import tern  # noqa: F401 - registers the backend
-    dist.init_process_group(backend)
+    dist.init_process_group("tern")
+    gloo = dist.new_group(backend="gloo")
     n = dist.get_world_size()
-    calls(backend, n)
-    ddp_steps(backend, n, False)
-    if backend == "tern":
-        ddp_steps(backend, n, True)
-    sharded(backend, n)
+    calls(n, gloo)
+    if n > 1 or "all" in sys.argv:
+        ddp_steps(n, gloo)
+        sharded(n, gloo)
     dist.destroy_process_group()
 
 

@@ -105,6 +105,17 @@ def _op(op):
     return op
 
 
+class _Source:
+    """The sender's rank of a receive from any source, written by tern when it completes."""
+    __slots__ = ("rank",)
+
+    def __init__(self, rank):
+        self.rank = rank
+
+    def value(self):
+        return self.rank.value
+
+
 class Request:
     """One outstanding nonblocking operation. wait() returns its result (the output array) or
     raises TernError; test() says whether it has completed. The arrays stay referenced until
@@ -128,7 +139,7 @@ class Request:
             self._finish(_lib.lib.tern_wait(self._handle))
         if self._error is not None:
             raise self._error
-        return self._result
+        return self._result.value() if type(self._result) is _Source else self._result
 
     def test(self):
         """True once the operation has completed (then wait() returns at once)."""
@@ -308,6 +319,43 @@ class Comm:
     def ialltoall(self, x, out=None):
         return self._alltoall(x, out, False)
 
+    def _gather(self, x, root, out, blocking):
+        s, r = _Buf(x, "gather"), None
+        if self.rank == root:
+            r = _Buf(_empty_like(s, s.count * self.size) if out is None else out, "gather out")
+            if r.count != s.count * self.size or r.dtype != s.dtype:
+                raise ValueError(f"gather: out must hold {s.count * self.size} elements of x's dtype")
+        fn = _lib.lib.tern_gather if blocking else _lib.lib.tern_igather
+        return self._call("gather", fn, (s.ptr, r and r.ptr, s.count, s.dtype, root),
+                          r and r.obj, (s, r), blocking)
+
+    def gather(self, x, root=0, out=None):
+        """root gets every rank's x, rank by rank, in one flat array of size * x.size elements
+        (out, or a new one); the others get None."""
+        return self._gather(x, root, out, True)
+
+    def igather(self, x, root=0, out=None):
+        return self._gather(x, root, out, False)
+
+    def _scatter(self, x, out, root, blocking):
+        r, s = _Buf(out, "scatter out"), None
+        if self.rank == root:
+            s = _Buf(x, "scatter")
+            if s.count != r.count * self.size or r.dtype != s.dtype:
+                raise ValueError(f"scatter: x must hold {r.count * self.size} elements of out's "
+                                 "dtype on the root")
+        fn = _lib.lib.tern_scatter if blocking else _lib.lib.tern_iscatter
+        return self._call("scatter", fn, (s and s.ptr, r.ptr, r.count, r.dtype, root), r.obj,
+                          (s, r), blocking)
+
+    def scatter(self, x, out, root=0):
+        """Block j of root's x (size * out.size elements; ignored elsewhere, may be None) lands
+        in rank j's out. Returns out."""
+        return self._scatter(x, out, root, True)
+
+    def iscatter(self, x, out, root=0):
+        return self._scatter(x, out, root, False)
+
     def _p2p(self, what, x, peer, blocking):
         b = _Buf(x, what)
         if what == "send":
@@ -331,6 +379,22 @@ class Comm:
 
     def irecv(self, x, peer):
         return self._p2p("recv", x, peer, False)
+
+    def _recv_any(self, x, blocking):
+        b, source = _Buf(x, "recv_any"), ctypes.c_int(-1)
+        fn = _lib.lib.tern_recv_any if blocking else _lib.lib.tern_irecv_any
+        got = self._call("recv (any source)", fn, (b.ptr, b.count, b.dtype, ctypes.byref(source)),
+                         _Source(source), (b, source), blocking)
+        return got.value() if blocking else got
+
+    def recv_any(self, x):
+        """Fills x with the next send to this rank of whichever rank sends one first (peers with
+        an irecv of their own posted are left to it); returns the sender's rank."""
+        return self._recv_any(x, True)
+
+    def irecv_any(self, x):
+        """recv_any's i-form: its Request's wait() returns the sender's rank."""
+        return self._recv_any(x, False)
 
     def barrier(self):
         """Returns once every rank has entered it."""

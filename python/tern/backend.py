@@ -11,16 +11,19 @@ ranks, so a subgroup is a communicator of its own. The host rank 0 publishes: TE
 else MASTER_ADDR, else this host's name as the resolver gives it.
 
 Each call starts tern's nonblocking operation(s) and returns a Work whose wait() waits for them
-on the calling thread (a communicator is used by one thread at a time). Reductions take tern's
+on the calling thread (a communicator is used by one thread at a time). A synchronous call
+(async_op=False: torch's function waits at once) costs no handoff to tern's progress thread:
+tern leaves a request to its caller for its first millisecond, and a wait within it runs it on the
+calling thread (docs/API.md, "Nonblocking twins"). Reductions take tern's
 dtypes and SUM, PRODUCT, MIN, MAX, AVG; calls that only move data (broadcast, the gathers,
 scatter, all-to-all, send/recv) take any dtype, moved as bytes. Tensors must be contiguous CPU
 tensors; anything else raises ValueError or TypeError before anything is sent.
 """
 
+import ctypes
 import datetime
 import os
 import socket
-import sys
 
 import torch
 import torch.distributed as dist
@@ -28,30 +31,40 @@ import torch.distributed as dist
 from . import AVG, MAX, MIN, PROD, SUM, Comm, TernError, _lib
 
 _STORE_KEY = "tern/store"
-_C10D_FILE = dist.distributed_c10d.__file__
+_tern_iallreduce, _tern_wait = _lib.lib.tern_iallreduce, _lib.lib.tern_wait
 
-# Keyed by the number of torch's RedOpType: comparing ReduceOp objects costs microseconds a call.
-_REDUCE_OPS = {int(getattr(dist.ReduceOp.RedOpType, name)): op for name, op in
-               (("SUM", SUM), ("PRODUCT", PROD), ("MIN", MIN), ("MAX", MAX), ("AVG", AVG))}
+_TERN_OPS = (("SUM", SUM), ("PRODUCT", PROD), ("MIN", MIN), ("MAX", MAX), ("AVG", AVG))
+# Keyed by the number of torch's RedOpType; _BY_HASH by the hash of a ReduceOp, which torch makes
+# from that number: reading opts.reduceOp.op costs 0.6 us a call, hash(opts.reduceOp) 0.15
+# (each ReduceOp is a new object, so identity cannot key it).
+_REDUCE_OPS = {int(getattr(dist.ReduceOp.RedOpType, name)): op for name, op in _TERN_OPS}
+
+
+def _hash_table():
+    """{hash of a ReduceOp: tern op} when each hash torch gives is the op's number (PREMUL_SUM,
+    which carries a factor, cannot be set bare and is not looked at); else {}."""
+    for name in dist.ReduceOp.RedOpType.__members__:
+        opts = dist.AllreduceOptions()
+        try:
+            opts.reduceOp = getattr(dist.ReduceOp, name)  # as torch's all_reduce sets it
+        except TypeError:
+            continue
+        if hash(opts.reduceOp) != int(opts.reduceOp.op):
+            return {}
+    return {int(getattr(dist.ReduceOp.RedOpType, name)): op for name, op in _TERN_OPS}
+
+
+_BY_HASH = _hash_table()
 _TERN_DTYPES = {torch.float32: 0, torch.float64: 1, torch.float16: 2, torch.bfloat16: 3,
                 torch.int8: 4, torch.uint8: 5, torch.int32: 6, torch.int64: 7}  # tern_dtype
-
-
-def _caller_waits():
-    """True when the call comes from torch.distributed's own function with async_op=False, which
-    waits for the Work at once: then tern's blocking form runs on this thread. The nonblocking
-    form hands the operation to tern's progress thread, and that handoff cost 20-35 us a call at
-    2 and 4 ranks on 2 cores (docs/PYTORCH.md's speed table)."""
-    try:
-        frame = sys._getframe(2)  # here <- the backend's method <- torch's function
-    except ValueError:
-        return False
-    return frame.f_code.co_filename == _C10D_FILE and frame.f_locals.get("async_op") is False
 
 
 def _op_of(opts, what):
     if opts is None:
         return SUM
+    op = _BY_HASH.get(hash(opts.reduceOp))
+    if op is not None:
+        return op
     kind = opts.reduceOp.op
     op = _REDUCE_OPS.get(int(kind))
     if op is None:
@@ -193,6 +206,68 @@ class Work(dist.Work):
         fut.set_result(self._result)
 
 
+class _HandleWork(Work):
+    """One tern request the backend started itself, waited for through its handle, with no
+    tern.Request between: all_reduce's Work, the call torch and DDP make most, whose cost is
+    the backend's overhead (docs/PYTORCH.md, "Speed"; each attribute set here costs). It stands
+    in the communicator's table of pending requests as a Request does, so that closing the
+    communicator first cancels it (Comm.close sets _handle to None and _error)."""
+
+    _keep, _error, _finish, _source, _done, _what = None, None, None, -1, False, "allreduce"
+
+    def __init__(self, comm, handle, result):
+        dist.Work.__init__(self)
+        self._comm, self._handle, self._result = comm, handle, result
+        comm._pending[id(self)] = self  # which also keeps it alive until done (_unfinished)
+
+    def _end(self, rc):
+        self._done = True
+        if self._handle is None:  # cancelled by Comm.close: _error says so
+            return
+        self._handle = None
+        self._comm._pending.pop(id(self), None)
+        if rc:
+            self._error = self._comm._error(self._what, rc)
+
+    def wait(self, timeout=None):
+        if not self._done:
+            self._end(0 if self._handle is None else _tern_wait(self._handle))
+        if self._error is not None:
+            raise self._error
+        return True
+
+    def is_completed(self):
+        if not self._done:
+            if self._handle is None:
+                self._end(0)
+            else:
+                done = ctypes.c_int(0)
+                rc = _lib.lib.tern_test(self._handle, ctypes.byref(done))
+                if done.value or rc:
+                    self._end(rc)
+        return self._done
+
+
+class _AnySourceWork(Work):
+    """A receive from any source: its source rank is known once it completes."""
+
+    def __init__(self, req, tensors):
+        super().__init__([req], tensors)
+        self._req, self._sender = req, -1
+
+    def _complete(self):
+        req = self._req
+        super()._complete()
+        if self._error is None:
+            self._sender = req.wait()  # done already: returns the sender at once
+
+    def source_rank(self):
+        self.wait()
+        return self._sender
+
+    _source_rank = source_rank
+
+
 def _raise(err):
     raise err
 
@@ -203,6 +278,8 @@ class ProcessGroupTern(dist.ProcessGroup):
     def __init__(self, comm):
         super().__init__(comm.rank, comm.size)
         self.comm = comm
+        self._out = ctypes.c_void_p()  # the request a nonblocking call returns, read at once
+        self._out_ref = ctypes.byref(self._out)
 
     def getBackendName(self):
         return "tern"
@@ -213,19 +290,22 @@ class ProcessGroupTern(dist.ProcessGroup):
         # tern_iallreduce called directly, not through Comm.iallreduce's generic checks: this is
         # the call DDP and training loops make most, and its overhead is the backend's
         # (docs/PYTORCH.md's speed table)
-        op, comm = _op_of(opts, "allreduce"), self.comm
-        blocking = _caller_waits()
-        fn = _lib.lib.tern_allreduce if blocking else _lib.lib.tern_iallreduce
-        reqs = []
-        for t in tensors:
-            dt = _TERN_DTYPES.get(t.dtype)
-            if dt is None or not t.is_cpu or not t.is_contiguous():
-                _reducible(t, "allreduce")  # raises what is wrong
-            p = t.data_ptr()
-            req = comm._call("allreduce", fn, (p, p, t.numel(), dt, op), t, t, blocking)
-            if not blocking:
-                reqs.append(req)
-        return Work(reqs, tensors)
+        op = SUM if opts is None else _BY_HASH.get(hash(opts.reduceOp))
+        if op is None:
+            op = _op_of(opts, "allreduce")  # another hash, or an op tern lacks (it raises)
+        comm = self.comm
+        if len(tensors) != 1:
+            return Work([comm.iallreduce(_reducible(t, "allreduce"), op=op) for t in tensors],
+                        tensors)
+        t = tensors[0]
+        dt = _TERN_DTYPES.get(t.dtype)
+        if dt is None or not t.is_cpu or not t.is_contiguous():
+            _reducible(t, "allreduce")  # raises what is wrong
+        p = t.data_ptr()
+        rc = _tern_iallreduce(comm._h or comm._handle(), p, p, t.numel(), dt, op, self._out_ref)
+        if rc:
+            raise comm._error("allreduce", rc)
+        return _HandleWork(comm, self._out.value, tensors)
 
     def allreduce_coalesced(self, tensors, opts=None):
         return self.allreduce(tensors, opts)
@@ -291,31 +371,41 @@ class ProcessGroupTern(dist.ProcessGroup):
         per_input = [[outs[j] for outs in output_lists] for j in range(len(input_list))]
         return self.allgather(per_input, input_list, opts)
 
-    def _rooted(self, what, mine, lists, opts, at_leaf, at_root, local, result):
-        """gather and scatter: the root exchanges a tensor with every other rank through tern's
-        point to point (at_leaf / at_root post one transfer) and hands local its own block."""
-        root, me = _root(opts), self.comm.rank
-        if me != root:
+    def _root_list(self, lists, mine, what, root):
+        """The root's list of size tensors (checked against mine); None off the root, where
+        torch passes an empty one."""
+        if self.comm.rank != root:
             if lists and any(lists):
                 raise ValueError(f"tern: {what}: only the root passes a list of tensors")
-            return Work([at_leaf(_bytes(mine, what), root)], result)
+            return None
         many = _one(lists, what)
         if len(many) != self.comm.size:
             raise ValueError(f"tern: {what}: want {self.comm.size} tensors on the root")
         _same_layout([mine] + list(many), what)
-        reqs = [at_root(_bytes(t, what), r) for r, t in enumerate(many) if r != me]
-        local(many[me])
-        return Work(reqs, result)
+        return many
 
     def gather(self, output_tensors, input_tensors, opts=None):
-        x = _one(input_tensors, "gather")
-        return self._rooted("gather", x, output_tensors, opts, self.comm.isend, self.comm.irecv,
-                            lambda slot: slot.copy_(x), output_tensors)
+        """tern_gather (a checker-proven schedule: src/coll/algo/direct.c) into one flat
+        buffer, cut into the root's list when it completes."""
+        x, root = _one(input_tensors, "gather"), _root(opts)
+        outs = self._root_list(output_tensors, x, "gather", root)
+        if outs is None:
+            return Work([self.comm.igather(_bytes(x, "gather"), root)], output_tensors)
+        flat = torch.empty(x.numel() * self.comm.size, dtype=x.dtype)
+        req = self.comm.igather(_bytes(x, "gather"), root, out=_bytes(flat, "gather"))
+
+        def finish():
+            for out, block in zip(outs, flat.chunk(self.comm.size)):
+                out.copy_(block.view_as(out))
+        return Work([req], output_tensors, finish)
 
     def scatter(self, output_tensors, input_tensors, opts=None):
-        out = _one(output_tensors, "scatter")
-        return self._rooted("scatter", out, input_tensors, opts, self.comm.irecv, self.comm.isend,
-                            out.copy_, output_tensors)
+        """tern_scatter (src/coll/algo/direct.c) from the root's list, concatenated."""
+        out, root = _one(output_tensors, "scatter"), _root(opts)
+        ins = self._root_list(input_tensors, out, "scatter", root)
+        flat = None if ins is None else _bytes(
+            torch.cat([_check(t, "scatter").reshape(-1) for t in ins]), "scatter")
+        return Work([self.comm.iscatter(flat, _bytes(out, "scatter"), root)], output_tensors)
 
     def _exchange(self, sends, recvs, what):
         """Point-to-point all-to-all: sends[r] goes to rank r, recvs[r] comes from it (byte
@@ -371,12 +461,10 @@ class ProcessGroupTern(dist.ProcessGroup):
                     source=src)
 
     def recv_anysource(self, tensors, tag=0):
-        """Of two ranks, the source can only be the other; beyond, tern has no wildcard
-        receive (each receive is matched to one peer)."""
-        if self.comm.size == 2:
-            return self.recv(tensors, 1 - self.comm.rank, tag)
-        raise NotImplementedError("tern: recv without a source on more than 2 ranks: tern "
-                                  "matches every receive to one peer (docs/PYTORCH.md); pass src=")
+        """tern_irecv_any: the next send to this rank from whichever rank sends first; the
+        Work's source rank is the sender's."""
+        req = self.comm.irecv_any(_bytes(_one(tensors, "recv"), "recv"))
+        return _AnySourceWork(req, tensors)
 
     def barrier(self, opts=None):
         return Work([self.comm.ibarrier()], [])

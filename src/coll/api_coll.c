@@ -169,6 +169,31 @@ static tern_status do_reduce(tern_comm *c, const void *sendbuf, void *recvbuf, s
   return issue(c, &p, req);
 }
 
+/* gather and scatter: the root's buffer holds size blocks of count (gather's recvbuf, scatter's
+ * sendbuf), each rank's other buffer one block; in place on the root when that block is the
+ * root's own in the whole. The whole is touched on the root only (may be NULL elsewhere). */
+static tern_status do_rooted_blocks(tern_comm *c, coll_kind kind, const void *sendbuf,
+                                    void *recvbuf, size_t count, tern_dtype dt, int root,
+                                    tern_request **req) {
+  if (c == NULL) return TERN_ERR_INVALID_ARG;
+  const char *call = coll_kind_name(kind);
+  bool gather = kind == COLL_GATHER;
+  size_t b = 0;
+  CHECK(check_common(c, call, count, (size_t)c->size, dt, &b));
+  CHECK(check_root(c, call, root));
+  bool is_root = c->rank == root;
+  size_t all = b * (size_t)c->size, sbytes = gather ? b : all, rbytes = gather ? all : b;
+  if (gather || is_root) CHECK(need_buf(c, call, "sendbuf", sendbuf, sbytes));
+  if (!gather || is_root) CHECK(need_buf(c, call, "recvbuf", recvbuf, rbytes));
+  const char *block = gather ? sendbuf : recvbuf, *whole = gather ? recvbuf : sendbuf;
+  bool inplace = is_root && b > 0 && block == whole + (size_t)root * b;
+  if (is_root && !inplace) CHECK(check_apart(c, call, sendbuf, sbytes, recvbuf, rbytes));
+  tern_request p =
+      coll_proto(c, kind, gather || is_root ? sendbuf : NULL, !gather || is_root ? recvbuf : NULL,
+                 count, dt, TERN_SUM, root, inplace);
+  return issue(c, &p, req);
+}
+
 static tern_status do_alltoall(tern_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                                tern_dtype dt, tern_request **req) {
   if (c == NULL) return TERN_ERR_INVALID_ARG;
@@ -189,34 +214,40 @@ static tern_status do_barrier(tern_comm *c, tern_request **req) {
   return issue(c, &p, req);
 }
 
+/* peer COMM_ANY_PEER: a receive from any source, whose sender's rank goes to *source. */
 static tern_status p2p(tern_comm *c, comm_req_type type, const void *sbuf, void *rbuf, size_t count,
-                       tern_dtype dt, int peer, tern_request **req) {
+                       tern_dtype dt, int peer, int *source, tern_request **req) {
   if (c == NULL) return TERN_ERR_INVALID_ARG;
-  const char *call = type == COMM_REQ_SEND ? "send" : "recv";
+  const char *call = type == COMM_REQ_SEND ? "send" : peer == COMM_ANY_PEER ? "recv_any" : "recv";
   size_t b = 0;
   CHECK(check_common(c, call, count, 1, dt, &b));
   CHECK(need_buf(c, call, "buf", type == COMM_REQ_SEND ? sbuf : rbuf, b));
-  if (peer < 0 || peer >= c->size || peer == c->rank)
+  if (peer == COMM_ANY_PEER) {
+    if (source == NULL) return bad_arg(c, "%s: source is NULL", call);
+    if (c->size < 2) return bad_arg(c, "%s: a communicator of one rank has no peer", call);
+  } else if (peer < 0 || peer >= c->size || peer == c->rank) {
     return bad_arg(c, "%s: peer %d is not another rank of this communicator (0..%d, not %d)", call,
                    peer, c->size - 1, c->rank);
+  }
   tern_request p = {.comm = c,
                     .type = type,
                     .count = count,
                     .sendbuf = sbuf,
                     .recvbuf = rbuf,
                     .dt = dt,
-                    .peer = peer};
+                    .peer = peer,
+                    .source = source};
   return issue(c, &p, req);
 }
 
 static tern_status do_send(tern_comm *c, const void *buf, size_t count, tern_dtype dt, int peer,
                            tern_request **req) {
-  return p2p(c, COMM_REQ_SEND, buf, NULL, count, dt, peer, req);
+  return p2p(c, COMM_REQ_SEND, buf, NULL, count, dt, peer, NULL, req);
 }
 
 static tern_status do_recv(tern_comm *c, void *buf, size_t count, tern_dtype dt, int peer,
                            tern_request **req) {
-  return p2p(c, COMM_REQ_RECV, NULL, buf, count, dt, peer, req);
+  return p2p(c, COMM_REQ_RECV, NULL, buf, count, dt, peer, NULL, req);
 }
 
 /* ---- the blocking forms ------------------------------------------------------------------ */
@@ -243,6 +274,12 @@ tern_status tern_reduce(tern_comm *c, const void *s, void *r, size_t n, tern_dty
 tern_status tern_alltoall(tern_comm *c, const void *s, void *r, size_t n, tern_dtype dt) {
   return do_alltoall(c, s, r, n, dt, NULL);
 }
+tern_status tern_gather(tern_comm *c, const void *s, void *r, size_t n, tern_dtype dt, int root) {
+  return do_rooted_blocks(c, COLL_GATHER, s, r, n, dt, root, NULL);
+}
+tern_status tern_scatter(tern_comm *c, const void *s, void *r, size_t n, tern_dtype dt, int root) {
+  return do_rooted_blocks(c, COLL_SCATTER, s, r, n, dt, root, NULL);
+}
 tern_status tern_barrier(tern_comm *c) {
   return do_barrier(c, NULL);
 }
@@ -251,6 +288,9 @@ tern_status tern_send(tern_comm *c, const void *buf, size_t n, tern_dtype dt, in
 }
 tern_status tern_recv(tern_comm *c, void *buf, size_t n, tern_dtype dt, int peer) {
   return do_recv(c, buf, n, dt, peer, NULL);
+}
+tern_status tern_recv_any(tern_comm *c, void *buf, size_t n, tern_dtype dt, int *source) {
+  return p2p(c, COMM_REQ_RECV, NULL, buf, n, dt, COMM_ANY_PEER, source, NULL);
 }
 
 /* ---- the nonblocking forms: the same, with a request that must be given ------------------- */
@@ -291,6 +331,16 @@ tern_status tern_ialltoall(tern_comm *c, const void *s, void *r, size_t n, tern_
   NEED_REQ("ialltoall");
   return do_alltoall(c, s, r, n, dt, req);
 }
+tern_status tern_igather(tern_comm *c, const void *s, void *r, size_t n, tern_dtype dt, int root,
+                         tern_request **req) {
+  NEED_REQ("igather");
+  return do_rooted_blocks(c, COLL_GATHER, s, r, n, dt, root, req);
+}
+tern_status tern_iscatter(tern_comm *c, const void *s, void *r, size_t n, tern_dtype dt, int root,
+                          tern_request **req) {
+  NEED_REQ("iscatter");
+  return do_rooted_blocks(c, COLL_SCATTER, s, r, n, dt, root, req);
+}
 tern_status tern_ibarrier(tern_comm *c, tern_request **req) {
   NEED_REQ("ibarrier");
   return do_barrier(c, req);
@@ -304,4 +354,9 @@ tern_status tern_irecv(tern_comm *c, void *buf, size_t n, tern_dtype dt, int pee
                        tern_request **req) {
   NEED_REQ("irecv");
   return do_recv(c, buf, n, dt, peer, req);
+}
+tern_status tern_irecv_any(tern_comm *c, void *buf, size_t n, tern_dtype dt, int *source,
+                           tern_request **req) {
+  NEED_REQ("irecv_any");
+  return p2p(c, COMM_REQ_RECV, NULL, buf, n, dt, COMM_ANY_PEER, source, req);
 }

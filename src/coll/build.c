@@ -30,13 +30,13 @@ bool coll_algo_fits(coll_algo algo, const coll_args *a) {
 static bool args_valid(const coll_args *a) {
   if ((unsigned)a->kind >= COLL_NUM_KINDS || a->size < 1 || a->size > INT_MAX / 2) return false;
   if (a->rank < 0 || a->rank >= a->size) return false;
-  bool rooted = a->kind == COLL_BROADCAST || a->kind == COLL_REDUCE;
-  if (rooted && (a->root < 0 || a->root >= a->size)) return false;
+  if (coll_kind_rooted(a->kind) && (a->root < 0 || a->root >= a->size)) return false;
   /* The largest extent a builder uses is under 2 n count (an alltoall's scratch). */
   return a->kind == COLL_BARRIER || a->count <= SIZE_MAX / (2 * (size_t)a->size + 2);
 }
 
-/* Broadcast and reduce: each rank first sends its successor an empty message, which carries the
+/* The rooted collectives (broadcast, reduce, gather, scatter): each rank first sends its
+ * successor an empty message, which carries the
  * call's identity, root included, like every message (net_msg_match checks it on arrival).
  * Without it, ranks that each take themselves for the root of a small broadcast (or for a
  * sender of a reduce) only send, return TERN_OK with data the others never agreed to, and leave
@@ -48,7 +48,7 @@ static bool args_valid(const coll_args *a) {
  * out, as MPI and NCCL do (the closed forms of select.c still count it: the same o for every
  * algorithm). */
 static void check_root(coll_sched *s, const coll_args *a) {
-  if ((a->kind != COLL_BROADCAST && a->kind != COLL_REDUCE) || a->unchecked_root) return;
+  if (!coll_kind_rooted(a->kind) || a->unchecked_root) return;
   coll_sched_send(s, (a->rank + 1) % a->size, COLL_BUF_RECV, 0, 0);
   coll_sched_recv(s, (a->rank + a->size - 1) % a->size, COLL_BUF_RECV, 0, 0);
 }

@@ -93,6 +93,12 @@ static void layout(coll_checker *c, int r) {
   case COLL_BARRIER:
     send = recv = 0;
     break;
+  case COLL_GATHER:
+    recv = root ? n * cnt : 0;
+    break;
+  case COLL_SCATTER:
+    send = root ? n * cnt : 0;
+    break;
   default:
     break;
   }
@@ -107,8 +113,10 @@ static void layout(coll_checker *c, int r) {
     k->store[COLL_BUF_SEND] = COLL_BUF_RECV;
   if (a->kind == COLL_ALLGATHER)
     k->store[COLL_BUF_SEND] = COLL_BUF_RECV, k->base[COLL_BUF_SEND] = (size_t)r * cnt;
-  if (a->kind == COLL_REDUCE_SCATTER)
+  if (a->kind == COLL_REDUCE_SCATTER || (a->kind == COLL_SCATTER && root))
     k->store[COLL_BUF_RECV] = COLL_BUF_SEND, k->base[COLL_BUF_RECV] = (size_t)r * cnt;
+  if (a->kind == COLL_GATHER && root)
+    k->store[COLL_BUF_SEND] = COLL_BUF_RECV, k->base[COLL_BUF_SEND] = (size_t)r * cnt;
 }
 
 /* ---- the results ------------------------------------------------------------------------- */
@@ -123,7 +131,7 @@ static bool expect(const coll_checker *c, int r, int q, want *w) {
   const coll_args *a = c->a;
   size_t cnt = a->count;
   uint64_t all = c->n == 64 ? ~0ull : (1ull << c->n) - 1;
-  bool per_rank = a->kind == COLL_ALLGATHER || a->kind == COLL_ALLTOALL;
+  bool per_rank = a->kind == COLL_ALLGATHER || a->kind == COLL_ALLTOALL || a->kind == COLL_GATHER;
   if (q >= (per_rank ? c->n : 1)) return false;
   *w = (want){per_rank ? (size_t)q * cnt : 0, cnt, 0, all};
   switch (a->kind) {
@@ -143,6 +151,12 @@ static bool expect(const coll_checker *c, int r, int q, want *w) {
     break;
   case COLL_BARRIER:
     return false;
+  case COLL_GATHER:
+    w->set = 1ull << q;
+    return r == a->root;
+  case COLL_SCATTER:
+    w->set = 1ull << a->root, w->idx = (size_t)r * cnt;
+    break;
   default:
     break;
   }
@@ -233,7 +247,7 @@ static tern_status setup(coll_checker *c, const coll_sched *scheds) {
                          COLL_CHECK_MAX_RANKS);
   if ((unsigned)a->kind >= COLL_NUM_KINDS)
     return coll_chk_fail(c, "no collective kind %d", a->kind);
-  if ((a->kind == COLL_BROADCAST || a->kind == COLL_REDUCE) && (a->root < 0 || a->root >= a->size))
+  if (coll_kind_rooted(a->kind) && (a->root < 0 || a->root >= a->size))
     return coll_chk_fail(c, "root %d is not a rank of %d", a->root, a->size);
   size_t steps = 0;
   for (int r = 0; r < c->n; r++)

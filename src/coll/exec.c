@@ -154,6 +154,7 @@ static void trace_step(const tern_request *r, const coll_step *s, int phase) {
 
 /* How data flows in each kind of collective, which is what the transports go by (net_flow:
  * TCP stripe sizes, single-copy floors). */
+_Static_assert(COLL_NUM_KINDS == NET_COLL_KINDS, "the wire's kinds are coll_kind's");
 static const uint8_t flows[COLL_NUM_KINDS] = {
     [COLL_ALLREDUCE] = NET_FLOW_EXCHANGE | NET_FLOW_REDUCE,
     [COLL_REDUCE_SCATTER] = NET_FLOW_EXCHANGE | NET_FLOW_REDUCE,
@@ -161,7 +162,9 @@ static const uint8_t flows[COLL_NUM_KINDS] = {
     [COLL_BROADCAST] = NET_FLOW_ONE_WAY,
     [COLL_REDUCE] = NET_FLOW_REDUCE,
     [COLL_ALLTOALL] = NET_FLOW_EXCHANGE,
-    [COLL_BARRIER] = NET_FLOW_EXCHANGE};
+    [COLL_BARRIER] = NET_FLOW_EXCHANGE,
+    [COLL_GATHER] = NET_FLOW_ONE_WAY,
+    [COLL_SCATTER] = NET_FLOW_ONE_WAY};
 
 static tern_status run_phases(tern_comm *c, tern_request *r, const coll_sched *s,
                               char *const bufs[], size_t esize) {

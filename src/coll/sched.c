@@ -150,7 +150,8 @@ static const char *const kind_names[COLL_NUM_KINDS] = {
     [COLL_ALLREDUCE] = "allreduce", [COLL_REDUCE_SCATTER] = "reduce_scatter",
     [COLL_ALLGATHER] = "allgather", [COLL_BROADCAST] = "broadcast",
     [COLL_REDUCE] = "reduce",       [COLL_ALLTOALL] = "alltoall",
-    [COLL_BARRIER] = "barrier",
+    [COLL_BARRIER] = "barrier",     [COLL_GATHER] = "gather",
+    [COLL_SCATTER] = "scatter",
 };
 
 /* The index of s in names[0, n), or -1. */

@@ -27,6 +27,8 @@
  *   reduce          c                      c (root only)     on root SEND is RECV
  *   alltoall        n*c                    n*c               SEND is RECV
  *   barrier         -                      -                 zero-element messages only
+ *   gather          c                      n*c (root only)   on root SEND is RECV + root*c
+ *   scatter         n*c (root only)        c                 on root RECV is SEND + root*c
  * SEND is never written. RECV is not touched where the API leaves it undefined (reduce on
  * non-roots may pass NULL). TMP is scratch the executor provides, sched->tmp_count elements.
  */
@@ -43,8 +45,15 @@ typedef enum coll_kind {
   COLL_REDUCE,
   COLL_ALLTOALL,
   COLL_BARRIER,
+  COLL_GATHER,  /* block q of root's RECV from rank q (MPI_Gather) */
+  COLL_SCATTER, /* root's SEND block q to rank q's RECV (MPI_Scatter) */
   COLL_NUM_KINDS
 } coll_kind;
+
+/* The collectives with a root: every rank must name the same one (build.c checks it). */
+static inline bool coll_kind_rooted(coll_kind k) {
+  return k == COLL_BROADCAST || k == COLL_REDUCE || k == COLL_GATHER || k == COLL_SCATTER;
+}
 
 /* The algorithms: one per file under src/coll/algo/, listed in algo/list.h (the comment atop
  * each file says what it is). */

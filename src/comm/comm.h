@@ -66,6 +66,10 @@ struct tern_comm {
   int nhosts;
   uint64_t alive_checked_ns; /* when comm_check_alive last looked */
   uint32_t alive_calls;      /* comm_check_alive calls, to read the clock on every 16th */
+  bool any_source;           /* a receive from any source waits for a sender: waits watch every
+                                peer (comm_peek_p2p) */
+  int any_next;              /* the peer comm_peek_p2p looks at first: the one after the last
+                                matched, so that none starves */
 
   /* what operations have moved since the communicator opened (payload posted to peers and from
    * them), written by whichever thread runs them (engine.h), for tools that report it */
@@ -110,6 +114,11 @@ tern_status comm_post(tern_comm *c, net_xfer *x);
  * when one comes (the peer at the other end may only be closing because a third rank died). */
 tern_status comm_progress(tern_comm *c, bool *moved);
 void comm_explain_loss(tern_comm *c);
+/* A receive from any source: *peer is the first rank, looking from c->any_next on, whose next
+ * message to this rank is its next send (seq p2p_recv_seq) and that has no receive of this
+ * rank's queued; -1 when none has one yet. The message stays where it is, for a receive posted
+ * to that peer. */
+tern_status comm_peek_p2p(tern_comm *c, int *peer);
 
 /* The state of one wait: when it started making no progress, how it escalates. */
 typedef struct comm_idle_state {

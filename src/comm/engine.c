@@ -3,11 +3,19 @@
  * Operations run one at a time, in the order they were issued (that is how every rank agrees on
  * what each message belongs to), except that consecutive point-to-point requests run together,
  * those issued while they run included (run_p2p).
- * Whoever holds run_lock runs the queue: the progress thread, woken by an eventfd when a
- * nonblocking request is submitted, or a caller in tern_wait or a blocking call that finds the
- * thread idle. A blocking call on an idle communicator never meets the thread at all: it runs on
- * the caller's thread from the engine's own warm request (no handoff, no allocation). The same
- * poll that the thread sleeps in also watches the listening port, to refuse strays.
+ * Whoever holds run_lock runs the queue: the progress thread, or a caller in tern_wait or a
+ * blocking call that finds the thread idle. A nonblocking request is left to its caller for a
+ * while first: the progress thread is woken by a timer, GRACE_NS after a submission that found
+ * it unset, not at once. A caller that waits at once (torch.distributed's synchronous calls are
+ * a nonblocking call and its wait) then runs the request itself on its own thread, as a
+ * blocking call would, instead of sleeping until the thread has run it: at 2 and 4 ranks on 2
+ * cores that handoff cost 20-35 us a call (docs/PYTORCH.md, "Speed"). A caller that computes
+ * meanwhile has its request started at most GRACE_NS (plus the timer's slack) later. The timer
+ * is set once per expiry, not per submission: setting it is a system call of about 3 us on a
+ * virtual machine, where an eventfd write that wakes the thread costs more. A blocking call on an
+ * idle communicator never meets the thread at all: it runs on the caller's thread from the engine's
+ * own warm request (no handoff, no allocation). The same poll that the thread sleeps in also
+ * watches the listening port, to refuse strays.
  *
  * Locks: `lock` guards the queue and request states and is held only briefly; run_lock is held
  * while running operations, and guards what only the runner touches (the collective count, the
@@ -29,9 +37,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #define POOL (TERN_MAX_OUTSTANDING + 1) /* + 1 for a blocking call queued behind them */
+/* Long enough that a run of synchronous calls wakes the thread about once a millisecond, not once
+ * a call or two: where ranks outnumber the cores, each wake-up preempts a rank the others wait
+ * for (docs/PYTORCH.md, "Speed": at 100 us the backend's call cost 3x as much at n = 4). */
+#define GRACE_NS 1000000
 
 struct comm_engine {
   pthread_mutex_t lock;
@@ -44,7 +57,9 @@ struct comm_engine {
   tern_request inline_req; /* blocking calls on an idle communicator */
   uint32_t coll_seq;       /* under run_lock */
   pthread_t thread;
-  int wake_fd;
+  int wake_fd;  /* eventfd: stop */
+  int timer_fd; /* timerfd: a submitted request's grace is over */
+  _Atomic bool timer_set;
   bool stop;
   const comm_runner *runner;
   void *state; /* the runner's */
@@ -120,6 +135,25 @@ static tern_status post_issued_p2p(tern_comm *c, int *posted, bool *moved) {
   return TERN_OK;
 }
 
+/* Gives the posted receives from any source that have no sender yet the peers that now have a
+ * send for this rank, in issue order; c->any_source says whether some still wait. */
+static tern_status match_any_p2p(tern_comm *c, int posted, bool *moved) {
+  comm_engine *e = c->engine;
+  bool waiting = false;
+  for (int j = 0; j < posted; j++) {
+    pthread_mutex_lock(&e->lock);
+    tern_request *r = e->queue[(e->qhead + j) % POOL];
+    pthread_mutex_unlock(&e->lock);
+    bool matched = false;
+    tern_status rc = waiting ? TERN_OK : comm_p2p_match(c, r, &matched);
+    if (rc != TERN_OK) return rc;
+    *moved |= matched;
+    waiting |= r->peer == COMM_ANY_PEER; /* the later ones wait behind it */
+  }
+  c->any_source = waiting;
+  return TERN_OK;
+}
+
 /* Runs the point-to-point requests at the queue's head, and those issued behind them while they
  * run, all in flight at once; each ends as its transfer completes. In MPI's terms: isend and
  * irecv do not block each other. Running only those queued when the run began deadlocked a swap:
@@ -138,7 +172,8 @@ static void run_p2p(tern_comm *c) {
   while (rc == TERN_OK) {
     bool moved = false;
     if ((rc = post_issued_p2p(c, &posted, &moved)) != TERN_OK ||
-        (rc = comm_progress(c, &moved)) != TERN_OK)
+        (rc = comm_progress(c, &moved)) != TERN_OK ||
+        (rc = match_any_p2p(c, posted, &moved)) != TERN_OK)
       break;
     /* after every pass, not only one that moved: the wait's own looks (comm_idle's last look
      * before it sleeps) complete transfers too */
@@ -149,6 +184,7 @@ static void run_p2p(tern_comm *c) {
       rc = comm_idle(c, &idle, oldest);
   }
   atomic_store(&c->arg_err_last, false);
+  c->any_source = false;
   retire_p2p(c, posted, comm_p2p_failed(c, rc, fresh, posted), &oldest);
 }
 
@@ -187,22 +223,60 @@ static void run_queue(tern_comm *c) {
   }
 }
 
+/* Sets the progress thread's timer ns ahead, unless it is set already. */
+static void set_timer(comm_engine *e, uint64_t ns) {
+  struct itimerspec t = {
+      .it_value = {.tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u)}};
+  uint64_t one = 1;
+  if (!atomic_exchange(&e->timer_set, true) && timerfd_settime(e->timer_fd, 0, &t, NULL) < 0) {
+    atomic_store(&e->timer_set, false); /* no timer: the thread is woken now instead */
+    if (write(e->wake_fd, &one, sizeof one) < 0)
+      CORE_WARN("waking the progress thread failed: %s", strerror(errno));
+  }
+}
+
+/* How much longer the queue's head is left to its caller: 0 when its grace is over (or the
+ * queue is empty, or the head is a blocking call queued behind others). The thread takes no
+ * request a caller may be about to wait for: a caller that found its request taken would sleep
+ * until the thread had run it, the handoff the grace avoids. */
+static uint64_t head_grace_left(comm_engine *e) {
+  pthread_mutex_lock(&e->lock);
+  uint64_t at = e->qlen ? e->queue[e->qhead]->submitted_ns : 0, now = core_now_ns();
+  pthread_mutex_unlock(&e->lock);
+  return at && now - at < GRACE_NS ? GRACE_NS - (now - at) : 0;
+}
+
 static void *progress_thread(void *arg) {
   tern_comm *c = arg;
   comm_engine *e = c->engine;
   for (;;) {
-    struct pollfd fds[2] = {{.fd = e->wake_fd, .events = POLLIN},
+    struct pollfd fds[3] = {{.fd = e->wake_fd, .events = POLLIN},
+                            {.fd = e->timer_fd, .events = POLLIN},
                             {.fd = c->listen_fd, .events = POLLIN}};
-    int n = poll(fds, c->listen_fd >= 0 ? 2 : 1, -1);
+    int n = poll(fds, c->listen_fd >= 0 ? 3 : 2, -1);
     if (n < 0 && errno != EINTR) break;
     uint64_t v;
     if (fds[0].revents && read(e->wake_fd, &v, sizeof v) < 0 && errno != EAGAIN) break;
+    if (fds[1].revents && read(e->timer_fd, &v, sizeof v) < 0 && errno != EAGAIN) break;
+    /* unset before the queue is looked at: a submission that still saw it set is in the queue */
+    if (fds[1].revents) atomic_store(&e->timer_set, false);
     pthread_mutex_lock(&e->lock);
     bool stop = e->stop;
     pthread_mutex_unlock(&e->lock);
     if (stop) break;
-    pthread_mutex_lock(&e->run_lock);
-    if (fds[1].revents) comm_refuse_strays(c);
+    bool timer = fds[1].revents != 0;
+    uint64_t left = timer ? head_grace_left(e) : 0;
+    if (left) {
+      set_timer(e, left);
+      continue; /* a stray connection is still there at the next poll */
+    }
+    /* a caller running the queue on its own thread has it: look again later, rather than wait
+     * for the lock and then take the request that caller issues next */
+    if (timer ? pthread_mutex_trylock(&e->run_lock) != 0 : pthread_mutex_lock(&e->run_lock) != 0) {
+      set_timer(e, GRACE_NS);
+      continue;
+    }
+    if (fds[2].revents) comm_refuse_strays(c);
     run_queue(c);
     pthread_mutex_unlock(&e->run_lock);
     pthread_mutex_lock(&e->lock);
@@ -280,14 +354,13 @@ tern_status comm_engine_submit(tern_comm *c, const tern_request *proto, tern_req
   for (int i = 0; i < POOL; i++)
     outstanding += e->pool[i].in_use;
   tern_request *r = outstanding < TERN_MAX_OUTSTANDING ? enqueue(c, proto) : NULL;
+  if (r != NULL) r->submitted_ns = core_now_ns();
   pthread_mutex_unlock(&e->lock);
   if (r == NULL)
     return core_err_set(&c->err, TERN_ERR_INVALID_ARG,
                         "more than %d requests outstanding: wait for some first",
                         TERN_MAX_OUTSTANDING);
-  uint64_t one = 1;
-  if (write(e->wake_fd, &one, sizeof one) < 0)
-    CORE_WARN("waking the progress thread failed: %s", strerror(errno));
+  set_timer(e, GRACE_NS);
   /* a runner asleep on the doorbell in run_p2p posts this request as soon as it sees it */
   if (c->seg) net_shm_ring_bell(net_shm_seg_bell(c->seg), net_shm_seg_sleeping(c->seg));
   *out = r;
@@ -327,11 +400,14 @@ tern_status comm_engine_start(tern_comm *c, const comm_runner *runner) {
   pthread_mutex_init(&e->run_lock, NULL);
   pthread_cond_init(&e->done_cond, NULL);
   e->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  e->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
   c->engine = e;
-  if (e->wake_fd < 0 || pthread_create(&e->thread, NULL, progress_thread, c) != 0) {
+  if (e->wake_fd < 0 || e->timer_fd < 0 ||
+      pthread_create(&e->thread, NULL, progress_thread, c) != 0) {
     rc = core_err_errno(&c->err, errno, "starting the progress thread");
     if (e->wake_fd >= 0) close(e->wake_fd);
-    e->wake_fd = -1;
+    if (e->timer_fd >= 0) close(e->timer_fd);
+    e->wake_fd = e->timer_fd = -1;
     e->stop = true; /* no thread to join */
     comm_engine_stop(c);
     return rc;
@@ -373,6 +449,7 @@ void comm_engine_stop(tern_comm *c) {
   free(e->inline_req.xfers);
   e->runner->stop(e->state);
   if (e->wake_fd >= 0) close(e->wake_fd);
+  if (e->timer_fd >= 0) close(e->timer_fd);
   pthread_mutex_destroy(&e->lock);
   pthread_mutex_destroy(&e->run_lock);
   pthread_cond_destroy(&e->done_cond);

@@ -15,6 +15,7 @@
 #include "comm/comm.h"
 
 typedef enum comm_req_type { COMM_REQ_COLL, COMM_REQ_SEND, COMM_REQ_RECV } comm_req_type;
+#define COMM_ANY_PEER (-1) /* tern_recv_any's peer until a sender is found (p2p.c) */
 
 struct tern_request {
   tern_comm *comm;
@@ -27,8 +28,10 @@ struct tern_request {
   void *recvbuf;       /* collectives and recv */
   tern_dtype dt;
   tern_op op;
-  int peer;     /* send and recv */
+  int peer;     /* send and recv; COMM_ANY_PEER for a receive from any source until matched */
+  int *source;  /* a receive from any source: where the sender's rank goes */
   uint32_t seq; /* collectives: the communicator's count when it ran */
+  uint64_t submitted_ns; /* nonblocking: when it was issued (its caller's grace, engine.c) */
   /* the run */
   net_xfer *xfers; /* kept between uses of this request slot: a warm one allocates nothing */
   size_t xfers_cap;
@@ -78,6 +81,10 @@ tern_status comm_post_counted(tern_comm *c, net_xfer *x);
  * point-to-point request issued in a row in flight together, so that a swap (each side isend then
  * irecv) completes however large the messages (engine.c, run_p2p). */
 tern_status comm_p2p_post(tern_comm *c, tern_request *r);
+/* A receive from any source not matched yet (r->peer COMM_ANY_PEER, its transfer unposted):
+ * when some peer's next message to this rank is its next send, r takes that peer, its
+ * *source is set and it is posted (*matched). Otherwise nothing happens. */
+tern_status comm_p2p_match(tern_comm *c, tern_request *r, bool *matched);
 /* Runs one point-to-point request to the end on the calling thread (a blocking call). */
 tern_status comm_p2p_run(tern_comm *c, tern_request *r);
 /* Whether c is healthy as an operation starts (its error text is then cleared), so that a

@@ -5,6 +5,10 @@
  * direction (p2p_send_seq, p2p_recv_seq), so that a receiver matches them in order. The engine
  * runs them (engine.c, run_p2p); the collectives' executor (coll/exec.c) posts its transfers
  * through comm_post_counted too.
+ *
+ * A receive from any source (peer COMM_ANY_PEER) stays unposted until some peer's next message
+ * to this rank is its next send (comm_peek_p2p); then it takes that peer and is posted as any
+ * receive, and the next look starts at the peer after it, so that none starves (c->any_next).
  */
 #include "comm/engine.h"
 
@@ -29,6 +33,13 @@ tern_status comm_post_counted(tern_comm *c, net_xfer *x) {
 tern_status comm_p2p_post(tern_comm *c, tern_request *r) {
   tern_status rc = comm_check_alive(c);
   if (rc != TERN_OK || (rc = comm_request_xfers(c, r, 1)) != TERN_OK) return rc;
+  if (r->peer == COMM_ANY_PEER) { /* nothing to post until a sender is found */
+    r->xfers[0] =
+        (net_xfer){.hdr = {.kind = NET_KIND_P2P, .bytes = r->count * tern_dtype_size(r->dt)},
+                   .peer = COMM_ANY_PEER};
+    bool matched;
+    return comm_p2p_match(c, r, &matched);
+  }
   comm_peer *p = &c->peers[r->peer];
   bool send = r->type == COMM_REQ_SEND;
   net_xfer *x = &r->xfers[0];
@@ -45,6 +56,39 @@ tern_status comm_p2p_post(tern_comm *c, tern_request *r) {
             r->count, tern_dtype_name(r->dt), send ? "to" : "from", r->peer,
             p->link == COMM_LINK_SHM ? "shm" : "tcp");
   return comm_post_counted(c, x);
+}
+
+tern_status comm_p2p_match(tern_comm *c, tern_request *r, bool *matched) {
+  int sender;
+  *matched = false;
+  if (r->peer != COMM_ANY_PEER) return TERN_OK;
+  tern_status rc = comm_peek_p2p(c, &sender);
+  if (rc != TERN_OK || sender < 0) return rc;
+  *matched = true;
+  c->any_next = (sender + 1) % c->size;
+  r->peer = sender;
+  *r->source = sender;
+  return comm_p2p_post(c, r);
+}
+
+/* A blocking receive from any source: waits, as every wait does, until some peer sends. */
+static tern_status wait_sender(tern_comm *c, tern_request *r) {
+  comm_idle_state idle;
+  comm_idle_reset(&idle);
+  c->any_source = true;
+  tern_status rc = TERN_OK;
+  while (r->peer == COMM_ANY_PEER && rc == TERN_OK) {
+    bool moved = false, matched = false;
+    if ((rc = comm_progress(c, &moved)) != TERN_OK ||
+        (rc = comm_p2p_match(c, r, &matched)) != TERN_OK || matched)
+      break;
+    if (moved)
+      comm_idle_reset(&idle);
+    else
+      rc = comm_idle(c, &idle, &r->xfers[0]);
+  }
+  c->any_source = false;
+  return rc;
 }
 
 bool comm_op_fresh(tern_comm *c) {
@@ -74,6 +118,7 @@ tern_status comm_p2p_failed(tern_comm *c, tern_status rc, bool fresh, int n) {
 tern_status comm_p2p_run(tern_comm *c, tern_request *r) {
   bool fresh = comm_op_fresh(c);
   tern_status rc = comm_p2p_post(c, r);
+  if (rc == TERN_OK && r->peer == COMM_ANY_PEER) rc = wait_sender(c, r);
   if (rc == TERN_OK) rc = comm_wait_all(c, r->xfers, 1);
   return comm_p2p_failed(c, rc, fresh, 1);
 }

@@ -82,3 +82,24 @@ tern_status comm_check_usable(tern_comm *c) {
   }
   return TERN_OK;
 }
+
+tern_status comm_peek_p2p(tern_comm *c, int *peer) {
+  *peer = -1;
+  for (int i = 0; i < c->size; i++) {
+    int q = (c->any_next + i) % c->size;
+    comm_peer *p = &c->peers[q];
+    net_msg_hdr h;
+    bool ready = false;
+    if (p->link == COMM_LINK_SHM) {
+      ready = net_shm_peek(&p->shm, &h);
+    } else if (p->link == COMM_LINK_TCP) {
+      tern_status rc = net_tcp_peek(&p->tcp, &h, &ready, &c->err);
+      if (rc != TERN_OK) return chan_failed(c, rc);
+    }
+    if (ready && h.kind == NET_KIND_P2P && h.seq == p->p2p_recv_seq) {
+      *peer = q;
+      return TERN_OK;
+    }
+  }
+  return TERN_OK;
+}

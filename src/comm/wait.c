@@ -62,6 +62,11 @@ static void describe(const tern_comm *c, const net_xfer *w, char *out, size_t le
     snprintf(out, len, "its peers");
     return;
   }
+  if (w->peer < 0) {
+    snprintf(out, len, "any rank to send %llu bytes (a receive from any source)",
+             (unsigned long long)w->hdr.bytes);
+    return;
+  }
   snprintf(out, len, "%s to %s %llu bytes in %s #%u", c->peers[w->peer].what,
            w->is_send ? "take" : "send", (unsigned long long)w->hdr.bytes,
            net_kind_name(w->hdr.kind), w->hdr.seq);
@@ -117,13 +122,24 @@ static void sleep_slice(tern_comm *c, int slice_ms) {
     else
       shm = true;
   }
+  /* a receive from any source waits for every peer: a message starts on a TCP peer's first
+   * stream, and a shared-memory sender rings our doorbell */
+  for (int q = 0; c->any_source && q < c->size && n < MAX_POLL; q++) {
+    comm_peer *p = &c->peers[q];
+    if (p->link == COMM_LINK_TCP)
+      fds[n++] = (struct pollfd){.fd = net_tcp_first_fd(&p->tcp), .events = POLLIN};
+    else if (p->link == COMM_LINK_SHM)
+      shm = true;
+  }
   bool tcp = n > (c->store ? 2 : 1);
   if (shm && !tcp) {
     uint32_t seen = net_shm_sleep_begin(c->seg);
     bool moved = false;
+    int sender = -1;
     /* one more look after announcing the sleep: a sender that rang before we announced it saw
      * no sleeper and did not wake us */
-    if (comm_progress(c, &moved) != TERN_OK || moved) {
+    if (comm_progress(c, &moved) != TERN_OK || moved ||
+        (c->any_source && (comm_peek_p2p(c, &sender) != TERN_OK || sender >= 0))) {
       net_shm_sleep_cancel(c->seg);
       return;
     }

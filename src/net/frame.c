@@ -13,8 +13,9 @@
 
 /* The names of the wire's collective kinds, in their order (coll_kind numbers them alike), for
  * the messages that say which operations two ranks disagree on. */
-static const char *const kinds[] = {"allreduce", "reduce_scatter", "allgather", "broadcast",
-                                    "reduce",    "alltoall",       "barrier"};
+static const char *const kinds[NET_COLL_KINDS] = {"allreduce", "reduce_scatter", "allgather",
+                                                  "broadcast", "reduce",         "alltoall",
+                                                  "barrier",   "gather",         "scatter"};
 
 void net_frame_encode(const net_frame *f, uint8_t out[NET_FRAME_LEN]) {
   core_put32(out, NET_FRAME_MAGIC);
@@ -46,7 +47,7 @@ tern_status net_frame_decode(const uint8_t in[NET_FRAME_LEN], net_frame *f, cons
   f->msg.bytes = core_get64(in + 24);
   f->stripe_off = core_get64(in + 32);
   f->stripe_len = core_get64(in + 40);
-  if (in[7] != 0 || (f->msg.kind >= CORE_ARRAY_LEN(kinds) && f->msg.kind != NET_KIND_P2P) ||
+  if (in[7] != 0 || (f->msg.kind >= NET_COLL_KINDS && f->msg.kind != NET_KIND_P2P) ||
       !core_dtype_valid(f->msg.dtype) || !core_op_valid(f->msg.op))
     return core_err_set(err, TERN_ERR_PROTOCOL,
                         "%s sent a frame with kind %u, dtype %u, op %u, reserved %u: not valid",

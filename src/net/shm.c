@@ -622,3 +622,11 @@ tern_status net_shm_progress(net_shm_chan *ch, bool *moved, core_err *err) {
   if (ch->sendq.len) send_some(ch, moved);
   return ch->recvq.len ? recv_some(ch, moved, err) : TERN_OK;
 }
+
+bool net_shm_peek(net_shm_chan *ch, net_msg_hdr *hdr) {
+  if (ch->recvq.len || ch->recv_done) return false;
+  const slot *sl = arrived_slot(ch);
+  if (sl == NULL) return false;
+  *hdr = sl->hdr;
+  return true;
+}

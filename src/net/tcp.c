@@ -305,6 +305,38 @@ bool net_tcp_busy(const net_tcp_chan *ch) {
   return false;
 }
 
+tern_status net_tcp_peek(net_tcp_chan *ch, net_msg_hdr *hdr, bool *ready, core_err *err) {
+  net_tcp_stream *s = &ch->streams[0];
+  uint8_t frame[NET_FRAME_LEN];
+  *ready = false;
+  if (s->recvq.len) return TERN_OK;
+  /* the frame's first bytes may have been read ahead already; the rest is peeked at in the
+   * socket, where it stays for the receive that takes the message */
+  size_t have = CORE_MIN(s->ahead_len, (size_t)NET_FRAME_LEN);
+  if (have) memcpy(frame, s->ahead + s->ahead_at, have);
+  while (have < NET_FRAME_LEN) {
+    ssize_t r = recv(s->fd, frame + have, NET_FRAME_LEN - have, MSG_PEEK | MSG_DONTWAIT);
+    if (r == (ssize_t)(NET_FRAME_LEN - have)) break;
+    if (r > 0 || (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))) return TERN_OK;
+    if (r == 0)
+      return core_err_set(err, TERN_ERR_PEER_LOST,
+                          "%s closed the connection while this rank waited for a send from any "
+                          "source",
+                          ch->what);
+    if (errno != EINTR) return io_error(ch, errno, "looking for a message", err);
+  }
+  net_frame f;
+  tern_status rc = net_frame_decode(frame, &f, ch->what, err);
+  if (rc != TERN_OK) return rc;
+  *hdr = f.msg;
+  *ready = true;
+  return TERN_OK;
+}
+
+int net_tcp_first_fd(const net_tcp_chan *ch) {
+  return ch->streams[0].fd;
+}
+
 int net_tcp_pollfds(const net_tcp_chan *ch, struct pollfd *fds, int max) {
   int n = 0;
   for (int i = 0; i < ch->nstreams && n < max; i++) {

@@ -21,12 +21,15 @@
 
 /* ---- the identity every message carries (frame.c) ---------------------------------------- */
 
-#define NET_KIND_P2P 15                /* kind of send/recv; collectives number theirs 0..6 */
+/* The collectives number their kinds 0..NET_COLL_KINDS - 1 (coll_kind's order: coll/exec.c
+ * holds the two to each other); a frame of any other kind but these two is refused. */
+#define NET_COLL_KINDS 9
+#define NET_KIND_P2P 15                /* kind of send/recv */
 #define NET_KIND_CALIBRATE 14          /* start-up timing between ranks (comm/shm_calibrate.c) */
 #define NET_MAX_MSG_BYTES (1ull << 42) /* 4 TiB: anything larger is a corrupt length */
 
 typedef struct net_msg_hdr {
-  uint8_t kind;   /* the operation (0..6 collectives, in coll_kind's order), or NET_KIND_P2P */
+  uint8_t kind;   /* the operation (a collective below NET_COLL_KINDS), or NET_KIND_P2P */
   uint8_t dtype;  /* tern_dtype */
   uint8_t op;     /* tern_op (0 where none) */
   uint32_t seq;   /* the operation's number: collectives count per communicator, p2p per pair */
@@ -132,6 +135,12 @@ tern_status net_tcp_post(net_tcp_chan *ch, net_xfer *x, core_err *err);
 tern_status net_tcp_progress(net_tcp_chan *ch, bool *moved, core_err *err);
 /* True when transfers are queued on the channel. */
 bool net_tcp_busy(const net_tcp_chan *ch);
+/* The header of the next message the peer sends this rank, without taking it: *ready is false
+ * while its frame has not wholly arrived, or while a receive is queued on stream 0 (the message
+ * is that receive's). A frame that is not tern's fails as a receive would. */
+tern_status net_tcp_peek(net_tcp_chan *ch, net_msg_hdr *hdr, bool *ready, core_err *err);
+/* Stream 0's socket, where every message starts (a receive from any source polls it). */
+int net_tcp_first_fd(const net_tcp_chan *ch);
 /* Adds the channel's sockets that have work to fds (events POLLIN/POLLOUT as needed); returns
  * how many were added (at most max). */
 int net_tcp_pollfds(const net_tcp_chan *ch, struct pollfd *fds, int max);
@@ -238,6 +247,10 @@ tern_status net_shm_post(net_shm_chan *ch, net_xfer *x, core_err *err);
 #define NET_SHM_NOW_MAX NET_CMA_COPY_MIN
 tern_status net_shm_move_now(net_shm_chan *ch, net_xfer *x, bool *done, core_err *err);
 tern_status net_shm_progress(net_shm_chan *ch, bool *moved, core_err *err);
+/* The header of the next message the peer has published to us, without taking it; false while
+ * none has arrived or a receive is queued (the message is that receive's). The header is the
+ * peer's word: a receive posted for it checks it as any other. */
+bool net_shm_peek(net_shm_chan *ch, net_msg_hdr *hdr);
 bool net_shm_busy(const net_shm_chan *ch);
 
 #endif /* TERN_NET_TRANSPORT_H */

@@ -149,6 +149,35 @@ static void test_alltoall(tern_dtype dt, size_t count, bool inplace) {
   unguard(r);
 }
 
+static void test_gather(tern_dtype dt, size_t count, bool inplace, int root) {
+  size_t b = count * tern_dtype_size(dt), all = b * (size_t)n;
+  char *s = guarded(b), *r = rank == root ? guarded(all) : NULL;
+  char *in = inplace && rank == root ? r + (size_t)root * b : s;
+  pattern_fill(in, dt, TERN_SUM, rank, 0, count);
+  expect_ok(tern_gather(comm, in, r, count, dt, root), "gather");
+  size_t wrong = 0;
+  for (int j = 0; r != NULL && j < n; j++)
+    wrong += pattern_count_wrong_input(r + (size_t)j * b, dt, TERN_SUM, j, 0, count);
+  wrong += !guards_intact(s, b) + (r ? !guards_intact(r, all) : 0);
+  check_count(wrong, "gather", dt, TERN_SUM, count, inplace, root);
+  unguard(s);
+  unguard(r);
+}
+
+static void test_scatter(tern_dtype dt, size_t count, bool inplace, int root) {
+  size_t b = count * tern_dtype_size(dt), all = b * (size_t)n;
+  char *s = rank == root ? guarded(all) : NULL, *r = guarded(b);
+  for (int j = 0; s != NULL && j < n; j++)
+    pattern_fill(s + (size_t)j * b, dt, TERN_SUM, rank, (size_t)j * count, count);
+  char *out = inplace && rank == root ? s + (size_t)root * b : r;
+  expect_ok(tern_scatter(comm, s, out, count, dt, root), "scatter");
+  size_t wrong = pattern_count_wrong_input(out, dt, TERN_SUM, root, (size_t)rank * count, count);
+  wrong += !guards_intact(r, b) + (s ? !guards_intact(s, all) : 0);
+  check_count(wrong, "scatter", dt, TERN_SUM, count, inplace, root);
+  unguard(s);
+  unguard(r);
+}
+
 /* Send to the right, receive from the left, with the blocking calls ordered so that they pair. */
 static void test_sendrecv(tern_dtype dt, size_t count) {
   if (n == 1) return;
@@ -187,6 +216,9 @@ static void matrix(const size_t *counts, size_t ncounts, bool all_types) {
         test_allgather(dt, count, inplace);
         for (int ri = 0; ri < 3; ri++)
           test_broadcast(dt, count, inplace, roots[ri]);
+        /* one root each (the checker proves their schedules at every root): the matrix's time */
+        test_gather(dt, count, inplace, roots[1]);
+        test_scatter(dt, count, inplace, roots[2]);
         test_alltoall(dt, count, inplace);
       }
       test_sendrecv(dt, count);

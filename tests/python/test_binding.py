@@ -137,6 +137,59 @@ def reduce_alltoall_send_recv_and_split(comm):
 
 
 @check
+def gather_and_scatter(comm):
+    n, r = comm.size, comm.rank
+    for root in range(n):
+        got = comm.gather(np.full(3, 10 * r + root, np.int64), root=root)
+        if r == root:
+            assert np.array_equal(got, np.repeat(np.arange(n) * 10 + root, 3)), got
+        else:
+            assert got is None
+        x = torch.arange(2 * n, dtype=torch.float64) + root if r == root else None
+        out = comm.iscatter(x, torch.empty(2, dtype=torch.float64), root=root).wait()
+        assert out.tolist() == [2 * r + root, 2 * r + 1 + root], out
+    if r == 0:
+        expect_raises(ValueError, lambda: comm.gather(np.zeros(2, np.float32),
+                                                      out=np.zeros(2 * n + 1, np.float32)))
+    comm.barrier()
+
+
+@check
+def recv_from_any_source(comm):
+    """Every other rank sends rank 0 three messages, the first late (rank 0 is asleep in its
+    wait when it comes); rank 0 takes them from any source: each arrives once, each peer's in
+    order, the source named. A receive posted to a peer keeps that peer's message from an
+    any-source receive posted after it."""
+    n, r = comm.size, comm.rank
+    if r != 0:
+        time.sleep(0.2)
+        for k in range(3):
+            comm.send(np.full(5, 10 * r + k, np.int32), 0)
+    else:
+        seen = {q: [] for q in range(1, n)}
+        for k in range(3 * (n - 1)):
+            x = np.empty(5, np.int32)
+            if k % 2:
+                src = comm.recv_any(x)
+            else:
+                src = comm.irecv_any(x).wait()
+            assert (x == x[0]).all() and x[0] // 10 == src, (src, x)
+            seen[src].append(int(x[0]) % 10)
+        assert all(v == [0, 1, 2] for v in seen.values()), seen
+    comm.barrier()
+    if n < 3:
+        return
+    if r == 0:
+        mine, anyone = torch.empty(2), torch.empty(2)
+        reqs = [comm.irecv(mine, 1), comm.irecv_any(anyone)]
+        assert reqs[1].wait() == 2 and reqs[0].wait() is mine
+        assert (mine == 1).all() and (anyone == 2).all()
+    elif r in (1, 2):
+        comm.send(torch.full((2,), float(r)), 0)
+    comm.barrier()
+
+
+@check
 def bad_arguments_raise_before_sending(comm):
     expect_raises(TypeError, lambda: comm.allreduce([1.0, 2.0]), "numpy array or a torch tensor")
     expect_raises(TypeError, lambda: comm.allreduce(np.zeros(3, dtype=np.complex64)), "complex64")

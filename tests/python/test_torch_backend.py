@@ -162,14 +162,31 @@ def point_to_point_ring(r, n):
     for q in dist.batch_isend_irecv(ops):
         q.wait()
     assert torch.equal(got3, values(left, 3, torch.int64))
-    if n == 2:  # of two ranks, any source is the other
-        z = torch.zeros(2)
-        if r == 0:
-            dist.send(torch.tensor([1.0, 2.0]), 1)
-        else:
-            assert dist.recv(z) == 0 and z.tolist() == [1.0, 2.0]
+
+
+
+@check
+def recv_from_any_source(r, n):
+    """Every other rank sends the last rank two tensors; it takes them with recv and irecv
+    without a source: each once, each sender's in order, the source named."""
+    last = n - 1
+    if r != last:
+        for k in range(2):
+            dist.send(torch.full((6,), float(10 * r + k)), last)
     else:
-        expect_raises(NotImplementedError, lambda: dist.recv(torch.zeros(1)), "src=")
+        seen = {q: [] for q in range(last)}
+        for m in range(2 * last):
+            z = torch.zeros(6)
+            if m % 2:
+                src = dist.recv(z)
+            else:
+                work = dist.irecv(z)
+                work.wait()
+                src = work._source_rank()
+            assert (z == z[0]).all() and int(z[0]) // 10 == src, (src, z)
+            seen[src].append(int(z[0]) % 10)
+        assert all(v == [0, 1] for v in seen.values()), seen
+    dist.barrier()
 
 
 @check

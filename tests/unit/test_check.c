@@ -25,10 +25,6 @@ static double now_s(void) {
   return (double)core_now_ns() / 1e9;
 }
 
-static bool rooted(coll_kind k) {
-  return k == COLL_BROADCAST || k == COLL_REDUCE;
-}
-
 static void every_schedule_is_correct(void **state) {
   (void)state;
   char why[1024];
@@ -41,7 +37,7 @@ static void every_schedule_is_correct(void **state) {
       for (int n = 1; n <= 64; n++) {
         size_t un = (size_t)n;
         const size_t counts[] = {0, 1, un - 1, un, 3 * un + 5, 1000003, (1ull << 40) + 7};
-        int roots[4] = {0, 1, n / 2, n - 1}, nroots = rooted(kind) ? (n <= 8 ? n : 4) : 1;
+        int roots[4] = {0, 1, n / 2, n - 1}, nroots = coll_kind_rooted(kind) ? (n <= 8 ? n : 4) : 1;
         for (size_t ci = 0; ci < CORE_ARRAY_LEN(counts); ci++)
           for (int ip = 0; ip <= 1; ip++)
             for (int ri = 0; ri < nroots; ri++) {
@@ -231,7 +227,7 @@ static void dealt_trees_are_correct(void **state) {
         const size_t counts[] = {1, un, 3 * un + 5};
         for (size_t ci = 0; ci < CORE_ARRAY_LEN(counts); ci++)
           for (int ip = 0; ip <= 1; ip++)
-            for (int root = 0; root < (rooted(kind) ? CORE_MIN(n, 9) : 1); root++) {
+            for (int root = 0; root < (coll_kind_rooted(kind) ? CORE_MIN(n, 9) : 1); root++) {
               coll_args a = {.kind = kind,
                              .size = n,
                              .count = counts[ci],
@@ -647,7 +643,7 @@ static void catches_random_breakage(void **state) {
               for (int trial = 0; trial < 4; trial++) {
                 coll_args a = {.kind = kind,
                                .size = n,
-                               .root = rooted(kind) ? n / 2 : 0,
+                               .root = coll_kind_rooted(kind) ? n / 2 : 0,
                                .count = ci == 0   ? 1
                                         : ci == 1 ? (size_t)n + 1
                                                   : 1000,

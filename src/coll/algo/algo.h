@@ -36,7 +36,7 @@ typedef struct coll_shape {
   double Lc;   /* ceil(log2 n) */
   bool fold;   /* p != n: the fold (below) is needed */
   double red;  /* 1 for reduce_scatter and reduce, 0 for their twins allgather and broadcast */
-  bool rooted; /* broadcast and reduce */
+  bool rooted; /* coll_kind_rooted: broadcast, reduce, gather, scatter */
   size_t count, elem_size;
 } coll_shape;
 

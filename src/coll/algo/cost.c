@@ -18,7 +18,7 @@ coll_shape coll_shape_of(const coll_net_model *m, coll_kind kind, int n, size_t 
                       .Lc = coll_log2_ceil(n),
                       .fold = p != n,
                       .red = kind == COLL_REDUCE_SCATTER || kind == COLL_REDUCE,
-                      .rooted = kind == COLL_BROADCAST || kind == COLL_REDUCE,
+                      .rooted = coll_kind_rooted(kind),
                       .count = count,
                       .elem_size = elem_size};
 }

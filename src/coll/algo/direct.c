@@ -85,6 +85,41 @@ static void broadcast(coll_sched *s, const coll_args *a) {
   if (!a->inplace) coll_sched_copy(s, COLL_BUF_RECV, 0, COLL_BUF_SEND, 0, c);
 }
 
+/* MPI_Gather: every rank sends its c elements straight to the root, which receives rank q's
+ * into RECV block q and copies its own (in place, it is there already). The root takes n - 1
+ * messages at once: one alpha, and the (n - 1) c elements it must take whatever the algorithm.
+ * torch.distributed's gather is this call (python/tern). */
+static void gather(coll_sched *s, const coll_args *a) {
+  int n = a->size, r = a->rank, root = a->root;
+  size_t c = a->count;
+  if (r != root) {
+    coll_data_send(s, root, COLL_BUF_SEND, 0, c);
+    return;
+  }
+  for (int i = 1; i < n; i++) {
+    int from = (r + i) % n;
+    coll_data_recv(s, from, COLL_BUF_RECV, (size_t)from * c, c);
+  }
+  if (!a->inplace) coll_sched_copy(s, COLL_BUF_RECV, (size_t)r * c, COLL_BUF_SEND, 0, c);
+}
+
+/* MPI_Scatter: the root sends SEND block q straight to rank q and copies its own block (in
+ * place, it is there already); every other rank receives its c elements. One alpha; the root
+ * sends the (n - 1) c elements it must send whatever the algorithm. */
+static void scatter(coll_sched *s, const coll_args *a) {
+  int n = a->size, r = a->rank, root = a->root;
+  size_t c = a->count;
+  if (r != root) {
+    coll_data_recv(s, root, COLL_BUF_RECV, 0, c);
+    return;
+  }
+  for (int i = 1; i < n; i++) {
+    int to = (r + i) % n;
+    coll_data_send(s, to, COLL_BUF_SEND, (size_t)to * c, c);
+  }
+  if (!a->inplace) coll_sched_copy(s, COLL_BUF_RECV, 0, COLL_BUF_SEND, (size_t)r * c, c);
+}
+
 static void barrier(coll_sched *s, const coll_args *a) {
   int n = a->size, r = a->rank;
   for (int i = 1; i < n; i++) {
@@ -107,6 +142,8 @@ static double path(const coll_shape *x) {
     return coll_cost_exchange(m, n - 1, (n - 1) * B, 0) + x->red * (n - 1) * B * m->gamma;
   case COLL_BROADCAST:
   case COLL_REDUCE:
+  case COLL_GATHER:
+  case COLL_SCATTER:
     return coll_cost_phase(m, n - 1, (n - 1) * B, 0) + x->red * (n - 1) * B * m->gamma;
   case COLL_ALLTOALL:
     return coll_cost_exchange(m, n - 1, (n - 1) * B, 0);
@@ -138,6 +175,8 @@ static coll_work work(const coll_shape *x) {
         coll_work_of(n * (n - 1), n * (n - 1) * B, x->red * n * (n - 1) * B));
   case COLL_BROADCAST:
   case COLL_REDUCE:
+  case COLL_GATHER:
+  case COLL_SCATTER:
     return reduced_after_receiving(coll_work_of(n - 1, (n - 1) * B, x->red * (n - 1) * B));
   case COLL_ALLTOALL:
     return coll_work_of(n * (n - 1), n * (n - 1) * B, 0);
@@ -160,7 +199,9 @@ const coll_algo_desc coll_algo_direct = {
               [COLL_BROADCAST] = broadcast,
               [COLL_REDUCE] = reduce,
               [COLL_ALLTOALL] = alltoall,
-              [COLL_BARRIER] = barrier},
+              [COLL_BARRIER] = barrier,
+              [COLL_GATHER] = gather,
+              [COLL_SCATTER] = scatter},
     .path = path,
     .work = work,
     .turns = turns,
