@@ -5,7 +5,7 @@
  * bench/peers/results/tuning (`tern tune`'s kept rows, as a table and as a fitted model). A change
  * of the selector or of a cost shows here as the cells it moves; when a move is meant (shown faster
  * in docs/perf/select.md), rewrite the table with TERN_SELECT_GRID_WRITE=tests/unit/select_grid.txt
- * build/test_select_grid and commit it with the reason.
+ * build/tests/test_select_grid and commit it with the reason.
  */
 #include <setjmp.h>
 #include <stdarg.h>
