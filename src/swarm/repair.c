@@ -139,7 +139,7 @@ bool swarm_repair(tern_swarm *sw, const swarm_member *g, int n, int me, int part
            core_now_ns() < deadline)
       core_sleep_ms(REPAIR_RETRY_MS);
     if (v > 0 && i == part)
-      CORE_INFO("swarm: round %u: part %d's result did not come; its reducer %016llx sent it "
+      CORE_WARN("swarm: round %u: part %d's result did not come; its reducer %016llx sent it "
                 "when asked",
                 sw->round, part, (unsigned long long)g[part].id);
     else if (v > 0)
