@@ -16,6 +16,7 @@
 #define TERN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -104,6 +105,16 @@ void tern_comm_destroy(tern_comm *comm);
  * the peer's rank and address, and the cause. "" when nothing failed. Valid until the next call
  * on comm. */
 const char *tern_comm_last_error(const tern_comm *comm);
+
+/* What this rank's operations on comm have moved since it opened: the payload bytes posted to
+ * peers (*sent) and from them (*received), headers left out. Read them while no request is
+ * outstanding: the progress thread writes them. */
+tern_status tern_comm_traffic(const tern_comm *comm, uint64_t *sent, uint64_t *received);
+
+/* The algorithm ("ring", "rhd", "hier", ...) this rank's last collective of the kind named
+ * ("allreduce", "broadcast", ...; tern_bench's names) ran on comm; "" before the first, NULL
+ * when comm is NULL or the name is no collective's. While no request is outstanding, as above. */
+const char *tern_comm_last_algorithm(const tern_comm *comm, const char *collective);
 
 /* ---- sub-communicators (MPI_Comm_split, ncclCommSplit) ---------------------------------- */
 
@@ -194,7 +205,9 @@ typedef enum tern_compress {
   TERN_COMPRESS_NONE = 0, /* f32 */
   TERN_COMPRESS_FP16,     /* IEEE binary16, round to nearest even */
   TERN_COMPRESS_BF16,     /* bfloat16, round to nearest even */
-  TERN_COMPRESS_INT8      /* blocks of 256 values: one f32 scale (max |x| / 127) + 8-bit codes */
+  TERN_COMPRESS_INT8,     /* blocks of 256 values: one f32 scale (max |x| / 127) + 8-bit codes */
+  TERN_COMPRESS_INT8EF    /* int8 codes of the difference to the reducer's part, with error
+                             feedback: reaches the average, not 5e-3 off (docs/SWARM.md) */
 } tern_compress;
 
 #define TERN_SWARM_MAX_DIMS 8
@@ -214,9 +227,14 @@ typedef struct tern_swarm_options {
   int grid[TERN_SWARM_MAX_DIMS]; /* the grid's size per axis, or zeros (unknown). Known, a line
                                     of round r holds at most grid[r mod d] peers: its group
                                     closes once that many are in, without waiting to settle */
-  int insecure; /* without a key, a listen or bootstrap address that is not loopback is
-                   refused (TERN_ERR_AUTH) unless this is 1: then anyone who reaches the
-                   peer can join; the log says so (docs/SWARM.md, "Security") */
+  int insecure;       /* without a key, a listen or bootstrap address that is not loopback is
+                         refused (TERN_ERR_AUTH) unless this is 1: then anyone who reaches the
+                         peer can join; the log says so (docs/SWARM.md, "Security") */
+  const char *region; /* NULL, or the region this peer runs in (letters, digits, '.', '_', '-'):
+                         then the grid is the regions' (ndims and coords are ignored): even
+                         rounds average inside the region, odd ones with one peer of each other
+                         region; with bandwidth 0 the peer measures its own (docs/SWARM.md,
+                         "Regions") */
 } tern_swarm_options;
 
 typedef struct tern_swarm_average_options {
@@ -277,6 +295,13 @@ tern_status tern_swarm_serve_state(tern_swarm *sw, const float *values, size_t c
  * a count that differs from the group's (TERN_ERR_INVALID_ARG), system failures. */
 tern_status tern_swarm_average(tern_swarm *sw, float *values, size_t count, double *weight,
                                const tern_swarm_average_options *opt, tern_swarm_report *report);
+/* Publishes this peer's progress for `tern swarm status` (docs/CLI.md): the epoch and the
+ * samples per second as the caller counts them, with this peer's round and the size of its last
+ * group. The peer writes the record again every TERN_SWARM_STATUS_TTL / 3 seconds (default 30 s)
+ * until it leaves; a record not refreshed within the TTL is no longer listed. Keyed, the record
+ * carries a MAC and sits where only key holders look, as the matching records do. */
+tern_status tern_swarm_publish_status(tern_swarm *sw, unsigned long long epoch,
+                                      double samples_per_s);
 /* Tells the last group this peer left, stops the DHT and frees everything. NULL is accepted. */
 void tern_swarm_leave(tern_swarm *sw);
 /* What went wrong last on sw (or in the last failed join when sw is NULL); "" when nothing. */

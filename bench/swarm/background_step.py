@@ -3,11 +3,14 @@ against without any averaging (docs/SWARM_TRAINING.md, "Background averaging").
 
 Two peers on 127.0.0.1, each its own process, train examples/swarm_train's language model
 (1.04 M parameters, batch 4 x 32 bytes, one torch thread). Each repeat times STEPS steps in
-three phases, interleaved: "none" (no averaging), "background" (at each step's start
+three phases, interleaved (repeat r starts with phase r mod 3): "none" (no averaging), "background" (at each step's start
 Averager.step(wait=False) on the parameters, collected with keep_local_progress at the next
-step's start), "blocking" (Averager.step(wait=True) after each step, for scale). The step time is
-forward + backward + Adam, measured around those three only; the wait to collect is reported
-apart. Prints one line per phase: median step ms over all repeats, and the ratio to "none".
+step's start), "blocking" (Averager.step(wait=True) after each step, for scale). A step's time is
+the whole iteration as the training loop sees it: collecting the previous round (its wait
+included), starting the next, forward, backward, Adam, and the blocking round in that phase.
+Prints per phase the median step over all repeats, and the median over repeats of the ratio of
+the repeat's median step to that repeat's "none" (each repeat's phases run back to back, so the
+machine's load moves all three alike); then the median wait to collect.
 """
 import os
 import statistics
@@ -39,28 +42,30 @@ def peer(listen, join, steps, repeats, seed):
     gen = torch.Generator().manual_seed(seed)
     times = {p: [] for p in PHASES}
     waits = []
-    for _ in range(repeats):
-        for phase in PHASES:
+    for rep in range(repeats):
+        # each repeat starts with another phase, so that no phase always comes first
+        for phase in PHASES[rep % 3:] + PHASES[:rep % 3]:
             # a round of every phase, so that both peers stay in step between phases
             avg.step(1.0)
             pending = None
+            phase_times = []
             for _ in range(steps):
+                x, y = lm.batch(train, 4, gen)
+                t = time.perf_counter()
                 if phase == "background":
                     if pending is not None:
-                        t = time.perf_counter()
                         pending.result(timeout=60)
                         waits.append(time.perf_counter() - t)
                     pending = avg.step(1.0, wait=False, keep_local_progress=True)
-                x, y = lm.batch(train, 4, gen)
-                t = time.perf_counter()
                 opt.zero_grad()
                 model.loss(x, y).backward()
                 opt.step()
-                times[phase].append(time.perf_counter() - t)
                 if phase == "blocking":
                     avg.step(1.0)
+                phase_times.append(time.perf_counter() - t)
             if pending is not None:
                 pending.result(timeout=60)
+            times[phase].append(phase_times)
     sw.leave()
     return times, waits
 
@@ -70,11 +75,12 @@ def main():
     if len(sys.argv) > 1 and sys.argv[1] == "peer":
         times, waits = peer(sys.argv[2], sys.argv[3] if sys.argv[3] != "-" else None,
                             int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]))
-        base = statistics.median(times["none"])
         for p in PHASES:
-            m = statistics.median(times[p])
-            print(f"{p:10s} step median {m * 1e3:7.1f} ms  ({m / base:.3f} x none)  "
-                  f"{len(times[p])} steps", flush=True)
+            m = statistics.median([t for rep in times[p] for t in rep])
+            ratio = statistics.median(statistics.median(r) / statistics.median(n)
+                                      for r, n in zip(times[p], times["none"]))
+            print(f"{p:10s} step median {m * 1e3:7.1f} ms  median ratio to none {ratio:.3f}  "
+                  f"{sum(len(r) for r in times[p])} steps", flush=True)
         print(f"background: collecting waited median {statistics.median(waits) * 1e3:.1f} ms",
               flush=True)
         return

@@ -26,14 +26,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 count=${1:-16777216}
 scale=${2:-0.1}
-[ "$(id -u)" -eq 0 ] || { echo "run.sh: needs root (network namespaces)" >&2; exit 77; }
-"$root/scripts/deps.sh" bench # the WAN harness's tools, matplotlib for the plot
-for f in "$root/build/tern" "$root/build/tests/wan/wan_allreduce" "$root/build/tests/wan/wan_store"; do
-  [ -x "$f" ] || { echo "run.sh: $f missing: build first" >&2; exit 1; }
-done
 out="$here/${BENCH_OUT:-results}"
-rm -rf "$out"
-mkdir -p "$out" "$root/docs/swarm"
+source "$here/ready.sh"
+bench_ready run.sh "$root" "$out"
 echo "count $count bw_scale $scale started $(date -u +%FT%TZ) host_load $(cut -d' ' -f1-3 /proc/loadavg)" >"$out/params"
 rc=0
 BENCH_ONLY=${BENCH_ONLY:-} BENCH_ROUNDS_24=${BENCH_ROUNDS_24:-3} "$root/tests/wan/wan.sh" --peers 8 --bw-scale "$scale" --deadline 1500 -- \

@@ -5,7 +5,8 @@
     collaborative: tern.swarm.Optimizer(mode="collaborative") over Adam
     diloco:        tern.swarm.Optimizer(mode="diloco"): Adam inside, Nesterov SGD outside
 
-Every peer stops at --until (a Unix time shared by the run). A peer with --out saves snapshots
+Every peer stops at --until (a Unix time shared by the run), or --seconds after the training's
+start (every peer loaded and in: the broadcast, or the swarm's start round). A peer with --out saves snapshots
 (Snapshots); every peer prints a progress line per epoch (swarm) or per 20 steps (ddp) on
 stderr.
 """
@@ -36,6 +37,8 @@ def args():
     p.add_argument("--target-batch", type=int, default=64)
     p.add_argument("--peers", type=int, default=8, help="peers expected (first epoch's share)")
     p.add_argument("--local-steps", type=int, default=20)
+    p.add_argument("--outer-lr", type=float, default=0.7)
+    p.add_argument("--outer-momentum", type=float, default=0.9)
     p.add_argument("--compress", default="none")
     p.add_argument("--match-timeout", type=float,
                    help="seconds a round waits for the others (default: collaborative 8, its "
@@ -43,6 +46,8 @@ def args():
                         "are rare and one without the slow peers costs more than the wait)")
     p.add_argument("--t0", type=float, default=time.time())
     p.add_argument("--until", type=float, required=True)
+    p.add_argument("--seconds", type=float,
+                   help="train this long after the start (every peer in), --until at most")
     p.add_argument("--every", type=float, default=15.0, help="seconds between snapshots")
     p.add_argument("--late", action="store_true", help="a joiner: load the swarm's state first")
     p.add_argument("--out", help="snapshots' directory (one peer gives it)")
@@ -58,6 +63,16 @@ class Snapshots:
         self.a, self.params, self.next = a, params, time.time()
         if a.out:
             os.makedirs(a.out, exist_ok=True)
+
+    def started(self):
+        """Training starts (every peer loaded, the start round or broadcast done): OUT/start
+        holds the seconds since --t0, from which the runs' times are counted (bench.sh)."""
+        if self.a.out:
+            with open(os.path.join(self.a.out, "start"), "w") as f:
+                f.write(f"{time.time() - self.a.t0:.3f}\n")
+        if self.a.seconds and not self.a.late:
+            self.a.until = min(self.a.until, time.time() + self.a.seconds)
+        self.due(0, force=True)
 
     def due(self, epoch, force=False):
         if not self.a.out or (time.time() < self.next and not force):
@@ -80,7 +95,8 @@ def ddp(a, model, train):
         for p in params:
             comm.broadcast(p.data)
     gen = torch.Generator().manual_seed(1000 + comm.rank)
-    step = 0
+    step, in_allreduce = 0, 0.0
+    ev.started()
     while time.time() < a.until:
         x, y = lm.batch(train, a.batch, gen)
         opt.zero_grad()
@@ -89,16 +105,24 @@ def ddp(a, model, train):
         for p in params:
             flat[o:o + p.numel()] = p.grad.reshape(-1)
             o += p.numel()
-        comm.allreduce(flat, op="avg")
+        t_ar = time.time()
+        try:
+            comm.allreduce(flat, op="avg")
+        except tern.TernError as e:  # a rank died: DDP cannot go on without it
+            print(f"rank {comm.rank} stopped at step {step} t {time.time() - a.t0:.1f}: {e}",
+                  file=sys.stderr, flush=True)
+            ev.due(step, force=True)
+            sys.exit(3)
+        in_allreduce += time.time() - t_ar
         o = 0
         for p in params:
             p.grad.copy_(flat[o:o + p.numel()].view(p.shape))
             o += p.numel()
         opt.step()
         step += 1
-        if step % 20 == 0:
-            print(f"rank {comm.rank} step {step} t {time.time() - a.t0:.1f}", file=sys.stderr,
-                  flush=True)
+        if step % 5 == 0:  # the allreduce's time includes waiting for the slowest rank
+            print(f"rank {comm.rank} step {step} t {time.time() - a.t0:.1f} in allreduce "
+                  f"{in_allreduce:.1f} s", file=sys.stderr, flush=True)
         ev.due(step)
     ev.due(step, force=True)
     comm.close()
@@ -110,7 +134,9 @@ def swarm(a, model, train):
                           coords=(a.coord,))
     inner = torch.optim.Adam(model.parameters(), a.lr)
     mode = dict(mode="collaborative", target_batch_size=a.target_batch, expected_peers=a.peers) \
-        if a.mode == "collaborative" else dict(mode="diloco", local_steps=a.local_steps)
+        if a.mode == "collaborative" else dict(mode="diloco", local_steps=a.local_steps,
+                                               outer_lr=a.outer_lr,
+                                               outer_momentum=a.outer_momentum)
     opt = tern.swarm.Optimizer(sw, model.parameters(), inner, compression=a.compress,
                                min_group=2, target_group=a.peers,
                                match_timeout=a.match_timeout or (30 if a.mode == "diloco" else 8),
@@ -122,6 +148,7 @@ def swarm(a, model, train):
     else:  # the run's peers start together: one round of all of them (they load for seconds)
         sw.average(torch.zeros(1), 1.0, min_group=a.peers, target_group=a.peers,
                    match_timeout=120)
+        ev.started()
     gen = torch.Generator().manual_seed(1000 + a.seed)
     last = time.time()
     while time.time() < a.until:

@@ -9,7 +9,7 @@
  * the hash of its final weights. Exit codes: 0 when the weights are bit-identical on every rank,
  * 3 when they are not, 1 on an error, 2 on a usage error.
  */
-#include "train.h"
+#include "digits/train.h"
 
 #include <stdio.h>
 #include <stdlib.h>

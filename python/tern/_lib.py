@@ -66,7 +66,7 @@ SWARM_MAX_DIMS, SWARM_MAX_BOOTSTRAP, SWARM_MAX_FAILED = 8, 16, 16
 class SwarmOptions(ctypes.Structure):
     _fields_ = [("listen", _s), ("bootstrap", _s * SWARM_MAX_BOOTSTRAP), ("run_id", _s),
                 ("key", _s), ("ndims", _i), ("coords", _i * SWARM_MAX_DIMS), ("bandwidth", _d),
-                ("grid", _i * SWARM_MAX_DIMS), ("insecure", _i)]
+                ("grid", _i * SWARM_MAX_DIMS), ("insecure", _i), ("region", _s)]
 
 
 class SwarmAverageOptions(ctypes.Structure):
@@ -120,6 +120,7 @@ _protos = {
     "tern_swarm_address": ([_p], _s),
     "tern_swarm_download_state": ([_p, _p, _sz, _d], _i),
     "tern_swarm_serve_state": ([_p, _p, _sz], _i),
+    "tern_swarm_publish_status": ([_p, ctypes.c_ulonglong, _d], _i),
     "tern_swarm_average": ([_p, _p, _sz, ctypes.POINTER(_d), ctypes.POINTER(SwarmAverageOptions),
                             ctypes.POINTER(SwarmReport)], _i),
     "tern_swarm_leave": ([_p], None),

@@ -28,7 +28,7 @@ from . import _F32, TernError, _Buf, _lib
 __all__ = ["Swarm", "COMPRESS"]
 
 # tern_compress, by name
-COMPRESS = {"none": 0, "fp16": 1, "bf16": 2, "int8": 3}
+COMPRESS = {"none": 0, "fp16": 1, "bf16": 2, "int8": 3, "int8ef": 4}
 
 
 def _vector(x, what):
@@ -85,10 +85,13 @@ class Swarm:
     bandwidth: declared bytes/s (None: 1e9), which sizes the part of the vector this peer reduces.
     insecure: without a key, listen and bootstrap must be loopback addresses (else TernError)
     unless this is True; then anyone who reaches the peer can join, and the log says so.
+    region: the region this peer runs in (letters, digits, ".", "_", "-"): it then places the
+    peer itself (no coords; grid, if given, is (peers per region, regions)): even rounds average inside the region, odd ones with one
+    peer of each other region; without bandwidth the peer measures its own (docs/SWARM.md).
     """
 
     def __init__(self, listen, run_id, bootstrap=(), key=None, grid=None, coords=None,
-                 bandwidth=None, insecure=False):
+                 bandwidth=None, insecure=False, region=None):
         self._h = None
         if isinstance(bootstrap, (str, bytes)):
             raise TypeError('bootstrap: want a list of "host:port" strings, not one string')
@@ -104,9 +107,15 @@ class Swarm:
             raise ValueError(f"coords {coords}: at most {_lib.SWARM_MAX_DIMS} integers >= 0")
         if grid is not None:
             grid = _ints(grid, "grid")
-            if len(grid) != len(coords) or any(c >= m for c, m in zip(coords, grid)):
+            if region is not None and len(grid) != 2:
+                raise ValueError(f"grid {grid}: with a region, (peers per region, regions)")
+            if region is None and (len(grid) != len(coords)
+                                   or any(c >= m for c, m in zip(coords, grid))):
                 raise ValueError(f"coords {coords} are not a place on the grid {grid}")
+        if region is not None and coords:
+            raise ValueError("region places the peer: give no coords with it")
         o = _lib.SwarmOptions(listen=_encoded(listen, "listen"), run_id=run,
+                              region=None if region is None else _encoded(region, "region"),
                               key=None if key is None else _encoded(key, "key"),
                               ndims=len(coords), bandwidth=_option(bandwidth, "bandwidth"),
                               insecure=1 if insecure else 0)
@@ -144,6 +153,15 @@ class Swarm:
         h, b = self._handle(), _vector(x, "serve_state")
         self._check("serving a state", _lib.lib.tern_swarm_serve_state(h, b.ptr, b.count))
 
+    def publish_status(self, epoch, samples_per_s):
+        """Publishes this peer's progress for `tern swarm status` (docs/CLI.md): epoch and
+        samples/s as the caller counts them, with the peer's round and last group size. The
+        peer refreshes the record until it leaves."""
+        if not (isinstance(epoch, numbers.Integral) and epoch >= 0):
+            raise ValueError(f"epoch {epoch!r}: want an integer >= 0")
+        self._check("publishing the status", _lib.lib.tern_swarm_publish_status(
+            self._handle(), int(epoch), float(samples_per_s)))
+
     def average(self, x, weight, compress="none", min_group=None, target_group=None,
                 match_timeout=None, average_timeout=None, random_groups=None, rounds=None,
                 clip=None):
@@ -153,7 +171,7 @@ class Swarm:
         fields (round, group_size, failed_count, failed: the dropped peers' ids, parts_updated,
         weight_before, weight_after, bytes_sent, bytes_received, seconds_matching,
         seconds_averaging, pooled: 1 when matched in the round's pool of lonely peers).
-        compress: "none", "fp16", "bf16" or "int8" on the wire. random_groups K > 0: random
+        compress: "none", "fp16", "bf16", "int8" or "int8ef" (8-bit with error feedback) on the wire. random_groups K > 0: random
         groups instead of the grid line: each round the cells 0..K*target_group-1 (a peer's
         cell is coords[0]) are dealt into K groups of target_group by a permutation of the run
         and round; K = N/2 with target_group 2 is pairwise gossip. rounds R: the run's rounds are

@@ -70,6 +70,7 @@ class Optimizer:
         self.epoch, self.samples, self.inner = 0, 0, 0
         self.share = 1.0 / max(1, int(expected_peers))
         self.last_report = None
+        self._epoch_start, self._epoch_samples, self._rate = None, 0, 0.0
         self._ensure_state(self.opt)
         self._buf = [torch.zeros(p.shape, dtype=torch.float32) for p in self.params]
         self.swarm_size = max(1, int(expected_peers))
@@ -156,7 +157,14 @@ class Optimizer:
             raise ValueError(f"state of {v.numel()} values, this optimizer's has {o + 2}")
 
     def serve(self):
+        """After each epoch: the state joiners download, and the progress `tern swarm status`
+        lists (this peer's samples per second since its previous epoch)."""
         self.swarm.serve_state(self.state_vector())
+        now = time.time()
+        if self._epoch_start is not None:
+            self._rate = self._epoch_samples / max(now - self._epoch_start, 1e-9)
+        self._epoch_start, self._epoch_samples = now, 0
+        self.swarm.publish_status(self.epoch, self._rate)
 
     def load_state_from_peers(self, timeout=30.0):
         """For a peer joining a running swarm: takes a bootstrap peer's parameters, optimizer
@@ -174,6 +182,7 @@ class Optimizer:
     def step(self, batch_size):
         """After backward() of a batch of batch_size samples. Returns True when this call took
         a swarm step (the epoch advanced)."""
+        self._epoch_samples += batch_size
         if self.mode == "collaborative":
             return self._collaborative(batch_size)
         return self._diloco(batch_size)

@@ -152,9 +152,21 @@ static void trace_step(const tern_request *r, const coll_step *s, int phase) {
              phase, kinds[s->kind], peer, bufs[s->buf], s->off, s->count, src);
 }
 
+/* How data flows in each kind of collective, which is what the transports go by (net_flow:
+ * TCP stripe sizes, single-copy floors). */
+static const uint8_t flows[COLL_NUM_KINDS] = {
+    [COLL_ALLREDUCE] = NET_FLOW_EXCHANGE | NET_FLOW_REDUCE,
+    [COLL_REDUCE_SCATTER] = NET_FLOW_EXCHANGE | NET_FLOW_REDUCE,
+    [COLL_ALLGATHER] = NET_FLOW_EXCHANGE,
+    [COLL_BROADCAST] = NET_FLOW_ONE_WAY,
+    [COLL_REDUCE] = NET_FLOW_REDUCE,
+    [COLL_ALLTOALL] = NET_FLOW_EXCHANGE,
+    [COLL_BARRIER] = NET_FLOW_EXCHANGE};
+
 static tern_status run_phases(tern_comm *c, tern_request *r, const coll_sched *s,
                               char *const bufs[], size_t esize) {
   bool trace = core_log_on(CORE_LOG_TRACE); /* once a call, not once a step */
+  uint8_t flow = flows[r->coll];
   net_msg_hdr hdr = {.kind = (uint8_t)r->coll,
                      .dtype = (uint8_t)r->dt,
                      .op = (uint8_t)r->op,
@@ -178,7 +190,8 @@ static tern_status run_phases(tern_comm *c, tern_request *r, const coll_sched *s
       *x = (net_xfer){.hdr = hdr,
                       .peer = st->peer,
                       .is_send = st->kind == COLL_STEP_SEND,
-                      .reduce = st->kind == COLL_STEP_RECV_REDUCE};
+                      .reduce = st->kind == COLL_STEP_RECV_REDUCE,
+                      .flow = flow};
       x->hdr.bytes = st->count * esize;
       if (x->is_send)
         x->src = bufs[st->buf] + st->off * esize;

@@ -1,6 +1,6 @@
 /* runner.c: the collective layer behind comm's engine: what it keeps for each communicator, the
- * runner the engine hands collectives to (comm/engine.h), and tern_comm_init, which makes a
- * communicator with that runner.
+ * runner the engine hands collectives to (comm/engine.h), tern_comm_init, which makes a
+ * communicator with that runner, and tern_comm_last_algorithm, which reads the state.
  *
  * The state is made once the communicator is open (its layout decides the host-ordered view hier
  * runs on) and before its progress thread starts; rank 0's tuning file reaches every rank then.
@@ -109,4 +109,11 @@ tern_status tern_comm_init(tern_comm **comm, int rank, int size, const char *sto
 
 tern_status tern_comm_init_env(tern_comm **comm) {
   return comm_create_env(comm, &coll_runner);
+}
+
+const char *tern_comm_last_algorithm(const tern_comm *comm, const char *collective) {
+  coll_kind kind;
+  if (comm == NULL || collective == NULL || !coll_kind_parse(collective, &kind)) return NULL;
+  coll_algo algo = state_of(comm)->last_algo[kind];
+  return algo == COLL_ALGO_AUTO ? "" : coll_algo_name(algo);
 }

@@ -1,5 +1,5 @@
 /* api_comm.c: making a communicator with its engine (comm_create), and the public calls on one:
- * destroy, abort, rank, size, last error. tern_comm_init is the collective layer's
+ * destroy, abort, rank, size, last error, traffic. tern_comm_init is the collective layer's
  * (coll/runner.c): it names the runner the engine starts with. */
 #include "comm/engine.h"
 #include "comm/env.h"
@@ -67,6 +67,13 @@ const char *tern_comm_last_error(const tern_comm *comm) {
   if (comm == NULL) return init_error;
   if (atomic_load(&comm->arg_err_last)) return comm->arg_err.msg;
   return comm->err.status == TERN_OK ? "" : comm->err.msg;
+}
+
+tern_status tern_comm_traffic(const tern_comm *comm, uint64_t *sent, uint64_t *received) {
+  if (comm == NULL || sent == NULL || received == NULL) return TERN_ERR_INVALID_ARG;
+  *sent = comm->bytes_sent;
+  *received = comm->bytes_received;
+  return TERN_OK;
 }
 
 void tern_comm_abort(tern_comm *comm) {

@@ -14,11 +14,11 @@
 #include <string.h>
 
 bool compress_valid(int codec) {
-  return codec >= TERN_COMPRESS_NONE && codec <= TERN_COMPRESS_INT8;
+  return codec >= TERN_COMPRESS_NONE && codec <= TERN_COMPRESS_INT8EF;
 }
 
 const char *compress_name(tern_compress codec) {
-  static const char *names[] = {"none", "fp16", "bf16", "int8"};
+  static const char *names[] = {"none", "fp16", "bf16", "int8", "int8ef"};
   return compress_valid(codec) ? names[codec] : "?";
 }
 
@@ -29,7 +29,7 @@ bool compress_parse(const char *s, tern_compress *out) {
   } names[] = {{"none", TERN_COMPRESS_NONE}, {"f32", TERN_COMPRESS_NONE},
                {"fp16", TERN_COMPRESS_FP16}, {"f16", TERN_COMPRESS_FP16},
                {"bf16", TERN_COMPRESS_BF16}, {"int8", TERN_COMPRESS_INT8},
-               {"8bit", TERN_COMPRESS_INT8}};
+               {"8bit", TERN_COMPRESS_INT8}, {"int8ef", TERN_COMPRESS_INT8EF}};
   for (size_t i = 0; i < CORE_ARRAY_LEN(names); i++)
     if (strcmp(s, names[i].name) == 0) {
       *out = names[i].c;
@@ -48,6 +48,7 @@ size_t compress_size(tern_compress codec, size_t n) {
   case TERN_COMPRESS_BF16:
     return 2 * n;
   case TERN_COMPRESS_INT8:
+  case TERN_COMPRESS_INT8EF: /* codes of a difference (ef.c) */
     return n + 4 * blocks(n);
   default:
     return 4 * n;
@@ -98,6 +99,7 @@ void compress_encode(tern_compress codec, const float *in, size_t n, uint8_t *ou
       core_put16(out + 2 * i, core_f32_to_bf16(in[i]));
     break;
   case TERN_COMPRESS_INT8:
+  case TERN_COMPRESS_INT8EF:
     encode_int8(in, n, out);
     break;
   default:
@@ -124,6 +126,7 @@ tern_status compress_decode(tern_compress codec, const uint8_t *in, size_t in_le
       out[i] = core_bf16_to_f32(core_get16(in + 2 * i));
     return TERN_OK;
   case TERN_COMPRESS_INT8:
+  case TERN_COMPRESS_INT8EF:
     return decode_int8(in, n, out, err);
   default:
     for (size_t i = 0; i < n; i++)

@@ -11,6 +11,11 @@
 
 #include <string.h>
 
+/* The names of the wire's collective kinds, in their order (coll_kind numbers them alike), for
+ * the messages that say which operations two ranks disagree on. */
+static const char *const kinds[] = {"allreduce", "reduce_scatter", "allgather", "broadcast",
+                                    "reduce",    "alltoall",       "barrier"};
+
 void net_frame_encode(const net_frame *f, uint8_t out[NET_FRAME_LEN]) {
   core_put32(out, NET_FRAME_MAGIC);
   out[4] = f->msg.kind;
@@ -41,7 +46,7 @@ tern_status net_frame_decode(const uint8_t in[NET_FRAME_LEN], net_frame *f, cons
   f->msg.bytes = core_get64(in + 24);
   f->stripe_off = core_get64(in + 32);
   f->stripe_len = core_get64(in + 40);
-  if (in[7] != 0 || (f->msg.kind >= 7 && f->msg.kind != NET_KIND_P2P) ||
+  if (in[7] != 0 || (f->msg.kind >= CORE_ARRAY_LEN(kinds) && f->msg.kind != NET_KIND_P2P) ||
       !core_dtype_valid(f->msg.dtype) || !core_op_valid(f->msg.op))
     return core_err_set(err, TERN_ERR_PROTOCOL,
                         "%s sent a frame with kind %u, dtype %u, op %u, reserved %u: not valid",
@@ -55,28 +60,10 @@ tern_status net_frame_decode(const uint8_t in[NET_FRAME_LEN], net_frame *f, cons
   return TERN_OK;
 }
 
-/* The collectives in coll_kind's order: their names, whether a receiver may reduce, and whether
- * every rank sends and receives at once. */
-static const struct {
-  const char *name;
-  bool reduces, exchanges;
-} kinds[] = {{"allreduce", true, true},  {"reduce_scatter", true, true},
-             {"allgather", false, true}, {"broadcast", false, false},
-             {"reduce", true, false},    {"alltoall", false, true},
-             {"barrier", false, true}};
-
-bool net_kind_reduces(int kind) {
-  return kind >= 0 && kind < (int)CORE_ARRAY_LEN(kinds) && kinds[kind].reduces;
-}
-
-bool net_kind_exchanges(int kind) {
-  return kind >= 0 && kind < (int)CORE_ARRAY_LEN(kinds) && kinds[kind].exchanges;
-}
-
 const char *net_kind_name(int kind) {
   if (kind == NET_KIND_P2P) return "send/recv";
   if (kind == NET_KIND_CALIBRATE) return "start-up timing";
-  return kind >= 0 && kind < (int)CORE_ARRAY_LEN(kinds) ? kinds[kind].name : "?";
+  return kind >= 0 && kind < (int)CORE_ARRAY_LEN(kinds) ? kinds[kind] : "?";
 }
 
 tern_status net_msg_match(const net_msg_hdr *want, const net_msg_hdr *got, int peer,

@@ -54,7 +54,7 @@ tern_status net_hello_decode(const uint8_t in[NET_HELLO_LEN], net_hello *h, cons
     return core_err_set(err, TERN_ERR_PROTOCOL,
                         "%s speaks tern protocol version %u, this build speaks %d", from, version,
                         NET_PROTOCOL_VERSION);
-  if (in[6] < NET_ROLE_RANK || in[6] > NET_ROLE_SWARM)
+  if (in[6] < NET_ROLE_RANK || in[6] > NET_ROLE_PEER)
     return core_err_set(err, TERN_ERR_PROTOCOL, "%s sent a hello with unknown role %u", from,
                         in[6]);
   if (in[7] > 1 || core_get32(in + 36) != 0)
@@ -109,13 +109,13 @@ static bool all_zero(const uint8_t *p, size_t n) {
 }
 
 static bool roles_pair(int mine, int theirs) {
-  if (mine == NET_ROLE_RANK || mine == NET_ROLE_SWARM) return theirs == mine;
+  if (mine == NET_ROLE_RANK || mine == NET_ROLE_PEER) return theirs == mine;
   return mine + theirs == NET_ROLE_STORE_CLIENT + NET_ROLE_STORE_SERVER && mine != theirs;
 }
 
 static const char *role_name(int role) {
-  static const char *names[] = {"?", "rank", "store client", "store server", "swarm peer"};
-  return role >= 0 && role <= NET_ROLE_SWARM ? names[role] : "?";
+  static const char *names[] = {"?", "rank", "store client", "store server", "group peer"};
+  return role >= 0 && role <= NET_ROLE_PEER ? names[role] : "?";
 }
 
 /* The accept policy, once their hello is decoded. */

@@ -94,7 +94,7 @@ typedef enum net_role {
   NET_ROLE_RANK = 1,         /* rank-to-rank data connection */
   NET_ROLE_STORE_CLIENT = 2, /* a rank (or tool) talking to the store */
   NET_ROLE_STORE_SERVER = 3, /* the store answering */
-  NET_ROLE_SWARM = 4         /* swarm peer to swarm peer (src/swarm): pairs only with itself */
+  NET_ROLE_PEER = 4          /* member to member of a group without ranks: pairs only with itself */
 } net_role;
 
 typedef struct net_hello {

@@ -404,9 +404,8 @@ bool net_shm_busy(const net_shm_chan *ch) {
 static bool uses_cma(const net_shm_chan *ch, const net_xfer *x) {
   uint64_t bytes = x->hdr.bytes; /* the smaller floor first: small messages stop there */
   if (!ch->cma || bytes < NET_CMA_COPY_MIN) return false;
-  uint64_t floor = net_kind_exchanges(x->hdr.kind) ? ch->cma_floor_exchange : ch->cma_floor;
-  return bytes >= floor &&
-         bytes >= (net_kind_reduces(x->hdr.kind) ? NET_CMA_MIN : NET_CMA_COPY_MIN);
+  uint64_t floor = x->flow & NET_FLOW_EXCHANGE ? ch->cma_floor_exchange : ch->cma_floor;
+  return bytes >= floor && bytes >= (x->flow & NET_FLOW_REDUCE ? NET_CMA_MIN : NET_CMA_COPY_MIN);
 }
 
 static void publish(net_shm_chan *ch, slot *sl) {

@@ -85,7 +85,7 @@ void net_tcp_shutdown(net_tcp_chan *ch) {
 
 tern_status net_tcp_post(net_tcp_chan *ch, net_xfer *x, core_err *err) {
   uint64_t bytes = x->hdr.bytes;
-  uint64_t stripe_min = net_kind_exchanges(x->hdr.kind) ? NET_STRIPE_MIN : NET_STRIPE_MIN_ONE_WAY;
+  uint64_t stripe_min = x->flow & NET_FLOW_EXCHANGE ? NET_STRIPE_MIN : NET_STRIPE_MIN_ONE_WAY;
   int nstripes = 1;
   if (bytes >= stripe_min && ch->nstreams > 1)
     nstripes = (int)CORE_MIN((uint64_t)ch->nstreams, bytes / stripe_min);

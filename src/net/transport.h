@@ -21,12 +21,12 @@
 
 /* ---- the identity every message carries (frame.c) ---------------------------------------- */
 
-#define NET_KIND_P2P 15                /* kind of send/recv; collectives use coll_kind values */
+#define NET_KIND_P2P 15                /* kind of send/recv; collectives number theirs 0..6 */
 #define NET_KIND_CALIBRATE 14          /* start-up timing between ranks (comm/shm_calibrate.c) */
 #define NET_MAX_MSG_BYTES (1ull << 42) /* 4 TiB: anything larger is a corrupt length */
 
 typedef struct net_msg_hdr {
-  uint8_t kind;   /* coll_kind, or NET_KIND_P2P */
+  uint8_t kind;   /* the operation (0..6 collectives, in coll_kind's order), or NET_KIND_P2P */
   uint8_t dtype;  /* tern_dtype */
   uint8_t op;     /* tern_op (0 where none) */
   uint32_t seq;   /* the operation's number: collectives count per communicator, p2p per pair */
@@ -51,14 +51,20 @@ tern_status net_frame_decode(const uint8_t in[NET_FRAME_LEN], net_frame *f, cons
 /* Compares what arrived with what this rank expects; a mismatch is TERN_ERR_INVALID_ARG that
  * says which field and both values ("rank 3 is in broadcast #7, this rank in allreduce #7"). */
 tern_status net_msg_match(const net_msg_hdr *want, const net_msg_hdr *got, int peer, core_err *err);
+/* The operation's name in messages ("allreduce", "send/recv"). */
 const char *net_kind_name(int kind);
-/* Whether messages of this kind may be reduced by their receiver (allreduce, reduce_scatter,
- * reduce); the others are only copied. */
-bool net_kind_reduces(int kind);
-/* Whether in collectives of this kind every rank sends and receives at once (allreduce,
- * reduce_scatter, allgather, alltoall, barrier), so that both ends of a channel are busy; in the
- * others (broadcast, reduce, send/recv) data flows one way. */
-bool net_kind_exchanges(int kind);
+
+/* How data flows in the operation a transfer belongs to, which is all the transports need to
+ * know of it: they size TCP stripes and choose single copy by it. The layer above maps its
+ * operations to a flow (coll/exec.c); 0 is one way with nothing reduced (send/recv). */
+typedef enum net_flow {
+  NET_FLOW_ONE_WAY = 0,  /* data flows one way, the receiver only receives (broadcast) */
+  NET_FLOW_EXCHANGE = 1, /* every rank sends and receives at once: both ends of a channel are
+                            busy (allgather, alltoall, barrier; with REDUCE, allreduce and
+                            reduce_scatter) */
+  NET_FLOW_REDUCE = 2    /* a flag: receivers may reduce what arrives (reduce; allreduce and
+                            reduce_scatter with EXCHANGE) */
+} net_flow;
 
 /* ---- a transfer ------------------------------------------------------------------------- */
 
@@ -67,6 +73,7 @@ typedef struct net_xfer {
   int peer;
   bool is_send;
   bool reduce;     /* receive: dst = src op incoming */
+  uint8_t flow;    /* net_flow bits of the operation (both ends set the same) */
   const char *src; /* send: the bytes; reducing receive: the other operand */
   char *dst;       /* receive: where the bytes (or the reduction) go */
   /* kept by the transport */
@@ -93,7 +100,7 @@ void net_queue_free(net_queue *q);
 /* A TCP channel is nstreams connected sockets to one peer. A message is cut into up to
  * nstreams stripes (4 KiB-aligned) of at least NET_STRIPE_MIN bytes, one per stream, each behind
  * its own frame; smaller messages travel whole on stream 0. Where data flows one way
- * (net_kind_exchanges false: broadcast, reduce, send/recv) the stripes are at least
+ * (no NET_FLOW_EXCHANGE: broadcast, reduce, send/recv) the stripes are at least
  * NET_STRIPE_MIN_ONE_WAY: there the receiver has nothing else to do, and each further stream
  * only adds system calls and wake-ups on both ends (loopback, interleaved: the broadcast of
  * 512 KiB and 1 MiB at n = 2 about 20% faster in two stripes than in four, the reduce of 1 and
@@ -135,7 +142,7 @@ void net_tcp_shutdown(net_tcp_chan *ch);
 /* ---- shared memory (shm.c) --------------------------------------------------------------- */
 /* Each rank owns one segment holding a doorbell and an inbound ring from each peer on its host.
  * A sender writes into the receiver's ring; with single copy (CMA) on, a message of at least
- * NET_CMA_MIN bytes (NET_CMA_COPY_MIN when its kind never reduces on receipt) goes as a
+ * NET_CMA_MIN bytes (NET_CMA_COPY_MIN when its flow has no NET_FLOW_REDUCE) goes as a
  * descriptor instead, and the receiver copies it straight out of the sender's memory with
  * process_vm_readv; with share on, a waiting sender writes part of it (net/shm_cma.h). */
 
@@ -158,7 +165,7 @@ typedef struct net_shm_chan {
   int pid;                     /* the peer's process, for process_vm_readv */
   bool cma;                    /* process_vm_readv into the peer works */
   uint64_t cma_floor;          /* with cma: no single copy for messages under this many bytes */
-  uint64_t cma_floor_exchange; /* the same for messages of an exchange (net_kind_exchanges) */
+  uint64_t cma_floor_exchange; /* the same for messages of an exchange (NET_FLOW_EXCHANGE) */
   net_shm_ring *in;            /* the ring in our segment that the peer writes */
   net_shm_ring *out;           /* the ring in the peer's segment that we write */
   _Atomic uint32_t *peer_bell; /* the peer's doorbell */

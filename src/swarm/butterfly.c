@@ -34,13 +34,25 @@
 #include <string.h>
 #include <unistd.h>
 
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
 void swarm_parts(const swarm_member *group, int n, size_t count, size_t *off) {
-  double total = 0, cum = 0;
+  double bw[SWARM_MAX_GROUP], sorted[SWARM_MAX_GROUP] = {0}, total = 0, cum = 0;
   for (int j = 0; j < n; j++)
-    total += group[j].bw;
+    sorted[j] = group[j].bw;
+  qsort(sorted, (size_t)n, sizeof *sorted, by_value);
+  double median = n ? sorted[n / 2] : 1;
+  for (int j = 0; j < n; j++) {
+    bw[j] =
+        CORE_MIN(CORE_MAX(group[j].bw, median / SWARM_PARTS_SPREAD), median * SWARM_PARTS_SPREAD);
+    total += bw[j];
+  }
   off[0] = 0;
   for (int j = 0; j < n; j++) {
-    cum += group[j].bw;
+    cum += bw[j];
     off[j + 1] = j == n - 1 ? count : (size_t)((double)count * (cum / total));
     if (off[j + 1] < off[j]) off[j + 1] = off[j];
   }
@@ -65,8 +77,122 @@ typedef struct job {
   double W;
   uint64_t mask;
   unsigned long long sent, received;
+  /* int8ef (compress/ef.c): our reference (codes of our own part) goes to the member, its
+   * reference for its part comes back; mass is our residual on its part, mass_after what it
+   * becomes once our contribution counts. */
+  const uint8_t *ref_mine;
+  size_t ref_mine_len;
+  int me_part;
+  atomic_bool ref_failed; /* our reference could not go: the member is gone or broken */
+  float *ref;
+  const float *mass;
+  float *mass_after;
   core_err err;
 } job;
+
+/* ---- int8ef: the references (see the top of compress/ef.c) ------------------------------ */
+
+typedef struct ref_want {
+  uint32_t round;
+  uint64_t tag, sender;
+  int part;
+} ref_want;
+
+static bool is_ref(const swarm_conn *c, void *arg) {
+  const ref_want *w = arg;
+  return c->hdr.type == SWARM_REF && c->hdr.round == w->round && c->hdr.tag == w->tag &&
+         c->hdr.sender == w->sender && c->hdr.part == w->part;
+}
+
+/* Sends our reference to the member on a connection of its own; a thread, because both ends
+ * send theirs at once and a large one waits for the other end to read it. */
+static void *send_ref(void *arg) {
+  job *j = arg;
+  char what[128];
+  snprintf(what, sizeof what, "peer %016llx (%s:%d)", (unsigned long long)j->m->id, j->m->host,
+           j->m->port);
+  swarm_hdr h = {.type = SWARM_REF,
+                 .codec = TERN_COMPRESS_INT8EF,
+                 .part = (uint16_t)j->me_part,
+                 .round = j->sw->round,
+                 .sender = j->sw->id,
+                 .tag = j->tag,
+                 .len = j->ref_mine_len};
+  core_err err = {0};
+  int fd = -1;
+  if (swarm_dial(j->sw, j->m, j->deadline, &fd, &err) == TERN_OK &&
+      swarm_send(fd, &h, j->ref_mine, j->deadline, what, &err) == TERN_OK)
+    j->sent += SWARM_HDR_LEN + h.len;
+  if (err.msg[0]) {
+    CORE_INFO("swarm: round %u: reference to %s: %s", j->sw->round, what, err.msg);
+    atomic_store(&j->ref_failed, true);
+  }
+  if (fd >= 0) close(fd);
+  return NULL;
+}
+
+/* Our reference out, the member's in (j->ref, len floats). */
+static tern_status swap_refs(job *j, const char *what) {
+  pthread_t th;
+  bool started = pthread_create(&th, NULL, send_ref, j) == 0;
+  if (!started) send_ref(j);
+  size_t clen = compress_size(TERN_COMPRESS_INT8, j->len);
+  ref_want w = {j->sw->round, j->tag, j->m->id, j->part};
+  swarm_conn c = {.fd = -1};
+  uint8_t *codes = malloc(CORE_MAX(clen, 1));
+  j->ref = malloc(CORE_MAX(j->len, 1) * sizeof(float));
+  tern_status rc = codes && j->ref ? TERN_OK : core_err_set(&j->err, TERN_ERR_NOMEM, "a reference");
+  /* A member we cannot send to (refused, reset: dead) sends us nothing either: stop waiting
+   * then, a tenth of a second at most after, not at the deadline. */
+  bool took = false;
+  while (rc == TERN_OK && !took && !atomic_load(&j->ref_failed) && core_now_ns() < j->deadline)
+    took = swarm_queue_take(j->sw, is_ref, &w, CORE_MIN(j->deadline, core_now_ns() + 100000000ull),
+                            &c);
+  if (rc == TERN_OK && !took)
+    rc = core_err_set(&j->err, TERN_ERR_PEER_LOST, "%s sent no reference for part %d", what,
+                      j->part);
+  if (rc == TERN_OK && c.hdr.len != clen)
+    rc = core_err_set(&j->err, TERN_ERR_PROTOCOL, "%s sent a reference of %llu bytes for %zu", what,
+                      (unsigned long long)c.hdr.len, clen);
+  if (rc == TERN_OK) rc = swarm_recv_payload(c.fd, codes, clen, j->deadline, what, &j->err);
+  if (rc == TERN_OK) rc = compress_decode(TERN_COMPRESS_INT8, codes, clen, j->len, j->ref, &j->err);
+  if (rc == TERN_OK) j->received += SWARM_HDR_LEN + clen;
+  swarm_conn_close(&c);
+  free(codes);
+  if (started) pthread_join(th, NULL);
+  return rc;
+}
+
+/* Our contribution's codes (out) and the residual it leaves (j->mass_after). */
+static tern_status encode_ef(job *j, uint8_t *out) {
+  float *sent = malloc(CORE_MAX(j->len, 1) * sizeof *sent);
+  float *tmp = malloc(CORE_MAX(j->len, 1) * sizeof *tmp);
+  j->mass_after = malloc(CORE_MAX(j->len, 1) * sizeof *j->mass_after);
+  tern_status rc = sent && tmp && j->mass_after
+                       ? TERN_OK
+                       : core_err_set(&j->err, TERN_ERR_NOMEM, "part %d", j->part);
+  if (rc == TERN_OK) {
+    compress_ef_encode(j->src, j->mass, j->weight, j->ref, j->len, out, sent, tmp);
+    compress_ef_residual(j->src, j->mass, j->weight, sent, j->len, j->mass_after);
+  }
+  free(sent);
+  free(tmp);
+  return rc;
+}
+
+/* An f32 round after int8ef ones delivers our residual on the part whole: we send x + mass / w,
+ * and nothing stays behind (mass_after zero). */
+static tern_status encode_f32_with_residual(job *j, uint8_t *out) {
+  float *tmp = malloc(CORE_MAX(j->len, 1) * sizeof *tmp);
+  j->mass_after = calloc(CORE_MAX(j->len, 1), sizeof *j->mass_after);
+  tern_status rc =
+      tmp && j->mass_after ? TERN_OK : core_err_set(&j->err, TERN_ERR_NOMEM, "part %d", j->part);
+  for (size_t k = 0; rc == TERN_OK && k < j->len; k++)
+    tmp[k] = (float)((double)j->src[k] + (double)j->mass[k] / j->weight);
+  if (rc == TERN_OK) compress_encode(TERN_COMPRESS_NONE, tmp, j->len, out);
+  free(tmp);
+  return rc;
+}
 
 static tern_status job_run(job *j, char *what, int *fd) {
   size_t clen = compress_size(j->codec, j->len);
@@ -77,7 +203,15 @@ static tern_status job_run(job *j, char *what, int *fd) {
     return core_err_set(&j->err, TERN_ERR_NOMEM, "part %d", j->part);
   }
   core_put_f64(buf, j->weight);
-  compress_encode(j->codec, j->src, j->len, buf + 8);
+  bool ef = j->codec == TERN_COMPRESS_INT8EF;
+  tern_status rc = ef ? swap_refs(j, what) : TERN_OK;
+  if (rc == TERN_OK && ef) rc = encode_ef(j, buf + 8);
+  if (!ef && j->mass) rc = encode_f32_with_residual(j, buf + 8); /* mass: only with f32 */
+  if (!ef && !j->mass) compress_encode(j->codec, j->src, j->len, buf + 8);
+  if (rc != TERN_OK) {
+    free(buf);
+    return rc;
+  }
   swarm_hdr h = {.type = SWARM_PART,
                  .codec = (uint8_t)j->codec,
                  .part = (uint16_t)j->part,
@@ -85,7 +219,7 @@ static tern_status job_run(job *j, char *what, int *fd) {
                  .sender = j->sw->id,
                  .tag = j->tag,
                  .len = 8 + clen};
-  tern_status rc = swarm_dial(j->sw, j->m, j->deadline, fd, &j->err);
+  rc = swarm_dial(j->sw, j->m, j->deadline, fd, &j->err);
   if (rc == TERN_OK) rc = swarm_send(*fd, &h, buf, j->deadline, what, &j->err);
   if (rc == TERN_OK) j->sent += SWARM_HDR_LEN + h.len;
   j->part_sent = rc == TERN_OK;
@@ -111,7 +245,9 @@ static tern_status job_run(job *j, char *what, int *fd) {
       rc = core_err_set(&j->err, TERN_ERR_PROTOCOL, "%s sent weight %g, mask %llx", what, j->W,
                         (unsigned long long)j->mask);
   }
-  if (rc == TERN_OK) rc = compress_decode(j->codec, buf + 16, clen, j->len, j->out, &j->err);
+  if (rc == TERN_OK)
+    rc = ef ? compress_ef_decode(buf + 16, clen, j->ref, j->len, j->out, &j->err)
+            : compress_decode(j->codec, buf + 16, clen, j->len, j->out, &j->err);
   if (rc == TERN_OK && !swarm_values_finite(j->out, j->len))
     rc = core_err_set(&j->err, TERN_ERR_PROTOCOL,
                       "%s sent a result with non-finite values: "
@@ -357,8 +493,9 @@ static void scatter(contrib *have, int n, const job *jobs, const swarm_hdr *h,
 static tern_status reduce_own(tern_swarm *sw, const swarm_member *g, int n, int me, uint64_t tag,
                               float *part, size_t len, double w, tern_compress codec,
                               uint64_t reduce_deadline, uint64_t hold_until, uint64_t send_deadline,
-                              const job *jobs, swarm_avg_result *res, double *W_out,
-                              uint64_t *mask_out, bool *got_from) {
+                              const job *jobs, const float *ref_me, float *mass_me,
+                              swarm_avg_result *res, double *W_out, uint64_t *mask_out,
+                              bool *got_from) {
   size_t clen = compress_size(codec, len);
   contrib have[SWARM_MAX_GROUP];
   for (int i = 0; i < n; i++)
@@ -376,20 +513,24 @@ static tern_status reduce_own(tern_swarm *sw, const swarm_member *g, int n, int 
   const float *clipped[SWARM_MAX_GROUP];
   int nclipped = 0;
   tern_status rc = acc && tmp && out && (rows || !(sw->clip > 0)) ? TERN_OK : TERN_ERR_NOMEM;
+  /* int8ef: our own contribution is exact, our residual on this part included */
+  for (size_t k = 0; rows && mass_me && k < len; k++)
+    rows[(size_t)me * len + k] = part[k] + (float)((double)mass_me[k] / w);
   if (rows) {
-    memcpy(rows + (size_t)me * len, part, len * sizeof *part);
+    if (!mass_me) memcpy(rows + (size_t)me * len, part, len * sizeof *part);
     clipped[nclipped++] = rows + (size_t)me * len;
   }
   double W = w;
   uint64_t mask = 1ull << me;
   for (size_t k = 0; rc == TERN_OK && k < len; k++)
-    acc[k] = w * (double)part[k];
+    acc[k] = w * (double)part[k] + (mass_me ? (double)mass_me[k] : 0);
   for (int i = 0; rc == TERN_OK && i < n; i++) {
     if (i == me || !have[i].complete) continue;
     double wi = core_get_f64(have[i].buf);
     core_err err = {0};
     if (!isfinite(wi) || wi < 0 ||
-        compress_decode(codec, have[i].buf + 8, clen, len, tmp, &err) != TERN_OK) {
+        (ref_me ? compress_ef_decode(have[i].buf + 8, clen, ref_me, len, tmp, &err)
+                : compress_decode(codec, have[i].buf + 8, clen, len, tmp, &err)) != TERN_OK) {
       CORE_WARN("swarm: round %u: peer %016llx sent weight %g or bad data: dropped %s", sw->round,
                 (unsigned long long)g[i].id, wi, err.msg);
       have[i].complete = false;
@@ -420,8 +561,21 @@ static tern_status reduce_own(tern_swarm *sw, const swarm_member *g, int n, int 
   if (rc == TERN_OK && W > 0) {
     core_put_f64(out, W);
     core_put64(out + 8, mask);
-    compress_encode(codec, tmp, len, out + 16);
-    compress_decode(codec, out + 16, clen, len, part, NULL); /* hold what the others get */
+    if (ref_me) { /* int8ef: what the codes miss stays here as residual (compress/ef.c) */
+      float *scratch = malloc(CORE_MAX(len, 1) * sizeof *scratch);
+      rc = scratch ? TERN_OK : TERN_ERR_NOMEM;
+      if (scratch) compress_ef_encode(tmp, NULL, 1, ref_me, len, out + 16, part, scratch);
+      for (size_t k = 0; scratch && k < len; k++)
+        mass_me[k] = (float)(W * ((double)tmp[k] - (double)part[k]));
+      free(scratch);
+    } else {
+      compress_encode(codec, tmp, len, out + 16);
+      compress_decode(codec, out + 16, clen, len, part, NULL); /* hold what the others get */
+      for (size_t k = 0; mass_me && k < len; k++) /* f32: the residual went out whole */
+        mass_me[k] = 0;
+    }
+  }
+  if (rc == TERN_OK && W > 0) {
     /* The decision, for a member of S whose result does not come to ask for (repair.c). */
     float *copy = malloc(CORE_MAX(len, 1) * sizeof *copy);
     if (copy) memcpy(copy, part, len * sizeof *part);
@@ -470,6 +624,33 @@ static bool repair_part(tern_swarm *sw, const swarm_member *g, int n, int me, in
   return true;
 }
 
+/* int8ef: our reference (the codes of our own part, and their values) and the residual. */
+typedef struct ef_refs {
+  uint8_t *codes;
+  size_t codes_len;
+  float *ref;
+} ef_refs;
+
+static tern_status ef_begin(tern_swarm *sw, ef_refs *ef, const float *part, size_t len,
+                            size_t count) {
+  if (sw->ef_count != count) { /* another vector: no residual carries over */
+    free(sw->ef_mass);
+    sw->ef_mass = calloc(count, sizeof *sw->ef_mass);
+    sw->ef_count = sw->ef_mass ? count : 0;
+  }
+  ef->codes_len = compress_size(TERN_COMPRESS_INT8, len);
+  ef->codes = malloc(CORE_MAX(ef->codes_len, 1));
+  ef->ref = malloc(CORE_MAX(len, 1) * sizeof *ef->ref);
+  if (!sw->ef_mass || !ef->codes || !ef->ref) {
+    free(ef->codes);
+    free(ef->ref);
+    *ef = (ef_refs){0};
+    return TERN_ERR_NOMEM;
+  }
+  compress_ef_reference(part, len, ef->codes, ef->ref);
+  return TERN_OK;
+}
+
 static int popcount64(uint64_t x) {
   int c = 0;
   for (; x; x &= x - 1)
@@ -493,6 +674,17 @@ tern_status swarm_butterfly(tern_swarm *sw, const swarm_member *g, int n, uint64
   uint64_t t0 = core_now_ns(), T = (uint64_t)(timeout_s * 1e9);
   job *jobs = calloc((size_t)n, sizeof *jobs);
   if (!jobs) return core_err_set(err, TERN_ERR_NOMEM, "all-reduce of %zu values", count);
+  ef_refs ef = {0};
+  if (codec == TERN_COMPRESS_INT8EF &&
+      ef_begin(sw, &ef, values + off[me], off[me + 1] - off[me], count) != TERN_OK) {
+    free(jobs);
+    return core_err_set(err, TERN_ERR_NOMEM, "int8ef of %zu values", count);
+  }
+  /* the residual of earlier int8ef rounds: int8ef carries it on, an f32 round delivers it whole,
+   * other codecs leave it for the next int8ef round */
+  float *mass = ef.ref || (codec == TERN_COMPRESS_NONE && sw->ef_mass && sw->ef_count == count)
+                    ? sw->ef_mass
+                    : NULL;
   swarm_held_begin(sw, sw->round, tag, n);
   for (int j = 0; j < n; j++) {
     if (j == me) continue;
@@ -505,7 +697,11 @@ tern_status swarm_butterfly(tern_swarm *sw, const swarm_member *g, int n, uint64
                     .len = off[j + 1] - off[j],
                     .weight = weight,
                     .codec = codec,
-                    .deadline = t0 + T};
+                    .deadline = t0 + T,
+                    .ref_mine = ef.codes,
+                    .ref_mine_len = ef.codes_len,
+                    .me_part = me,
+                    .mass = mass ? mass + off[j] : NULL};
     jobs[j].started = pthread_create(&jobs[j].thread, NULL, job_main, &jobs[j]) == 0;
     if (!jobs[j].started) atomic_store(&jobs[j].part_in, true);
   }
@@ -515,9 +711,9 @@ tern_status swarm_butterfly(tern_swarm *sw, const swarm_member *g, int n, uint64
   /* Parts must all be in by half the time; results go back by three quarters (held ones from
    * five eighths on regardless); the senders wait for their results until the end, and a
    * sender whose result did not come asks for it (repair.c). */
-  tern_status rc =
-      reduce_own(sw, g, n, me, tag, values + off[me], off[me + 1] - off[me], weight, codec,
-                 t0 + T / 2, t0 + T / 8 * 5, t0 + T / 4 * 3, jobs, res, &Wme, &mask_me, got_from);
+  tern_status rc = reduce_own(sw, g, n, me, tag, values + off[me], off[me + 1] - off[me], weight,
+                              codec, t0 + T / 2, t0 + T / 8 * 5, t0 + T / 4 * 3, jobs, ef.ref,
+                              mass ? mass + off[me] : NULL, res, &Wme, &mask_me, got_from);
   double wsum = count
                     ? (double)(off[me + 1] - off[me]) / (double)count * (Wme / popcount64(mask_me))
                     : weight;
@@ -535,6 +731,10 @@ tern_status swarm_butterfly(tern_swarm *sw, const swarm_member *g, int n, uint64
       ok = repair_part(sw, g, n, me, j, tag, values + off[j], len, &jobs[j],
                        core_deadline_after(timeout_s / 4));
     }
+    if (ok && jobs[j].mass_after) /* our contribution counted: its residual is what stays */
+      memcpy(sw->ef_mass + off[j], jobs[j].mass_after, len * sizeof(float));
+    free(jobs[j].mass_after);
+    free(jobs[j].ref);
     if (count)
       wsum += (double)len / (double)count * (ok ? jobs[j].W / popcount64(jobs[j].mask) : weight);
     res->parts_updated += ok;
@@ -544,6 +744,8 @@ tern_status swarm_butterfly(tern_swarm *sw, const swarm_member *g, int n, uint64
       res->failed[res->failed_count++] = g[j].id;
   }
   free(jobs);
+  free(ef.codes);
+  free(ef.ref);
   res->weight_after = wsum;
   if (rc != TERN_OK) return core_err_set(err, rc, "all-reduce of %zu values", count);
   return TERN_OK;

@@ -210,7 +210,9 @@ static void dispatch(tern_swarm *sw, pending *p) {
     CORE_INFO("swarm: peer %016llx left", (unsigned long long)p->h.sender);
     note_departed(sw, p->h.sender);
     close(fd);
-  } else if (p->h.type == SWARM_JOIN || p->h.type == SWARM_PART) {
+  } else if (p->h.type == SWARM_PROBE) {
+    swarm_probe_serve(sw, fd, &p->h, p->hs.from);
+  } else if (p->h.type == SWARM_JOIN || p->h.type == SWARM_PART || p->h.type == SWARM_REF) {
     pthread_mutex_lock(&sw->mu);
     if (sw->nqueue < SWARM_QUEUE_MAX) {
       swarm_conn *c = &sw->queue[sw->nqueue++];
@@ -257,16 +259,18 @@ static void advance(tern_swarm *sw, pending *p) {
         return refuse(sw, p, err.msg);
       uint8_t t = p->h.type;
       if (t != SWARM_JOIN && t != SWARM_PART && t != SWARM_STATE_REQ && t != SWARM_LEAVE &&
-          t != SWARM_HELLO && t != SWARM_RESULT_REQ && t != SWARM_ROUND_REQ)
+          t != SWARM_HELLO && t != SWARM_RESULT_REQ && t != SWARM_ROUND_REQ && t != SWARM_REF &&
+          t != SWARM_PROBE)
         return refuse(sw, p, "a first message that no peer sends first");
       swarm_seal_expect(p->hs.fd, p->hdr);
       size_t need = p->h.len + swarm_seal_overhead(p->hs.fd);
-      bool control = p->h.type != SWARM_PART;
+      bool control = p->h.type != SWARM_PART && p->h.type != SWARM_REF && p->h.type != SWARM_PROBE;
       if (control && need > 0 && !(p->payload = malloc(need)))
         return refuse(sw, p, "out of memory");
     }
   }
-  if (p->h.type == SWARM_PART) return dispatch(sw, p); /* the reducer reads the data */
+  if (p->h.type == SWARM_PART || p->h.type == SWARM_REF || p->h.type == SWARM_PROBE)
+    return dispatch(sw, p); /* the data is read by whoever takes it */
   size_t tag = swarm_seal_overhead(p->hs.fd), need = p->h.len + tag;
   while (p->payload_done < need) {
     ssize_t r = read(p->hs.fd, p->payload + p->payload_done, need - p->payload_done);
@@ -306,7 +310,7 @@ static void accept_new(tern_swarm *sw, pending *pend) {
     }
     pending *p = &pend[slot];
     memset(p, 0, sizeof *p);
-    net_hello mine = {.role = NET_ROLE_SWARM, .rank = -1, .size = 0, .stream = 0, .nstreams = 1};
+    net_hello mine = {.role = NET_ROLE_PEER, .rank = -1, .size = 0, .stream = 0, .nstreams = 1};
     memcpy(mine.run_id, sw->run_id, 16);
     net_handshake_start(&p->hs, fd, &mine, sw->keyed ? sw->key : NULL);
     snprintf(p->hs.from, sizeof p->hs.from, "%s", peer);
@@ -353,6 +357,7 @@ static void *listener(void *arg) {
     expire_queue(sw, now);
     pthread_mutex_unlock(&sw->mu);
     swarm_limit_tick(&sw->limits, now);
+    swarm_status_tick(sw, now);
     if (poll(fds, (nfds_t)n, 200) < 0 && errno != EINTR) break;
     if (fds[0].revents) break;
     for (int k = 2; k < n; k++)

@@ -30,8 +30,12 @@ size_t swarm_record_encode(const swarm_member *m, uint32_t round, uint64_t stamp
   memcpy(out + 28, gkey, 32);
   core_put64(out + 60, stamp_ms);
   core_put32(out + 68, ttl_ms);
-  memcpy(out + RECORD_FIXED, m->host, hl);
-  size_t n = RECORD_FIXED + hl;
+  return swarm_record_close(out, RECORD_FIXED, m->host, key);
+}
+
+size_t swarm_record_close(uint8_t *out, size_t fixed, const char *host, const uint8_t *key) {
+  size_t n = fixed + strlen(host);
+  memcpy(out + fixed, host, n - fixed);
   if (key) {
     crypto_auth(out + n, out, n, key);
     n += 32;

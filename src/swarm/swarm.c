@@ -20,11 +20,15 @@ static core_err join_err; /* the last failed join, for tern_swarm_last_error(NUL
 static tern_status check_options(const tern_swarm_options *o, core_err *err) {
   if (!o || !o->listen || !o->run_id || !*o->run_id)
     return core_err_set(err, TERN_ERR_INVALID_ARG, "tern_swarm_join needs listen and run_id");
-  int nd = o->ndims ? o->ndims : 1;
+  if (o->region && !swarm_region_name_ok(o->region))
+    return core_err_set(err, TERN_ERR_INVALID_ARG,
+                        "region '%s': 1 to %d characters of letters, digits, '.', '_', '-'",
+                        o->region, SWARM_REGION_LEN - 1);
+  int nd = o->region ? 2 : o->ndims ? o->ndims : 1;
   if (nd < 1 || nd > TERN_SWARM_MAX_DIMS)
     return core_err_set(err, TERN_ERR_INVALID_ARG, "ndims %d is not in 1..%d", o->ndims,
                         TERN_SWARM_MAX_DIMS);
-  for (int i = 0; i < nd; i++) {
+  for (int i = 0; i < nd && !o->region; i++) {
     if (o->coords[i] < 0)
       return core_err_set(err, TERN_ERR_INVALID_ARG, "coordinate %d is %d (< 0)", i, o->coords[i]);
     if (o->grid[i] < 0 || (o->grid[i] > 0 && o->coords[i] >= o->grid[i]))
@@ -54,6 +58,20 @@ static void say_hello(tern_swarm *sw) {
   }
 }
 
+void swarm_identity(tern_swarm *sw, const char *run_id, const char *key) {
+  crypto_generichash(sw->run_hash, 32, (const uint8_t *)run_id, strlen(run_id),
+                     (const uint8_t *)"tern-swarm-run", 14);
+  memcpy(sw->run_id, sw->run_hash, 16);
+  if (key) {
+    crypto_generichash(sw->key, 32, (const uint8_t *)key, strlen(key),
+                       (const uint8_t *)"tern-key-v1", 11);
+    sw->keyed = true;
+  } else if (core_config_get()->have_key) {
+    memcpy(sw->key, core_config_get()->key, 32);
+    sw->keyed = true;
+  }
+}
+
 static tern_status setup(tern_swarm *sw, const tern_swarm_options *o, core_err *err) {
   char host[NET_HOST_LEN];
   int port;
@@ -66,26 +84,19 @@ static tern_status setup(tern_swarm *sw, const tern_swarm_options *o, core_err *
                         host, SWARM_HOST_LEN - 1);
   for (int i = 0; i < TERN_SWARM_MAX_BOOTSTRAP && o->bootstrap[i]; i++)
     snprintf(sw->bootstrap[sw->nbootstrap++], sizeof sw->bootstrap[0], "%s", o->bootstrap[i]);
-  crypto_generichash(sw->run_hash, 32, (const uint8_t *)o->run_id, strlen(o->run_id),
-                     (const uint8_t *)"tern-swarm-run", 14);
-  memcpy(sw->run_id, sw->run_hash, 16);
+  swarm_identity(sw, o->run_id, o->key);
   uint8_t pool[32];
   swarm_pool_key(sw, pool);
   sw->pool_tag = core_get64(pool);
-  if (o->key) {
-    crypto_generichash(sw->key, 32, (const uint8_t *)o->key, strlen(o->key),
-                       (const uint8_t *)"tern-key-v1", 11);
-    sw->keyed = true;
-  } else if (core_config_get()->have_key) {
-    memcpy(sw->key, core_config_get()->key, 32);
-    sw->keyed = true;
-  }
   rc = swarm_check_exposure(host, (const char(*)[NET_HOST_LEN + 8]) sw->bootstrap, sw->nbootstrap,
                             sw->keyed, o->insecure != 0, err);
   if (rc != TERN_OK) return rc;
   sw->ndims = o->ndims ? o->ndims : 1;
   memcpy(sw->coords, o->coords, sizeof sw->coords);
   memcpy(sw->grid, o->grid, sizeof sw->grid);
+  if (o->region) rc = swarm_region_place(sw, o->region, err);
+  if (rc != TERN_OK) return rc;
+  sw->measure_bw = o->region && o->bandwidth == 0; /* probe.c */
   randombytes_buf(&sw->id, sizeof sw->id);
   /* TCP and UDP share the port number; with port 0 the kernel picks a free TCP port, whose UDP
    * twin may be taken: then try another. */
@@ -112,15 +123,9 @@ static tern_status setup(tern_swarm *sw, const tern_swarm_options *o, core_err *
   return rc;
 }
 
-tern_status tern_swarm_join(tern_swarm **out, const tern_swarm_options *o) {
-  if (!out) return TERN_ERR_INVALID_ARG;
-  *out = NULL;
-  core_err_clear(&join_err);
-  if (sodium_init() < 0) return core_err_set(&join_err, TERN_ERR_SYSTEM, "libsodium");
-  tern_status rc = check_options(o, &join_err);
-  if (rc != TERN_OK) return rc;
+tern_swarm *swarm_new(void) {
   tern_swarm *sw = calloc(1, sizeof *sw);
-  if (!sw) return core_err_set(&join_err, TERN_ERR_NOMEM, "tern_swarm_join");
+  if (!sw) return NULL;
   sw->listen_fd = sw->wake[0] = sw->wake[1] = -1;
   sw->last_round = UINT32_MAX;
   pthread_mutex_init(&sw->mu, NULL);
@@ -129,6 +134,18 @@ tern_status tern_swarm_join(tern_swarm **out, const tern_swarm_options *o) {
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
   pthread_cond_init(&sw->cv, &ca);
   pthread_condattr_destroy(&ca);
+  return sw;
+}
+
+tern_status tern_swarm_join(tern_swarm **out, const tern_swarm_options *o) {
+  if (!out) return TERN_ERR_INVALID_ARG;
+  *out = NULL;
+  core_err_clear(&join_err);
+  if (sodium_init() < 0) return core_err_set(&join_err, TERN_ERR_SYSTEM, "libsodium");
+  tern_status rc = check_options(o, &join_err);
+  if (rc != TERN_OK) return rc;
+  tern_swarm *sw = swarm_new();
+  if (!sw) return core_err_set(&join_err, TERN_ERR_NOMEM, "tern_swarm_join");
   rc = setup(sw, o, &join_err);
   if (rc != TERN_OK) {
     CORE_WARN("swarm: join failed: %s", join_err.msg);
@@ -244,6 +261,9 @@ tern_status tern_swarm_average(tern_swarm *sw, float *values, size_t count, doub
       !isfinite(o.clip))
     return core_err_set(&sw->err, TERN_ERR_INVALID_ARG,
                         "tern_swarm_average: values, count > 0, a weight > 0 and valid options");
+  if (o.random_groups > 0 && sw->regional)
+    return core_err_set(&sw->err, TERN_ERR_INVALID_ARG,
+                        "random_groups and a region: the region places the peer on its grid");
   if (o.random_groups > 0 &&
       (o.target_group < 1 || o.random_groups > 1 << 16 || o.target_group > SWARM_MAX_GROUP ||
        sw->coords[0] >= o.random_groups * o.target_group))
@@ -258,6 +278,7 @@ tern_status tern_swarm_average(tern_swarm *sw, float *values, size_t count, doub
   mo.target_group = CORE_MIN(mo.target_group, SWARM_MAX_GROUP);
   sw->last_round = o.rounds > 0 ? (uint32_t)o.rounds - 1 : UINT32_MAX;
   sw->clip = o.clip;
+  swarm_probe_refresh(sw);
   tern_swarm_report r = {.round = sw->round, .weight_before = *weight};
   uint64_t t0 = core_now_ns();
   swarm_member *group = sw->last_group;
@@ -269,9 +290,11 @@ tern_status tern_swarm_average(tern_swarm *sw, float *values, size_t count, doub
   r.round = sw->round; /* a late peer may have jumped ahead (match.c) */
   swarm_avg_result res = {.parts_updated = 1, .weight_after = *weight};
   if (rc == TERN_OK && n > 1)
-    rc = swarm_butterfly(sw, group, n, tag, values, count, *weight, o.compress,
+    rc = swarm_butterfly(sw, group, n, tag, values, count, *weight,
+                         swarm_region_codec(sw, sw->round, o.compress),
                          o.average_timeout > 0 ? o.average_timeout : 10, &res, &sw->err);
   sw->last_group_n = n;
+  swarm_region_after_round(sw, sw->round, group, n, pooled);
   sw->npartners = 0;
   if (rc == TERN_OK && n > 1 && res.failed_count == 0 && res.parts_updated == n)
     for (int i = 0; i < n; i++)
@@ -312,9 +335,14 @@ void tern_swarm_leave(tern_swarm *sw) {
   if (!sw) return;
   if (sw->thread_started) tell_leaving(sw);
   swarm_listener_stop(sw);
+  /* probe answers in flight use sw; each ends by its own deadline (probe.c) */
+  for (uint64_t until = core_deadline_after(5);
+       atomic_load(&sw->probes_serving) > 0 && core_now_ns() < until;)
+    usleep(10000);
   swarm_dht_stop(sw);
   if (sw->listen_fd >= 0) close(sw->listen_fd);
   swarm_held_free(sw);
+  free(sw->ef_mass);
   free(sw->state);
   pthread_cond_destroy(&sw->cv);
   pthread_mutex_destroy(&sw->mu);

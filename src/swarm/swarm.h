@@ -3,7 +3,7 @@
  *
  * One peer = one TCP listening socket and one OpenDHT node on the same port number (TCP for
  * averaging, UDP for the DHT). A listener thread accepts connections, runs tern's handshake
- * (role NET_ROLE_SWARM, the run id, the optional key), reads the first message header, answers
+ * (role NET_ROLE_PEER, the run id, the optional key), reads the first message header, answers
  * what it can alone (a state request, a leave notice) and queues the rest (joins, parts) for
  * the thread inside tern_swarm_average.
  */
@@ -14,12 +14,14 @@
 #include "net/net.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 #define SWARM_MAX_GROUP 64         /* contributor masks are 64-bit */
 #define SWARM_CONNECT_SECONDS 2.0  /* a TCP connect to a member: no answer past this, it is gone */
 #define SWARM_REFUSED_SECONDS 0.25 /* ... and refused past this */
 #define SWARM_HOST_LEN 64
+#define SWARM_REGION_LEN 64
 
 typedef struct swarm_member {
   uint64_t id;
@@ -46,6 +48,9 @@ typedef struct swarm_record {
 size_t swarm_record_encode(const swarm_member *m, uint32_t round, uint64_t stamp_ms,
                            uint32_t ttl_ms, const uint8_t gkey[32], const uint8_t *key,
                            uint8_t *out);
+/* A record's end: host after the fixed bytes, then, keyed, the MAC over all of it; the length.
+ * (status.c's records end the same way.) */
+size_t swarm_record_close(uint8_t *out, size_t fixed, const char *host, const uint8_t *key);
 /* TERN_ERR_PROTOCOL for malformed records, records of another round (unless SWARM_ANY_ROUND)
  * or group key, and keyedness that differs from ours; TERN_ERR_AUTH for a bad MAC. */
 tern_status swarm_record_decode(const uint8_t *in, size_t len, uint32_t round,
@@ -79,6 +84,8 @@ enum swarm_type {
   SWARM_ROUND_REQ,  /* a leader nobody joined -> a peer it saw: has `round` closed for you?
                        (with the pool's tag: are you still in the pool?) */
   SWARM_PART_IN,    /* reducer -> contributor, before the result: your part has arrived whole */
+  SWARM_REF,        /* reducer -> member (int8ef): 8-bit codes of its own part, the reference */
+  SWARM_PROBE,      /* prober -> peer: bytes to time (probe.c); the answer: u64 bytes read */
   SWARM_TYPE_END
 };
 
@@ -150,6 +157,19 @@ struct dht_runner;
 struct get_ctx;
 struct swarm_watch;
 struct dht_op_token;
+
+/* status.c: a peer's progress as `tern swarm status` lists it (one DHT record). */
+typedef struct swarm_status {
+  uint64_t id;
+  char host[SWARM_HOST_LEN];
+  int port;
+  unsigned long long epoch;
+  double samples_per_s;
+  uint32_t round;
+  int group_size;   /* of the peer's last round (1: alone; 0: none yet) */
+  int ttl;          /* seconds the record stands for after its publication */
+  double published; /* Unix seconds */
+} swarm_status;
 
 /* The results this peer received in its current all-reduce, part by part (repair.c), for the
  * members whose reducer died before answering them. */
@@ -242,8 +262,43 @@ struct tern_swarm {
   int pool_seen;
   unsigned hellos_known;                   /* nhellos when they were learnt (match.c) */
   uint64_t line_late[TERN_SWARM_MAX_DIMS]; /* under mu: a late joiner's id (swarm_note_late_join) */
+  /* region.c: with a region, axis 0 holds the peers of one region and axis 1 one peer of each
+   * region (coords[1] = region_coord, coords[0] = the peer's place in its last region group). */
+  bool regional;
+  char region[SWARM_REGION_LEN];
+  /* probe.c: the bandwidth this peer measured (self.bw), when it was not declared */
+  bool measure_bw;
+  bool probed;
+  uint32_t probed_round;
+  atomic_int probes_serving; /* probe answers in flight (the listener's threads) */
+  /* compress/ef.c: the int8ef residual, in weight x value units, one per element (count) */
+  float *ef_mass;
+  size_t ef_count;
+  /* Under mu: the progress record tern_swarm_publish_status set, refreshed by the listener at
+   * status_next_ns (status.c). */
+  swarm_status status;
+  bool status_on;
+  uint64_t status_next_ns;
   core_err err;
 };
+
+/* swarm.c: a peer with nothing started (fds -1, lock and condition ready); NULL: no memory. */
+tern_swarm *swarm_new(void);
+/* swarm.c: the run's hash and the key's, from the run id and the secret (or TERN_KEY). */
+void swarm_identity(tern_swarm *sw, const char *run_id, const char *key);
+
+/* status.c: TERN_SWARM_STATUS_TTL, or its default. */
+tern_status swarm_status_ttl(double *ttl, core_err *err);
+/* The listener's tick: puts the status record again when it is due. */
+void swarm_status_tick(tern_swarm *sw, uint64_t now_ns);
+/* The live status records of the run (publishers' ttl ttl), each peer's newest, at most max;
+ * each DHT get waits at most timeout_s. Returns how many. */
+int swarm_status_read(tern_swarm *sw, double ttl, double timeout_s, swarm_status *out, int max);
+/* observe.c: a DHT node of the run without a listener (it takes no part in rounds), for
+ * reading records; *out NULL on failure. tern_swarm_leave frees it. */
+tern_status swarm_observe(tern_swarm **out, const char *run_id, const char *key,
+                          const char *const *bootstrap, int nbootstrap, bool insecure,
+                          core_err *err);
 
 /* listen.c */
 tern_status swarm_listener_start(tern_swarm *sw, core_err *err);
@@ -397,7 +452,45 @@ static inline bool swarm_fault(const char *name) {
 static inline void swarm_fault_exit(void) {}
 #endif
 
-/* [off[j], off[j+1]) is part j: shares of count proportional to the members' bandwidths. */
+/* [off[j], off[j+1]) is part j: shares of count proportional to the members' bandwidths, each
+ * bandwidth first held within SWARM_PARTS_SPREAD of the group's median (one peer that has not
+ * measured yet, or measured wrong, then takes at most that much more or less than the others). */
+#define SWARM_PARTS_SPREAD 4.0
 void swarm_parts(const swarm_member *group, int n, size_t count, size_t *off);
+
+/* region.c (docs/SWARM.md, "Regions"). A region name: 1..SWARM_REGION_LEN-1 of [A-Za-z0-9._-]. */
+bool swarm_region_name_ok(const char *name);
+/* The region's coordinate on axis 1: a hash of the name, never the key's 0xffffffff wildcard. */
+uint32_t swarm_region_coord(const char *name);
+/* Places the peer: 2 axes, coords (0, swarm_region_coord(name)). */
+tern_status swarm_region_place(tern_swarm *sw, const char *name, core_err *err);
+/* After a round on axis 0 (the region's): the peer's place in that group (sorted by id) becomes
+ * coords[0], so that the region's peers spread over the cross-region lines, one per line,
+ * whoever of them is alive; alone or matched in the pool (nobody of its region came), place 0. */
+void swarm_region_after_round(tern_swarm *sw, uint32_t round, const swarm_member *group, int n,
+                              bool pooled);
+/* The codec of a round: a regional peer sends f32 inside its region (fast links, where coding
+ * costs more CPU than the bytes it saves) and the chosen codec across regions. */
+tern_compress swarm_region_codec(const tern_swarm *sw, uint32_t round, tern_compress chosen);
+
+/* probe.c: the measured bandwidth (bytes/s) to m, from two timed messages of SWARM_PROBE_SMALL
+ * and SWARM_PROBE_BYTES on one connection (the difference of their round trips, so that latency
+ * and the connection's start cancel), within timeout_s. TERN_ERR_PROTOCOL for an answer that is
+ * not the byte count sent, or a rate that is not a finite number within SWARM_PROBE_MAX_RATE. */
+#define SWARM_PROBE_SMALL (64u << 10)
+#define SWARM_PROBE_BYTES (1u << 20)
+#define SWARM_PROBE_MAX (4u << 20) /* a probe message larger than this is refused */
+#define SWARM_PROBE_MAX_RATE 1e11  /* 100 GB/s: faster is a measuring error */
+#define SWARM_PROBE_SERVING 2      /* probes answered at once; more are closed */
+#define SWARM_PROBE_EVERY 8        /* rounds between two measurements */
+tern_status swarm_probe(tern_swarm *sw, const swarm_member *m, double timeout_s, double *bw,
+                        core_err *err);
+/* The listener's answer to a probe: reads it and the next one on fd in a thread of its own and
+ * answers each with the byte count. Takes fd. */
+void swarm_probe_serve(tern_swarm *sw, int fd, const swarm_hdr *h, const char *from);
+/* Before a round: every SWARM_PROBE_EVERY rounds (and once the peer has met others), measures
+ * the members of its last group outside its region and sets self.bw to the slowest (the rate it
+ * can count on), unless a bandwidth was declared. */
+void swarm_probe_refresh(tern_swarm *sw);
 
 #endif /* TERN_SWARM_H */

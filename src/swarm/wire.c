@@ -5,6 +5,7 @@
  */
 #include "swarm/swarm.h"
 
+#include "compress/compress.h"
 #include "core/bytes.h"
 
 #include <math.h>
@@ -16,10 +17,10 @@
 #define HDR_MAGIC 0x31575354u /* "TSW1" */
 
 const char *swarm_type_name(int type) {
-  static const char *names[] = {"?",       "join",          "group",  "redirect",
-                                "reject",  "part",          "result", "state request",
-                                "state",   "leave",         "hello",  "result request",
-                                "pending", "round request", "part in"};
+  static const char *names[] = {
+      "?",       "join",          "group",   "redirect",  "reject", "part",
+      "result",  "state request", "state",   "leave",     "hello",  "result request",
+      "pending", "round request", "part in", "reference", "probe"};
   return type > 0 && type < SWARM_TYPE_END ? names[type] : "?";
 }
 
@@ -47,13 +48,15 @@ tern_status swarm_hdr_decode(const uint8_t in[SWARM_HDR_LEN], swarm_hdr *h, cons
   h->sender = core_get64(in + 16);
   h->tag = core_get64(in + 24);
   h->len = core_get64(in + 32);
-  if (h->type < SWARM_JOIN || h->type >= SWARM_TYPE_END || h->codec > TERN_COMPRESS_INT8 ||
+  if (h->type < SWARM_JOIN || h->type >= SWARM_TYPE_END || !compress_valid(h->codec) ||
       core_get32(in + 12) != 0 || h->part >= SWARM_MAX_GROUP)
     return core_err_set(err, TERN_ERR_PROTOCOL,
                         "%s sent a swarm message of type %u, codec %u, part %u: not valid", from,
                         h->type, h->codec, h->part);
-  bool data = h->type == SWARM_PART || h->type == SWARM_RESULT || h->type == SWARM_STATE;
-  if (h->len > (data ? SWARM_DATA_MAX : SWARM_SMALL_MAX))
+  bool data = h->type == SWARM_PART || h->type == SWARM_RESULT || h->type == SWARM_STATE ||
+              h->type == SWARM_REF;
+  uint64_t max = h->type == SWARM_PROBE ? SWARM_PROBE_MAX : data ? SWARM_DATA_MAX : SWARM_SMALL_MAX;
+  if (h->len > max)
     return core_err_set(err, TERN_ERR_PROTOCOL, "%s sent a %s message of %llu bytes: refused", from,
                         swarm_type_name(h->type), (unsigned long long)h->len);
   return TERN_OK;
@@ -113,7 +116,7 @@ tern_status swarm_dial(tern_swarm *sw, const swarm_member *m, uint64_t deadline_
   uint64_t refused_by = CORE_MIN(connect_by, core_deadline_after(SWARM_REFUSED_SECONDS));
   tern_status rc = net_connect_until(m->host, m->port, connect_by, refused_by, fd, err);
   if (rc != TERN_OK) return rc;
-  net_hello mine = {.role = NET_ROLE_SWARM, .rank = -1, .size = 0, .stream = 0, .nstreams = 1};
+  net_hello mine = {.role = NET_ROLE_PEER, .rank = -1, .size = 0, .stream = 0, .nstreams = 1};
   memcpy(mine.run_id, sw->run_id, 16);
   net_handshake hs;
   net_handshake_start(&hs, *fd, &mine, sw->keyed ? sw->key : NULL);

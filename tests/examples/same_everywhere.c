@@ -1,10 +1,10 @@
-/* same_everywhere.c: train_same_everywhere (examples/train/train.c), the check behind "every
+/* same_everywhere.c: train_same_everywhere (lib/digits/train.c), the check behind "every
  * rank ends with bit-identical weights", must see a single flipped bit on a single rank.
  * Under `tern run -n N`: every rank holds the same 4810 floats, and the check must say "same" on
  * every rank; then the last rank flips one low bit of one float (a difference of one ulp), and
  * the check must say "differ" on every rank, rank 0 included. Each rank prints PASS or FAIL.
  */
-#include "train.h"
+#include "digits/train.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* test_digits.c: the trainer's data set reader (examples/train/digits.c).
+/* test_digits.c: the trainer's data set reader (lib/digits/digits.c).
  *
  * The real file loads whole (1797 images, the class counts scikit-learn documents, pixels in
  * [0, 1]); every kind of bad line is refused with the line and field named; the split is a
@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "digits.h"
+#include "digits/digits.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* test_mlp.c: the trainer's model (examples/train/mlp.c).
+/* test_mlp.c: the trainer's model (lib/digits/mlp.c).
  *
  * Backpropagation is held to central finite differences of the loss, in double around float
  * weights, for every parameter of a small model on several samples; the SGD step is held to its
@@ -10,8 +10,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "mlp.h"
-#include "rng.h"
+#include "digits/mlp.h"
+#include "digits/rng.h"
 
 #include <math.h>
 #include <stdlib.h>

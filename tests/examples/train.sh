@@ -78,7 +78,7 @@ case $case in
     expect 'allreduce [a-z]+/tcp$'
     expect 'weights bit-identical on all 4 ranks' ;;
   bad_data)
-    cp "$(dirname "$0")/../../examples/train/data/digits.csv" "$dir/digits.csv"
+    cp "$(dirname "$0")/../../lib/digits/data/digits.csv" "$dir/digits.csv"
     sed -i '100s/,[0-9]*$/,12/' "$dir/digits.csv"
     run "$tern" run -n 2 -- "$train" --data "$dir/digits.csv"
     [ "$rc" -eq 1 ] || fail "exit code $rc, want 1"

@@ -49,6 +49,7 @@ static void through_a_channel(const uint8_t *data, size_t size) {
                                .bytes = bytes[i]},
                        .peer = 1,
                        .reduce = i == 2,
+                       .flow = NET_FLOW_EXCHANGE | NET_FLOW_REDUCE,
                        .src = (char *)other,
                        .dst = (char *)dst[i]};
     net_tcp_post(&ch, &xs[i], NULL);

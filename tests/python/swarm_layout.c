@@ -21,6 +21,7 @@ int main(void) {
   FIELD(tern_swarm_options, bandwidth);
   FIELD(tern_swarm_options, grid);
   FIELD(tern_swarm_options, insecure);
+  FIELD(tern_swarm_options, region);
   SIZE(tern_swarm_average_options);
   FIELD(tern_swarm_average_options, compress);
   FIELD(tern_swarm_average_options, min_group);

@@ -77,6 +77,9 @@ def join_arguments_refused():
     expect_raises(ValueError, lambda: S("127.0.0.1:0", "r", grid=(2, 2)), "grid")
     expect_raises(ValueError, lambda: S("127.0.0.1:0", "r", coords=(0, -1)), ">= 0")
     expect_raises(ValueError, lambda: S("127.0.0.1:0", "r", bandwidth=-5), "bandwidth")
+    expect_raises(ValueError, lambda: S("127.0.0.1:0", "r", region="eu", coords=(0, 1)), "no coords")
+    expect_raises(ValueError, lambda: S("127.0.0.1:0", "r", region="eu", grid=(2, 2, 2)), "peers per region")
+    expect_raises(tern.TernError, lambda: S("127.0.0.1:0", "r", region="eu west"), "region 'eu west'")
     e = expect_raises(tern.TernError, lambda: S("nonsense", "r"), "no port")
     assert e.status_name == "TERN_ERR_INVALID_ARG", e  # tern's refusal, with tern's message
     # no key: a non-loopback address is refused before anything binds or is sent

@@ -4,7 +4,8 @@ this process, a Swarm each), on a small MLP with one initialisation.
     collab N   N peers, collaborative, SGD with momentum, target_batch_size 24, micro-batches of
                2 + i samples on peer i: each feeds batches until step() says the swarm stepped;
                after 3 epochs every peer's parameters equal (1e-5) those of one optimizer that
-               took, each epoch, one step on the union of the batches the peers fed
+               took, each epoch, one step on the union of the batches the peers fed; and
+               `tern swarm status` (TERN_BIN) lists the N peers, each at epoch 3, in a group of N
     join       2 peers train 3 collaborative epochs with Adam; a joiner with another
                initialisation loads the state from peer 0: parameters, Adam's state and the
                epoch equal peer 0's bit for bit
@@ -12,6 +13,8 @@ this process, a Swarm each), on a small MLP with one initialisation.
                sample-weighted mean pseudo-gradient; after 2 outer steps both peers' parameters
                equal (1e-5) the same computation done by hand in one process
 """
+import os
+import subprocess
 import sys
 import threading
 import time
@@ -93,10 +96,27 @@ def collab_peers(n, epochs, make_opt, run):
     return sws, models, opts, fed
 
 
+def check_status(sws, run, n, epochs):
+    """`tern swarm status` lists the n peers (by address), each at epoch `epochs`, group n."""
+    if not os.environ.get("TERN_BIN"):
+        return
+    out = subprocess.run([os.environ["TERN_BIN"], "swarm", "status", "--join", sws[0].address,
+                          "--run-id", run, "--wait", "10"], capture_output=True,
+                         text=True, timeout=60, check=True).stdout
+    rows = {line.split()[1]: line.split() for line in out.splitlines()
+            if line[:1].isalnum() and ":" in line.split()[1]}
+    for sw in sws:
+        row = rows.get(sw.address)
+        assert row, f"{sw.address} is not listed:\n{out}"
+        assert int(row[2]) == epochs and int(row[5]) == n, f"row {row} (epoch {epochs}, group {n})"
+    print(f"tern swarm status: {n} peers at epoch {epochs} in a group of {n}")
+
+
 def collab(n):
     epochs = 3
     make = lambda m: torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)  # noqa: E731
-    sws, models, opts, fed = collab_peers(n, epochs, make, f"opt-collab-{time.time_ns()}")
+    run = f"opt-collab-{time.time_ns()}"
+    sws, models, opts, fed = collab_peers(n, epochs, make, run)
     ref = net()
     ref_opt = make(ref)
     for e in range(epochs):
@@ -111,6 +131,7 @@ def collab(n):
         assert d <= 1e-5, f"peer {i}: {d:.3g} from the large-batch optimizer"
         assert opts[i].epoch == epochs, f"peer {i} in epoch {opts[i].epoch}"
     assert max_diff(ref, net()) > 1e-3, "the steps moved nothing: the test proves nothing"
+    check_status(sws, run, n, epochs)
     for sw in sws:
         sw.leave()
     print(f"{n} peers, {epochs} collaborative epochs of {sizes} samples: every peer within "

@@ -58,7 +58,7 @@ int main(int argc, char **argv) {
   swarm_member to = {.bw = 1};
   core_err err = {0};
   if (net_parse_addr(argv[1], to.host, sizeof to.host, &to.port, false, &err) != TERN_OK) return 1;
-  net_hello h = {.role = NET_ROLE_SWARM, .rank = -1, .nstreams = 1};
+  net_hello h = {.role = NET_ROLE_PEER, .rank = -1, .nstreams = 1};
   memcpy(h.run_id, sw->run_id, 16);
   uint8_t hello[NET_HELLO_LEN];
   net_hello_encode(&h, hello);

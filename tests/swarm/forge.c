@@ -79,7 +79,7 @@ int main(int argc, char **argv) {
   const char http[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
   raw(&to, junk, sizeof junk);
   raw(&to, http, sizeof http - 1);
-  net_hello h = {.role = NET_ROLE_SWARM, .rank = -1, .nstreams = 1};
+  net_hello h = {.role = NET_ROLE_PEER, .rank = -1, .nstreams = 1};
   uint8_t hello[NET_HELLO_LEN];
   net_hello_encode(&h, hello); /* another run, no key */
   raw(&to, hello, sizeof hello);

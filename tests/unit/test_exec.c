@@ -5,8 +5,8 @@
  * Every rank runs, with TERN_ALGO=ring, a blocking allreduce, a nonblocking broadcast and a
  * barrier, then checks its counters against its own schedules built independently by
  * coll_build: bytes sent are the SEND steps' payload, bytes received the RECV and RECV_REDUCE
- * steps'; the algorithm each kind ran last is recorded, AUTO for a kind never run. Over TCP and
- * shared memory alike.
+ * steps'; the algorithm each kind ran last is recorded, AUTO for a kind never run. The public
+ * tern_comm_traffic and tern_comm_last_algorithm say the same. Over TCP and shared memory alike.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,6 +28,9 @@
 typedef struct counters {
   uint64_t bytes_sent, bytes_received;
   coll_algo last_algo[COLL_NUM_KINDS];
+  /* the same through the public calls, tern_comm_traffic and tern_comm_last_algorithm */
+  uint64_t traffic_sent, traffic_received;
+  const char *allreduce, *broadcast, *allgather, *no_such;
 } counters;
 
 typedef struct rank_thread {
@@ -81,6 +84,12 @@ static void *rank_main(void *arg) {
   rt->got.bytes_received = c->bytes_received;
   for (int k = 0; k < COLL_NUM_KINDS; k++)
     rt->got.last_algo[k] = coll_state_last_algo(c, (coll_kind)k);
+  if (tern_comm_traffic(c, &rt->got.traffic_sent, &rt->got.traffic_received) != TERN_OK)
+    rt->got.traffic_sent = UINT64_MAX;
+  rt->got.allreduce = tern_comm_last_algorithm(c, "allreduce"); /* static names */
+  rt->got.broadcast = tern_comm_last_algorithm(c, "broadcast");
+  rt->got.allgather = tern_comm_last_algorithm(c, "allgather");
+  rt->got.no_such = tern_comm_last_algorithm(c, "allsorts");
   tern_comm_destroy(c);
   return NULL;
 }
@@ -112,6 +121,12 @@ static void counters_match_the_schedules(const char *transport) {
     assert_int_equal(rts[r].got.last_algo[COLL_ALLREDUCE], COLL_ALGO_RING);
     assert_int_equal(rts[r].got.last_algo[COLL_BROADCAST], COLL_ALGO_RING);
     assert_int_equal(rts[r].got.last_algo[COLL_ALLGATHER], COLL_ALGO_AUTO);
+    assert_int_equal(rts[r].got.traffic_sent, sent);
+    assert_int_equal(rts[r].got.traffic_received, recvd);
+    assert_string_equal(rts[r].got.allreduce, "ring");
+    assert_string_equal(rts[r].got.broadcast, "ring");
+    assert_string_equal(rts[r].got.allgather, "");
+    assert_null(rts[r].got.no_such);
     all_sent += rts[r].got.bytes_sent;
     all_recvd += rts[r].got.bytes_received;
   }

@@ -227,7 +227,7 @@ static void roles_must_pair(void **state) {
   run_pair(&a, &c, NULL, &b, &c, NULL);
   assert_int_equal(a.rc, TERN_ERR_PROTOCOL);
   assert_int_equal(b.rc, TERN_ERR_PROTOCOL);
-  net_hello w = hello(NET_ROLE_SWARM, -1, 0); /* a swarm peer pairs with swarm peers only */
+  net_hello w = hello(NET_ROLE_PEER, -1, 0); /* a swarm peer pairs with swarm peers only */
   run_pair(&a, &w, NULL, &b, &r, NULL);
   assert_int_equal(a.rc, TERN_ERR_PROTOCOL);
   assert_non_null(strstr(a.err.msg, "rank"));

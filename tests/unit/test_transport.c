@@ -102,10 +102,13 @@ static net_msg_hdr hdr_for(size_t bytes, tern_dtype dt) {
                        .bytes = bytes};
 }
 
-/* Sends bytes from side 0 to side 1 as a message of the given kind (a collective's number),
+/* An allreduce's flow: both ends send and receive at once, and receivers may reduce. */
+#define REDUCING_EXCHANGE (NET_FLOW_EXCHANGE | NET_FLOW_REDUCE)
+
+/* Sends bytes from side 0 to side 1 as a message of an operation with the given flow (net_flow),
  * plain or reducing, and checks what arrived; on TCP, *stripes (when given) is the number of
  * streams the send was cut over. */
-static void message_in_stripes(pair *p, int kind, size_t bytes, bool reduce, int *stripes) {
+static void message_in_stripes(pair *p, int flow, size_t bytes, bool reduce, int *stripes) {
   size_t n = bytes / 4;
   float *src = malloc(bytes + 4), *dst = malloc(bytes + 4), *other = malloc(bytes + 4);
   for (size_t i = 0; i < n; i++) {
@@ -119,7 +122,7 @@ static void message_in_stripes(pair *p, int kind, size_t bytes, bool reduce, int
                 .reduce = reduce,
                 .src = (char *)other,
                 .dst = (char *)dst};
-  s.hdr.kind = r.hdr.kind = (uint8_t)kind;
+  s.flow = r.flow = (uint8_t)flow;
   assert_int_equal(post(p, 0, &s), TERN_OK);
   if (stripes) { /* one round of sending puts the head of every stripe into its socket */
     bool moved = false;
@@ -143,8 +146,8 @@ static void message_in_stripes(pair *p, int kind, size_t bytes, bool reduce, int
   free(other);
 }
 
-static void one_message(pair *p, int kind, size_t bytes, bool reduce) {
-  message_in_stripes(p, kind, bytes, reduce, NULL);
+static void one_message(pair *p, int flow, size_t bytes, bool reduce) {
+  message_in_stripes(p, flow, bytes, reduce, NULL);
 }
 
 static const size_t sizes[] = {0,     4,     64,     4096,     16384,          65532,
@@ -156,8 +159,8 @@ static void tcp_messages(void **state) {
     pair p;
     pair_tcp(&p, streams);
     for (size_t i = 0; i < CORE_ARRAY_LEN(sizes); i++) {
-      one_message(&p, 0, sizes[i], false);
-      one_message(&p, 0, sizes[i], true);
+      one_message(&p, REDUCING_EXCHANGE, sizes[i], false);
+      one_message(&p, REDUCING_EXCHANGE, sizes[i], true);
     }
     pair_free(&p);
   }
@@ -168,18 +171,20 @@ static void tcp_messages(void **state) {
 static void tcp_stripes_by_flow(void **state) {
   (void)state;
   static const struct {
-    int kind;
+    int flow;
     size_t bytes;
     int stripes;
-  } cases[] = {{0, 300000, 1},   {3, 300000, 1},   {0, 600000, 2},         {3, 600000, 1},
-               {0, 1u << 20, 4}, {3, 1u << 20, 2}, {0, (2u << 20) + 8, 4}, {3, (2u << 20) + 8, 4}};
+  } cases[] = {{REDUCING_EXCHANGE, 300000, 1},         {NET_FLOW_ONE_WAY, 300000, 1},
+               {REDUCING_EXCHANGE, 600000, 2},         {NET_FLOW_ONE_WAY, 600000, 1},
+               {REDUCING_EXCHANGE, 1u << 20, 4},       {NET_FLOW_ONE_WAY, 1u << 20, 2},
+               {REDUCING_EXCHANGE, (2u << 20) + 8, 4}, {NET_FLOW_ONE_WAY, (2u << 20) + 8, 4}};
   pair p;
   pair_tcp(&p, 4);
   for (size_t i = 0; i < CORE_ARRAY_LEN(cases); i++) {
     int stripes = 0;
-    message_in_stripes(&p, cases[i].kind, cases[i].bytes, false, &stripes);
+    message_in_stripes(&p, cases[i].flow, cases[i].bytes, false, &stripes);
     if (stripes != cases[i].stripes)
-      fail_msg("kind %d, %zu bytes: %d stripes, want %d", cases[i].kind, cases[i].bytes, stripes,
+      fail_msg("flow %d, %zu bytes: %d stripes, want %d", cases[i].flow, cases[i].bytes, stripes,
                cases[i].stripes);
   }
   pair_free(&p);
@@ -191,11 +196,13 @@ static void shm_messages(void **state) {
     pair p;
     pair_shm(&p, mode > 0);
     p.sc[0].share = p.sc[1].share = mode == 2;
-    /* allreduce (0) and allgather (2): single copy starts at different sizes for the two */
-    for (int kind = 0; kind <= 2; kind += 2) {
+    /* an allreduce's flow and an allgather's: single copy starts at different sizes for the
+     * two */
+    static const int flows[] = {REDUCING_EXCHANGE, NET_FLOW_EXCHANGE};
+    for (int f = 0; f < 2; f++) {
       for (size_t i = 0; i < CORE_ARRAY_LEN(sizes); i++) {
-        one_message(&p, kind, sizes[i], false);
-        one_message(&p, kind, sizes[i], true);
+        one_message(&p, flows[f], sizes[i], false);
+        one_message(&p, flows[f], sizes[i], true);
       }
     }
     pair_free(&p);
@@ -257,9 +264,9 @@ static void tcp_read_ahead(void **state) {
     assert_int_equal(ioctl(p.tcp_fd[1][0], FIONREAD, &queued), 0);
     if (queued != 0) fail_msg("after message %d, %d bytes still wait in the socket", i, queued);
   }
-  one_message(&p, 0, 100000, true);
-  one_message(&p, 0, 300000, false);
-  one_message(&p, 0, 4, false);
+  one_message(&p, REDUCING_EXCHANGE, 100000, true);
+  one_message(&p, REDUCING_EXCHANGE, 300000, false);
+  one_message(&p, REDUCING_EXCHANGE, 4, false);
   pair_free(&p);
 }
 
@@ -364,12 +371,12 @@ static uint32_t first_slot_flags(net_shm_seg *receiver) {
 }
 
 /* On a crowded host single copy starts at cma_floor: a message under it goes through the slots,
- * one at it as a descriptor; both arrive whole. A broadcast's message (kind 3) meets cma_floor,
- * an allgather's (kind 2, an exchange) cma_floor_exchange, each only its own. */
+ * one at it as a descriptor; both arrive whole. A one-way message (a broadcast's) meets
+ * cma_floor, an exchange's (an allgather's) cma_floor_exchange, each only its own. */
 static void shm_cma_floor(void **state) {
   (void)state;
   const size_t sizes_around[] = {(1u << 20) - 4096, 1u << 20};
-  const int kinds[] = {3, 2};
+  const int flows[] = {NET_FLOW_ONE_WAY, NET_FLOW_EXCHANGE};
   for (int k = 0; k < 2; k++)
     for (int i = 0; i < 2; i++) {
       pair p;
@@ -378,7 +385,7 @@ static void shm_cma_floor(void **state) {
       uint64_t *other = k == 0 ? &p.sc[0].cma_floor_exchange : &p.sc[0].cma_floor;
       *floor = 1u << 20;
       *other = UINT64_MAX;
-      one_message(&p, kinds[k], sizes_around[i], false);
+      one_message(&p, flows[k], sizes_around[i], false);
       assert_int_equal(first_slot_flags(p.seg[1]), (uint32_t)i);
       pair_free(&p);
     }
@@ -387,14 +394,14 @@ static void shm_cma_floor(void **state) {
 /* Messages under NET_CMA_COPY_MIN go through the slots, whatever the floors say. */
 static void shm_cma_copy_min(void **state) {
   (void)state;
-  for (int kind = 2; kind <= 3; kind++) {
+  for (int flow = NET_FLOW_ONE_WAY; flow <= NET_FLOW_EXCHANGE; flow++) {
     pair p;
     pair_shm(&p, true);
-    one_message(&p, kind, NET_CMA_COPY_MIN - 4, false);
+    one_message(&p, flow, NET_CMA_COPY_MIN - 4, false);
     assert_int_equal(first_slot_flags(p.seg[1]), 0);
     pair_free(&p);
     pair_shm(&p, true);
-    one_message(&p, kind, NET_CMA_COPY_MIN, false);
+    one_message(&p, flow, NET_CMA_COPY_MIN, false);
     assert_int_equal(first_slot_flags(p.seg[1]), 1);
     pair_free(&p);
   }
@@ -550,7 +557,7 @@ static void shm_shared_copy(void **state) {
       src[i] = (char)(i * 7 + 1);
     net_xfer s = {.hdr = hdr_for(bytes, TERN_F32), .peer = 1, .is_send = true, .src = src};
     net_xfer r = {.hdr = hdr_for(bytes, TERN_F32), .peer = 0, .dst = dst};
-    s.hdr.kind = r.hdr.kind = 2;
+    s.flow = r.flow = NET_FLOW_EXCHANGE;
     bool moved = false;
     core_err err = {0};
     assert_int_equal(post(&p, 0, &s), TERN_OK);

@@ -17,6 +17,7 @@ int cmd_demo(int argc, char **argv);
 int cmd_pipe(int argc, char **argv); /* pipe.c: a plan's pipeline run for real */
 int cmd_sim_averaging(int argc, char **argv);
 int cmd_swarm(int argc, char **argv);
+int cmd_swarm_status(int argc, char **argv); /* `tern swarm status`, in swarm/status.c */
 
 /* `tern demo`'s swarm phase (demo/swarm.c): peers that train by swarm averaging, one killed and
  * one joining mid-run. Returns 0 when every live peer ends at min_accuracy or above. */

@@ -4,19 +4,20 @@
  * The demo is a list of phases, each a function the parent runs in turn, so that a phase may
  * start its processes its own way. Phase 1, "collectives", starts -n ranks through `tern run`
  * (run.c, in this process) of this same program as `tern demo --rank ...`; each rank trains the
- * digits MLP of examples/train/ (train.c: its shard of every batch, gradients summed by one
+ * digits MLP of lib/digits/ (train.c: its shard of every batch, gradients summed by one
  * tern_allreduce per step), and rank 0 draws the progress line: epoch, loss, held-out accuracy,
  * samples per second, the bytes every rank has sent so far (one all-reduce of the counters at
- * each epoch's end) and the algorithm the last gradient all-reduce ran (coll_state_last_algo).
+ * each epoch's end) and the algorithm the last gradient all-reduce ran (tern_comm_traffic and
+ * tern_comm_last_algorithm: the demo reaches tern through tern.h alone, and core for parsing its
+ * flags, its configuration and the clock).
  * On a terminal the line is redrawn in place; otherwise each epoch is a line of its own.
  * Phase 2, "swarm" (demo/swarm.c), trains the same model by swarm averaging, with a peer killed
  * and a new one joining mid-run.
  */
 #include "tern/cmd.h"
 
-#include "coll/coll.h"
 #include "core/core.h"
-#include "train.h"
+#include "digits/train.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -36,9 +37,9 @@ typedef struct demo {
   const char *only; /* run this phase alone; NULL: all */
   const char *data;
   bool tty;
-  uint64_t sent_all;   /* bytes sent by all ranks, as of the last epoch's end */
-  coll_algo grad_algo; /* what the last gradient all-reduce ran (the held-out scores and the
-                          counters are all-reduced too, but are a few bytes) */
+  uint64_t sent_all;     /* bytes sent by all ranks, as of the last epoch's end */
+  const char *grad_algo; /* what the last gradient all-reduce ran (the held-out scores and the
+                            counters are all-reduced too, but are a few bytes) */
   tern_status counters_rc;
 } demo;
 
@@ -71,8 +72,10 @@ static const char *transport_name(void) {
 /* Every rank, at each epoch's end: the bytes all ranks have sent. A collective inside the
  * callback is sound because every rank calls back at the same points. */
 static void gather_sent(demo *d, tern_comm *c) {
-  int64_t sent = (int64_t)c->bytes_sent;
-  tern_status rc = tern_allreduce(c, &sent, &sent, 1, TERN_I64, TERN_SUM);
+  uint64_t mine = 0, received = 0;
+  tern_status rc = tern_comm_traffic(c, &mine, &received);
+  int64_t sent = (int64_t)mine;
+  if (rc == TERN_OK) rc = tern_allreduce(c, &sent, &sent, 1, TERN_I64, TERN_SUM);
   if (rc != TERN_OK)
     d->counters_rc = rc; /* the next step fails on it and says why */
   else
@@ -82,7 +85,7 @@ static void gather_sent(demo *d, tern_comm *c) {
 static void on_progress(void *arg, tern_comm *c, const train_progress *p) {
   demo *d = arg;
   if (!p->epoch_end) {
-    d->grad_algo = coll_state_last_algo(c, COLL_ALLREDUCE);
+    d->grad_algo = tern_comm_last_algorithm(c, "allreduce");
     return;
   }
   gather_sent(d, c);
@@ -92,7 +95,7 @@ static void on_progress(void *arg, tern_comm *c, const train_progress *p) {
   printf("%s  epoch %3d/%d  loss %.4f  held-out %5.1f%%  %8.0f samples/s  %9s moved  "
          "allreduce %s/%s%s",
          d->tty ? "\r" : "", p->epoch, p->epochs, p->loss, 100 * p->test_acc,
-         (double)p->samples / p->seconds, moved, coll_algo_name(d->grad_algo), transport_name(),
+         (double)p->samples / p->seconds, moved, d->grad_algo, transport_name(),
          d->tty && p->epoch < p->epochs ? "" : "\n");
   fflush(stdout);
 }
@@ -110,7 +113,7 @@ static void summary(const demo *d, tern_comm *c, const train_result *res) {
          "%016llx\n",
          res->identical ? "bit-identical" : "DIFFERENT", n, (unsigned long long)res->weights_hash);
   printf("  %d gradient all-reduces of %s (%s over %s), %s sent by all ranks together\n",
-         res->steps, grad, coll_algo_name(d->grad_algo), transport_name(), moved);
+         res->steps, grad, d->grad_algo, transport_name(), moved);
 }
 
 static int rank_main(demo *d) {
@@ -225,8 +228,11 @@ static int parse(demo *d, int argc, char **argv, bool *is_rank) {
 }
 
 int cmd_demo(int argc, char **argv) {
-  demo d = {
-      .n = DEMO_RANKS, .epochs = DEMO_EPOCHS, .hidden = DEMO_HIDDEN, .rounds = DEMO_SWARM_ROUNDS};
+  demo d = {.n = DEMO_RANKS,
+            .epochs = DEMO_EPOCHS,
+            .hidden = DEMO_HIDDEN,
+            .rounds = DEMO_SWARM_ROUNDS,
+            .grad_algo = ""};
   bool is_rank = false;
   int rc = parse(&d, argc, argv, &is_rank);
   if (rc >= 0) return rc;

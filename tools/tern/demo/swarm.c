@@ -1,5 +1,5 @@
 /* demo/swarm.c: `tern demo`'s second phase: the same model trained by a swarm of peers that
- * average their weights in groups through tern_swarm_average (examples/train/swarm_train.c),
+ * average their weights in groups through tern_swarm_average (lib/digits/swarm_train.c),
  * while one peer is killed and a new one joins mid-run.
  *
  * The parent forks the peers (it runs no thread by then: phase 1's store has stopped), each a
@@ -14,7 +14,7 @@
 #include "tern/cmd.h"
 
 #include "core/core.h"
-#include "swarm_train.h"
+#include "digits/swarm_train.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -48,7 +48,7 @@ typedef struct train_result {
 } train_result;
 
 /* The digits CSV this build knows: the installed copy when there is one, else the source tree's
- * (examples/train/data/digits.csv). NULL when neither is readable. */
+ * (lib/digits/data/digits.csv). NULL when neither is readable. */
 const char *train_find_data(void);
 
 /* The defaults: the data set train_find_data() finds, 64 hidden units, 20 epochs, batch 64, lr 0.1,
