@@ -411,6 +411,24 @@ static void gather(tern_swarm *sw, part_want *w, contrib *have, size_t expect, t
   }
 }
 
+/* A contributor whose result wait ran out closes its connection before it asks us for the
+ * result (repair.c): one gone by the time we decide is left out of S, so that it keeps its own
+ * values exactly when the others do not count them. It sends nothing after its part, so a
+ * readable end or an error on the socket means it hung up. */
+static void drop_hung_up(const part_want *w, contrib *have) {
+  for (int i = 0; i < w->n; i++) {
+    if (have[i].fd < 0 || !have[i].complete) continue;
+    char b;
+    ssize_t r = recv(have[i].fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      CORE_INFO("swarm: round %u: peer %016llx gave up on part %d before it was reduced: left "
+                "out",
+                w->round, (unsigned long long)w->group[i].id, w->part);
+      have[i].complete = false;
+    }
+  }
+}
+
 /* exit-mid-results (tests/swarm/reducer_dies.sh): a reducer that has two or more results to
  * send dies right after the first is out, which is where a crash leaves its part updated for
  * some members and not for others (repair.c). */
@@ -422,9 +440,11 @@ static bool fault_exit_mid_results(const contrib *have, int n) {
 }
 
 /* Sends result (len bytes) on every complete contribution's socket, concurrently, by deadline;
- * to each member only once it has our own part for it (jobs[i].part_in). */
+ * to each member once it has our own part for it (jobs[i].part_in), or at hold_until
+ * regardless: the hold only shares the link, and a member of S must get its result. */
 static void scatter(contrib *have, int n, const job *jobs, const swarm_hdr *h,
-                    const uint8_t *result, uint64_t deadline, unsigned long long *sent) {
+                    const uint8_t *result, uint64_t hold_until, uint64_t deadline,
+                    unsigned long long *sent) {
   bool die = fault_exit_mid_results(have, n);
   /* One frame per member: on a keyed swarm each connection seals its own (seal.c). */
   uint8_t *frame[SWARM_MAX_GROUP] = {0};
@@ -441,7 +461,7 @@ static void scatter(contrib *have, int n, const job *jobs, const swarm_hdr *h,
     int who[SWARM_MAX_GROUP], k = 0, held = 0;
     for (int i = 0; i < n; i++) {
       if (have[i].fd < 0 || !have[i].complete || have[i].done >= total[i]) continue;
-      if (!atomic_load(&jobs[i].part_in)) {
+      if (!atomic_load(&jobs[i].part_in) && core_now_ns() < hold_until) {
         held++;
         continue;
       }
@@ -472,9 +492,10 @@ static void scatter(contrib *have, int n, const job *jobs, const swarm_hdr *h,
 /* This peer's own part: gather, average, send back. Returns the part's weight and mask. */
 static tern_status reduce_own(tern_swarm *sw, const swarm_member *g, int n, int me, uint64_t tag,
                               float *part, size_t len, double w, tern_compress codec,
-                              uint64_t reduce_deadline, uint64_t send_deadline, const job *jobs,
-                              const float *ref_me, float *mass_me, swarm_avg_result *res,
-                              double *W_out, uint64_t *mask_out, bool *got_from) {
+                              uint64_t reduce_deadline, uint64_t hold_until, uint64_t send_deadline,
+                              const job *jobs, const float *ref_me, float *mass_me,
+                              swarm_avg_result *res, double *W_out, uint64_t *mask_out,
+                              bool *got_from) {
   size_t clen = compress_size(codec, len);
   contrib have[SWARM_MAX_GROUP];
   for (int i = 0; i < n; i++)
@@ -482,6 +503,7 @@ static tern_status reduce_own(tern_swarm *sw, const swarm_member *g, int n, int 
   have[me].complete = true;
   part_want pw = {sw->round, tag, me, g, n, have, jobs};
   gather(sw, &pw, have, 8 + clen, codec, reduce_deadline, &res->received);
+  drop_hung_up(&pw, have);
   CORE_DEBUG("swarm: round %u: own part %d gathered", sw->round, me);
   double *acc = calloc(CORE_MAX(len, 1), sizeof *acc);
   float *tmp = malloc(CORE_MAX(len, 1) * sizeof *tmp);
@@ -554,6 +576,14 @@ static tern_status reduce_own(tern_swarm *sw, const swarm_member *g, int n, int 
     }
   }
   if (rc == TERN_OK && W > 0) {
+    /* The decision, for a member of S whose result does not come to ask for (repair.c). */
+    float *copy = malloc(CORE_MAX(len, 1) * sizeof *copy);
+    if (copy) memcpy(copy, part, len * sizeof *part);
+    swarm_held_set(sw, me, W, mask, copy, len);
+    /* late-results (tests/swarm/slow_member.sh): the results leave only after the members' wait
+     * for them (the whole timeout T; hold_until and send_deadline are 5T/8 and 3T/4) ran out. */
+    if (swarm_fault("late-results"))
+      core_sleep_ms(core_ms_left(send_deadline + 3 * (send_deadline - hold_until), 600000));
     swarm_hdr h = {.type = SWARM_RESULT,
                    .codec = (uint8_t)codec,
                    .part = (uint16_t)me,
@@ -562,8 +592,10 @@ static tern_status reduce_own(tern_swarm *sw, const swarm_member *g, int n, int 
                    .tag = tag,
                    .len = 16 + clen};
     have[me].complete = false;
-    scatter(have, n, jobs, &h, out, send_deadline, &res->sent);
+    scatter(have, n, jobs, &h, out, hold_until, send_deadline, &res->sent);
     CORE_DEBUG("swarm: round %u: own part %d's results sent", sw->round, me);
+  } else {
+    swarm_held_set(sw, me, 0, 0, NULL, 0); /* no result: askers keep their own values */
   }
   for (int i = 0; i < n; i++) {
     if (have[i].fd >= 0) close(have[i].fd);
@@ -636,6 +668,9 @@ tern_status swarm_butterfly(tern_swarm *sw, const swarm_member *g, int n, uint64
     me++;
   /* exit-after-match (tests/swarm/member_dies.sh): dies in a group, before sending a byte. */
   if (swarm_fault("exit-after-match")) swarm_fault_exit();
+  /* Written (one write) before any byte of this round goes out: tests/swarm/grid_churn.sh tells
+   * from it whether a SIGSTOP landed between two rounds or in one. */
+  CORE_DEBUG("swarm: round %u: parts go out to a group of %d", sw->round, n);
   uint64_t t0 = core_now_ns(), T = (uint64_t)(timeout_s * 1e9);
   job *jobs = calloc((size_t)n, sizeof *jobs);
   if (!jobs) return core_err_set(err, TERN_ERR_NOMEM, "all-reduce of %zu values", count);
@@ -651,7 +686,6 @@ tern_status swarm_butterfly(tern_swarm *sw, const swarm_member *g, int n, uint64
                     ? sw->ef_mass
                     : NULL;
   swarm_held_begin(sw, sw->round, tag, n);
-  swarm_held_set(sw, me, 0, 0, NULL, 0); /* nobody asks a reducer for its own part */
   for (int j = 0; j < n; j++) {
     if (j == me) continue;
     jobs[j] = (job){.sw = sw,
@@ -674,10 +708,11 @@ tern_status swarm_butterfly(tern_swarm *sw, const swarm_member *g, int n, uint64
   double Wme = weight;
   uint64_t mask_me = 1ull << me;
   bool got_from[SWARM_MAX_GROUP];
-  /* Parts must all be in by half the time; results go back by three quarters; the senders wait
-   * for their results until the end. */
+  /* Parts must all be in by half the time; results go back by three quarters (held ones from
+   * five eighths on regardless); the senders wait for their results until the end, and a
+   * sender whose result did not come asks for it (repair.c). */
   tern_status rc = reduce_own(sw, g, n, me, tag, values + off[me], off[me + 1] - off[me], weight,
-                              codec, t0 + T / 2, t0 + T / 4 * 3, jobs, ef.ref,
+                              codec, t0 + T / 2, t0 + T / 8 * 5, t0 + T / 4 * 3, jobs, ef.ref,
                               mass ? mass + off[me] : NULL, res, &Wme, &mask_me, got_from);
   double wsum = count
                     ? (double)(off[me + 1] - off[me]) / (double)count * (Wme / popcount64(mask_me))

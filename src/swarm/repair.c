@@ -16,6 +16,15 @@
  * peer keeps the results of its current all-reduce (the held table, under sw->mu) until its next
  * all-reduce begins. What stays open: a member that got the result and cannot be reached in the
  * repair's time (a second failure) leaves b with its own values.
+ *
+ * A living reducer answers too, last (a stalled one would take the whole deadline): it holds its
+ * decision from the moment it makes it, so a member of S that was slow, whose result wait ran
+ * out before the result came, takes the result the others took. A member whose wait ran out
+ * closes its connection before it asks, and a reducer that has not decided yet leaves out of S a
+ * contributor that hung up (butterfly.c): whichever comes first, both agree on whether b's part
+ * was counted. What stays open: a reducer that decided with b in S, failed to send it the result
+ * (a whole quarter of the deadline in which b read nothing) and began its next all-reduce
+ * before b asked.
  */
 #include "swarm/swarm.h"
 
@@ -120,18 +129,24 @@ static int ask(tern_swarm *sw, const swarm_member *m, int me, int part, uint64_t
 
 bool swarm_repair(tern_swarm *sw, const swarm_member *g, int n, int me, int part, uint64_t tag,
                   float *out, size_t len, double *W, uint64_t *mask, uint64_t deadline) {
-  for (int i = 0; i < n; i++) {
-    if (i == me || i == part) continue;
+  /* The other members first, the reducer itself last: alive, it holds its decision (a result
+   * whose S holds us, one without us, or none); stalled, it would take the whole deadline. */
+  for (int k = 0; k < n; k++) {
+    int i = k == n - 1 ? part : k + (k >= part);
+    if (i == me) continue;
     int v;
     while ((v = ask(sw, &g[i], me, part, tag, out, len, W, mask, deadline)) < 0 &&
            core_now_ns() < deadline)
       core_sleep_ms(REPAIR_RETRY_MS);
-    if (v > 0) {
+    if (v > 0 && i == part)
+      CORE_WARN("swarm: round %u: part %d's result did not come; its reducer %016llx sent it "
+                "when asked",
+                sw->round, part, (unsigned long long)g[part].id);
+    else if (v > 0)
       CORE_WARN("swarm: round %u: part %d's reducer %016llx did not answer; took its result from "
                 "peer %016llx, who got it",
                 sw->round, part, (unsigned long long)g[part].id, (unsigned long long)g[i].id);
-      return true;
-    }
+    if (v > 0) return true;
   }
   return false;
 }
