@@ -11,6 +11,7 @@
  * are kept (a barrier is made of them), and data builders leave them out themselves.
  */
 #include "coll/sched.h"
+#include "net/transport.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -146,14 +147,6 @@ static const char *const algo_names[COLL_NUM_ALGOS] = {
 #undef COLL_ALGORITHM
 };
 
-static const char *const kind_names[COLL_NUM_KINDS] = {
-    [COLL_ALLREDUCE] = "allreduce", [COLL_REDUCE_SCATTER] = "reduce_scatter",
-    [COLL_ALLGATHER] = "allgather", [COLL_BROADCAST] = "broadcast",
-    [COLL_REDUCE] = "reduce",       [COLL_ALLTOALL] = "alltoall",
-    [COLL_BARRIER] = "barrier",     [COLL_GATHER] = "gather",
-    [COLL_SCATTER] = "scatter",
-};
-
 /* The index of s in names[0, n), or -1. */
 static int lookup(const char *const *names, int n, const char *s) {
   for (int i = 0; s != NULL && i < n; i++)
@@ -171,12 +164,18 @@ bool coll_algo_parse(const char *s, coll_algo *out) {
   return i >= 0;
 }
 
+/* The kinds' names are the wire's (net/frame.c), which numbers them as coll_kind does
+ * (coll/exec.c asserts the count): one table for the log, the errors and the names a
+ * tuning file or a command gives. */
 const char *coll_kind_name(coll_kind kind) {
-  return (unsigned)kind < COLL_NUM_KINDS ? kind_names[kind] : "?";
+  return (unsigned)kind < COLL_NUM_KINDS ? net_kind_name((int)kind) : "?";
 }
 
 bool coll_kind_parse(const char *s, coll_kind *out) {
-  int i = lookup(kind_names, COLL_NUM_KINDS, s);
-  if (i >= 0) *out = (coll_kind)i;
-  return i >= 0;
+  for (int k = 0; s != NULL && k < COLL_NUM_KINDS; k++)
+    if (strcasecmp(s, net_kind_name(k)) == 0) {
+      *out = (coll_kind)k;
+      return true;
+    }
+  return false;
 }
