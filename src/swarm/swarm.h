@@ -473,12 +473,16 @@ void swarm_region_after_round(tern_swarm *sw, uint32_t round, const swarm_member
  * costs more CPU than the bytes it saves) and the chosen codec across regions. */
 tern_compress swarm_region_codec(const tern_swarm *sw, uint32_t round, tern_compress chosen);
 
-/* probe.c: the measured bandwidth (bytes/s) to m, from two timed messages of SWARM_PROBE_SMALL
- * and SWARM_PROBE_BYTES on one connection (the difference of their round trips, so that latency
- * and the connection's start cancel), within timeout_s. TERN_ERR_PROTOCOL for an answer that is
- * not the byte count sent, or a rate that is not a finite number within SWARM_PROBE_MAX_RATE. */
+/* probe.c: the measured bandwidth (bytes/s) to m, from SWARM_PROBE_PAIRS (or more, up to
+ * SWARM_PROBE_PAIRS_MAX, while the big is not the slower) pairs of timed messages
+ * of SWARM_PROBE_SMALL and SWARM_PROBE_BYTES on one connection (the fastest big round trip less
+ * the fastest small one, so that latency and the connection's start cancel), within timeout_s.
+ * TERN_ERR_PROTOCOL for an answer that is not the byte count sent, or a rate that is not a finite
+ * number within SWARM_PROBE_MAX_RATE. */
 #define SWARM_PROBE_SMALL (64u << 10)
 #define SWARM_PROBE_BYTES (1u << 20)
+#define SWARM_PROBE_PAIRS 2        /* the fastest of each kind: a busy CPU delays some */
+#define SWARM_PROBE_PAIRS_MAX 8    /* while the two kinds cannot be told apart */
 #define SWARM_PROBE_MAX (4u << 20) /* a probe message larger than this is refused */
 #define SWARM_PROBE_MAX_RATE 1e11  /* 100 GB/s: faster is a measuring error */
 #define SWARM_PROBE_SERVING 2      /* probes answered at once; more are closed */

@@ -75,7 +75,9 @@ static void test_live_peer_measured(void **state) {
   double bw = 0;
   core_err err = {0};
   uint64_t t0 = core_now_ns();
-  assert_int_equal(swarm_probe(a, &b->self, 3, &bw, &err), TERN_OK);
+  tern_status rc = swarm_probe(a, &b->self, 3, &bw, &err);
+  if (rc != TERN_OK) print_message("probe failed: %s\n", err.msg);
+  assert_int_equal(rc, TERN_OK);
   double secs = (double)(core_now_ns() - t0) / 1e9;
   print_message("loopback: %.3g bytes/s in %.3f s\n", bw, secs);
   assert_true(bw > 0 && bw <= SWARM_PROBE_MAX_RATE);
