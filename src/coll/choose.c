@@ -17,19 +17,20 @@ static coll_algo refined(const coll_args *a, const coll_site *w, coll_algo algo)
   return algo;
 }
 
+/* Across hosts: the learned weights where they were trained for the placement, else (and for
+ * the collectives they have no rows for) every algorithm priced phase by phase. */
 static coll_algo across_hosts(const coll_args *a, size_t elem_size, const coll_site *w,
                               coll_algo *inner) {
+  const coll_net_model *intra = w->intra ? w->intra : &coll_model_shm,
+                       *inter = w->inter ? w->inter : &coll_model_tcp;
   coll_algo algo = COLL_ALGO_AUTO;
-  if (w->learned && a->ppn > 0) {
+  if (w->learned && coll_learned_fits(w->learned, a)) {
     coll_sched scratch;
     coll_sched_init(&scratch);
-    algo = coll_select_learned(w->learned, a->kind, a->size, a->ppn, a->count, elem_size, &scratch,
-                               inner);
+    algo = coll_select_learned(w->learned, a, elem_size, intra, inter, &scratch, inner);
     coll_sched_free(&scratch);
   }
-  if (algo == COLL_ALGO_AUTO)
-    algo = coll_select_hosts(a, elem_size, w->intra ? w->intra : &coll_model_shm,
-                             w->inter ? w->inter : &coll_model_tcp, inner);
+  if (algo == COLL_ALGO_AUTO) algo = coll_select_hosts(a, elem_size, intra, inter, inner);
   return algo;
 }
 

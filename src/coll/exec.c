@@ -11,23 +11,26 @@
  * selector (coll_choose) for the site in use; every rank decides alike.
  */
 #include "coll/coll.h"
+#include "coll/select_learned.h"
 
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
 /* Where this communicator's collectives run. Several hosts (some peers over TCP, some host with
- * two ranks or more, in any placement): hier competes. Crowded (more ranks than CPUs here) only
- * when every rank is on this host, as it always is over shared memory: then every rank counts
- * the same ranks and CPUs and picks alike; across hosts, each host would judge its own
+ * two ranks or more, in any placement): hier competes, and the weights learned on the simulated
+ * cluster price where the placement is theirs (select_learned.h). Crowded (more ranks than CPUs
+ * here) only when every rank is on this host, as it always is over shared memory: then every rank
+ * counts the same ranks and CPUs and picks alike; across hosts, each host would judge its own
  * crowding. */
 static coll_site site_of(const tern_comm *c) {
-  bool one_host = c->local_size == c->size;
+  bool one_host = c->local_size == c->size, across = c->any_tcp && coll_state_hosts(c) != NULL;
   return (coll_site){.tr = c->any_tcp ? COLL_TR_TCP : COLL_TR_SHM,
                      .one_host = one_host,
                      .crowded = c->oversubscribed && one_host,
                      .cpus = c->host_cpus,
-                     .across_hosts = c->any_tcp && coll_state_hosts(c) != NULL};
+                     .across_hosts = across,
+                     .learned = across ? &coll_learned_cluster : NULL};
 }
 
 static const char *transport_of(const tern_comm *c) {

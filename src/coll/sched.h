@@ -253,8 +253,8 @@ typedef struct coll_site {
   int cpus;               /* crowded: the CPUs the ranks share */
   bool across_hosts;      /* several hosts, one of them with two ranks or more: hier competes */
   /* across hosts, the platform's profile: the models within a host and across (NULL: the
-   * built-in shm and tcp), or weights learned for it from simulated sweeps (select_learned.h;
-   * NULL at run time, where no platform is known to match one) */
+   * built-in shm and tcp), and weights learned from simulated sweeps (select_learned.h; exec.c
+   * gives every site across hosts those of the simulated cluster, scaled to these models) */
   const struct coll_net_model *intra, *inter;
   const struct coll_learned_model *learned;
 } coll_site;
@@ -381,8 +381,8 @@ coll_net_model coll_model_of_site(const coll_site *w);
 
 struct coll_tuning;
 /* The algorithm to run a's collective (kind, size, count, placement) at site w, the same on
- * every rank: across hosts, by w's learned weights when it has them, else every algorithm and
- * hier's inner ones priced from their schedules phase by phase on w's models
+ * every rank: across hosts, by w's learned weights when they fit the placement, else every
+ * algorithm and hier's inner ones priced from their schedules phase by phase on w's models
  * (coll_select_hosts); on one host the tuning file's choice (tuned, NULL: none), else the
  * built-in profile's (coll_select). Then a refinement of the choice that suits the site runs
  * instead (pair for the ring). *inner: hier's inter-host algorithm (RING when not hier). */

@@ -1,42 +1,65 @@
 /* select_learned.c: the learned selector (select_learned.h): the terms of a schedule, a row's
- * prediction, and the choice of the least. The weights are in select_learned_table.c, which
- * bench/scale/train.py writes.
+ * prediction on a site, and the choice of the least. The weights are in select_learned_table.c,
+ * which bench/scale/train.py writes.
  */
 #include "coll/select_learned.h"
 
 #include <math.h>
 
-void coll_learned_terms(const coll_sched *s, size_t elem_size, int ppn, int rank,
+void coll_learned_terms(const coll_sched *s, size_t elem_size, const coll_args *place, int rank,
                         double f[COLL_LEARNED_TERMS]) {
   static const coll_net_model unit[4] = {{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}};
   static const coll_net_model zero = {0, 0, 0, 0};
-  coll_args place = {.ppn = ppn};
   for (int i = 0; i < COLL_LEARNED_TERMS; i++)
-    f[i] = coll_sched_cost_hosts(s, elem_size, &place, rank, i < 4 ? &unit[i] : &zero,
+    f[i] = coll_sched_cost_hosts(s, elem_size, place, rank, i < 4 ? &unit[i] : &zero,
                                  i < 4 ? &zero : &unit[i - 4]);
 }
 
-double coll_learned_cost(const coll_learned_row *row, int n, int ppn, size_t count,
-                         size_t elem_size, coll_sched *scratch) {
-  coll_args a = {.kind = row->kind, .size = n, .count = count, .ppn = ppn, .inner = row->inner};
-  if (coll_build(scratch, &a, row->algo) != TERN_OK) return HUGE_VAL;
+bool coll_learned_fits(const coll_learned_model *m, const coll_args *a) {
+  if (a->hosts)
+    return a->hosts->nhosts >= 2 && a->hosts->lanes == m->rph &&
+           a->hosts->n == a->hosts->nhosts * a->hosts->lanes;
+  return a->ppn == m->rph && a->size % a->ppn == 0 && a->size > a->ppn;
+}
+
+/* A model's constants in the order of the terms: alpha, beta, gamma, o. */
+static void constants(const coll_net_model *m, double c[4]) {
+  c[0] = m->alpha, c[1] = m->beta, c[2] = m->gamma, c[3] = m->o;
+}
+
+/* The factor that carries weight i from m's platform to a site of constants intra, inter: the
+ * site's constant over the platform's (1 when the platform's is 0: nothing to scale). */
+static double site_factor(const coll_learned_model *m, const coll_net_model *intra,
+                          const coll_net_model *inter, int i) {
+  double site[4], own[4];
+  constants(i < 4 ? (intra ? intra : &m->intra) : (inter ? inter : &m->inter), site);
+  constants(i < 4 ? &m->intra : &m->inter, own);
+  return own[i % 4] > 0 ? site[i % 4] / own[i % 4] : 1;
+}
+
+double coll_learned_cost(const coll_learned_model *m, const coll_learned_row *row,
+                         const coll_args *a, size_t elem_size, const coll_net_model *intra,
+                         const coll_net_model *inter, coll_sched *scratch) {
+  coll_args r = *a;
+  r.kind = row->kind, r.inner = row->inner, r.rank = 0;
+  if (coll_build(scratch, &r, row->algo) != TERN_OK) return HUGE_VAL;
   double f[COLL_LEARNED_TERMS], t = 0;
-  coll_learned_terms(scratch, elem_size, ppn, 0, f);
+  coll_learned_terms(scratch, elem_size, &r, 0, f);
   for (int i = 0; i < COLL_LEARNED_TERMS; i++)
-    t += row->w[i] * f[i];
+    t += row->w[i] * site_factor(m, intra, inter, i) * f[i];
   return t;
 }
 
-coll_algo coll_select_learned(const coll_learned_model *m, coll_kind kind, int n, int ppn,
-                              size_t count, size_t elem_size, coll_sched *scratch,
-                              coll_algo *inner) {
+coll_algo coll_select_learned(const coll_learned_model *m, const coll_args *a, size_t elem_size,
+                              const coll_net_model *intra, const coll_net_model *inter,
+                              coll_sched *scratch, coll_algo *inner) {
   coll_algo best = COLL_ALGO_AUTO;
   double best_t = HUGE_VAL;
   *inner = COLL_ALGO_RING;
   for (size_t i = 0; i < m->nrows; i++) {
     const coll_learned_row *row = &m->rows[i];
-    if (row->kind != kind) continue;
-    double t = coll_learned_cost(row, n, ppn, count, elem_size, scratch);
+    if (row->kind != a->kind) continue;
+    double t = coll_learned_cost(m, row, a, elem_size, intra, inter, scratch);
     if (t < best_t) best = row->algo, best_t = t, *inner = row->inner;
   }
   return best;

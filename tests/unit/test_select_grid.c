@@ -1,6 +1,7 @@
 /* test_select_grid.c: the selector's choices (coll_choose) over a grid of (collective, size, ranks,
  * transport, hosts) against the table committed beside this file (select_grid.txt): on one host
- * under each built-in profile, across hosts under the built-in profile and the simulated cluster's
+ * under each built-in profile, across hosts under the built-in profile (the site as exec.c builds
+ * it: the learned weights scaled to it where the placement is theirs) and the simulated cluster's
  * of docs/SCALE.md (by its phases and by the weights learned for it), and under
  * bench/peers/results/tuning (`tern tune`'s kept rows, as a table and as a fitted model). A change
  * of the selector or of a cost shows here as the cells it moves; when a move is meant (shown faster
@@ -96,7 +97,8 @@ static void across_hosts(FILE *f) {
     const int *host_of;
   } placed[] = {
       {"round-robin6x3", 6, round_robin6}, {"uneven3+1", 4, uneven4}, {"uneven4+2+2", 8, uneven8}};
-  where x = {.w = {.tr = COLL_TR_TCP, .across_hosts = true}};
+  /* the site as exec.c builds it: the learned weights where the placement is theirs */
+  where x = {.w = {.tr = COLL_TR_TCP, .across_hosts = true, .learned = &coll_learned_cluster}};
   char label[64];
   for (size_t b = 0; b < CORE_ARRAY_LEN(blocks); b++)
     for (int k = 0; k < COLL_NUM_KINDS; k++) {
@@ -114,12 +116,9 @@ static void across_hosts(FILE *f) {
     }
     coll_hosts_free(h);
   }
-  /* the simulated cluster of docs/SCALE.md (test_select_learned.c's sweep_models) */
-  static const coll_net_model intra = {
-      .alpha = 0.34e-6 + 2e-6, .beta = 1 / 12.45e9, .gamma = 1 / 8.10e9, .o = 1e-6};
-  static const coll_net_model inter = {
-      .alpha = 2e-6 + 2e-6, .beta = 1 / 25e9, .gamma = 1 / 8.10e9, .o = 1e-6};
-  x.w.intra = &intra, x.w.inter = &inter;
+  /* the simulated cluster of docs/SCALE.md priced by its phases alone */
+  x.w.intra = &coll_learned_cluster.intra, x.w.inter = &coll_learned_cluster.inter;
+  x.w.learned = NULL;
   static const int cluster_ranks[] = {16, 64, 256};
   for (size_t i = 0; i < CORE_ARRAY_LEN(cluster_ranks); i++)
     for (int k = 0; k < COLL_NUM_KINDS; k++) {
@@ -133,7 +132,11 @@ static void across_hosts(FILE *f) {
 
 static void learned(FILE *f) {
   static const int ranks[] = {16, 64, 512, 4096};
-  where x = {.w = {.tr = COLL_TR_TCP, .across_hosts = true, .learned = &coll_learned_cluster}};
+  where x = {.w = {.tr = COLL_TR_TCP,
+                   .across_hosts = true,
+                   .intra = &coll_learned_cluster.intra,
+                   .inter = &coll_learned_cluster.inter,
+                   .learned = &coll_learned_cluster}};
   for (size_t i = 0; i < CORE_ARRAY_LEN(ranks); i++)
     for (int k = 0; k < COLL_NUM_KINDS; k++) {
       x.place = (coll_args){.size = ranks[i], .ppn = coll_learned_cluster.rph};

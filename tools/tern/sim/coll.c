@@ -397,7 +397,8 @@ static void features(const opts *o, const sim_coll_job *j, double f[COLL_LEARNED
   coll_sched_init(&s);
   coll_args a = sim_coll_args(&o->plat, j, 0);
   bool ok = coll_build(&s, &a, j->algo) == TERN_OK;
-  coll_learned_terms(&s, j->elem_size, o->plat.ranks_per_host, 0, f);
+  coll_args place = {.ppn = o->plat.ranks_per_host};
+  coll_learned_terms(&s, j->elem_size, &place, 0, f);
   for (int i = 0; !ok && i < COLL_LEARNED_TERMS; i++)
     f[i] = NAN;
   coll_sched_free(&s);
