@@ -1,7 +1,8 @@
 /* choose.c: the one selector (coll_choose, sched.h): every choice of an algorithm at run time
  * goes through here, whatever feeds it: the built-in profiles (profile.c) through the closed
  * forms (select.c) on one host or the schedules' phases across hosts (select_hosts.c), the tuning
- * file of `tern tune` (tuning.h), or weights learned from simulated sweeps (select_learned.h).
+ * file of `tern tune` (tuning.h; its rows across hosts once ranks span hosts), or weights learned
+ * from simulated sweeps (select_learned.h).
  * All of them walk the algorithms' descriptors (algo/list.h).
  */
 #include "coll/algo/algo.h"
@@ -17,14 +18,16 @@ static coll_algo refined(const coll_args *a, const coll_site *w, coll_algo algo)
   return algo;
 }
 
-/* Across hosts: the learned weights where they were trained for the placement, else (and for
- * the collectives they have no rows for) every algorithm priced phase by phase. */
+/* Across hosts: the tuning file's rows measured across hosts, else the learned weights where
+ * they were trained for the placement, else (and for the collectives neither has) every
+ * algorithm priced phase by phase. */
 static coll_algo across_hosts(const coll_args *a, size_t elem_size, const coll_site *w,
-                              coll_algo *inner) {
+                              const coll_tuning *tuned, coll_algo *inner) {
   const coll_net_model *intra = w->intra ? w->intra : &coll_model_shm,
                        *inter = w->inter ? w->inter : &coll_model_tcp;
   coll_algo algo = COLL_ALGO_AUTO;
-  if (w->learned && coll_learned_fits(w->learned, a)) {
+  if (tuned) algo = coll_tuning_select_hosts(tuned, a, elem_size, intra, inner);
+  if (algo == COLL_ALGO_AUTO && w->learned && coll_learned_fits(w->learned, a)) {
     coll_sched scratch;
     coll_sched_init(&scratch);
     algo = coll_select_learned(w->learned, a, elem_size, intra, inter, &scratch, inner);
@@ -39,7 +42,7 @@ coll_algo coll_choose(const coll_args *a, size_t elem_size, const coll_site *w,
   coll_algo algo = COLL_ALGO_AUTO;
   *inner = COLL_ALGO_RING;
   if (w->across_hosts)
-    algo = across_hosts(a, elem_size, w, inner);
+    algo = across_hosts(a, elem_size, w, tuned, inner);
   else if (tuned)
     algo = coll_tuning_select(tuned, w->tr, a->kind, a->size, a->count, elem_size);
   if (algo == COLL_ALGO_AUTO || !coll_algo_supported(a->kind, algo)) {

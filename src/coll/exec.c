@@ -63,19 +63,6 @@ void coll_args_place(const tern_comm *c, coll_args *a) {
   a->unchecked_root = core_config_get()->unchecked_roots;
 }
 
-/* TERN_ALGO: an algorithm, or hier with the algorithm of its inter-host level, "hier:rhd"
- * (docs/ENVIRONMENT.md). */
-static bool parse_forced(const char *text, coll_algo *algo, coll_algo *inner) {
-  char name[sizeof core_config_get()->algo];
-  snprintf(name, sizeof name, "%s", text);
-  char *colon = strchr(name, ':');
-  *inner = COLL_ALGO_RING;
-  if (colon == NULL) return coll_algo_parse(name, algo);
-  *colon = '\0';
-  return coll_algo_parse(name, algo) && *algo == COLL_ALGO_HIER &&
-         coll_algo_parse(colon + 1, inner) && (*inner == COLL_ALGO_RING || *inner == COLL_ALGO_RHD);
-}
-
 /* What the log says of the algorithm: hier names its two levels and its grid. */
 static void describe(const tern_comm *c, const coll_args *a, coll_algo algo, char *out,
                      size_t len) {
@@ -95,8 +82,10 @@ static void describe(const tern_comm *c, const coll_args *a, coll_algo algo, cha
 static tern_status build(tern_comm *c, const tern_request *r, coll_args *a, size_t esize,
                          const coll_sched **out) {
   coll_algo algo = coll_state_forced(c), inner = COLL_ALGO_RING;
+  /* TERN_ALGO: an algorithm, or hier with its inter-host one, "hier:rhd", as the tuning file
+   * names them (docs/ENVIRONMENT.md) */
   const char *forced = core_config_get()->algo;
-  if (algo == COLL_ALGO_AUTO && forced[0] && !parse_forced(forced, &algo, &inner))
+  if (algo == COLL_ALGO_AUTO && forced[0] && !coll_tuning_parse_algo(forced, &algo, &inner))
     return core_err_set(&c->err, TERN_ERR_INVALID_ARG,
                         "TERN_ALGO='%s' names no algorithm (hier:ring or hier:rhd for hier's "
                         "inter-host level)",

@@ -33,6 +33,33 @@ cmp -s "$dir/t" "$dir/t2" || fail "the rows kept fit another file: $(diff "$dir/
 err=$("$tern" tune --from "$dir/badrows" -o "$dir/t3" 2>&1) && fail "a negative time was accepted"
 echo "$err" | grep -q "$dir/badrows, line 4: the seconds are not a positive time" || fail "no line in: $err"
 [ -e "$dir/t3" ] && fail "a tuning file was written from bad rows"
+# the built-in model is kept when no learned predictor beats it: all algorithms alike, every
+# predictor is right everywhere, and the file says so ("use builtin")
+for c in 2 4 8 16 32 64 128 256 512 1024 2048 4096; do
+  for a in ring rhd rd direct tree; do echo "shm,2,allreduce,$c,$a,1e-05"; done
+done > "$dir/alike"
+"$tern" tune --from "$dir/alike" -o "$dir/t4" >/dev/null || fail "tern tune --from alike rows failed"
+grep -qx "use builtin" "$dir/t4" || fail "a tie with the built-in model chose $(grep '^use' "$dir/t4")"
+# extrapolation is held out too: rd overtakes the ring at the two largest sizes only, which
+# sizes between measured ones cannot show; the table must lose points on the largest sizes
+for c in 2 4 8 16 32 64 128 256 512 1024 2048 4096; do
+  for a in ring rd direct; do
+    t=2e-05
+    [ "$a" = ring ] && [ "$c" -lt 2048 ] && t=1e-05
+    [ "$a" = rd ] && [ "$c" -ge 2048 ] && t=1e-05
+    echo "shm,4,allreduce,$c,$a,$t"
+  done
+done > "$dir/turn"
+out=$("$tern" tune --from "$dir/turn" -o "$dir/t5") || fail "tern tune --from turning rows failed"
+echo "$out" | grep "measured table" | grep -q "sizes between 100.0%, largest sizes [0-9]" ||
+  fail "no largest sizes held out: $out"
+echo "$out" | grep "measured table" | grep -q "largest sizes 100.0%" &&
+  fail "the table extrapolated a turn it never saw: $out"
+# rows measured across hosts (H x P, hier by its inter-host algorithm) reach the file
+{ cat "$dir/turn"; echo "tcp,2x4,allreduce,256,hier:rhd,1e-05"; echo "tcp,2x4,allreduce,256,ring,2e-05"; } \
+  > "$dir/hosts"
+"$tern" tune --from "$dir/hosts" -o "$dir/t6" >/dev/null || fail "tern tune --from hosts rows failed"
+grep -qx "time tcp 2x4 allreduce 1024 hier:rhd 1e-05" "$dir/t6" || fail "no row across hosts: $(cat "$dir/t6")"
 TERN_TUNING=$dir/t TERN_DEBUG=INFO "$tern" run -n 3 -- "$matrix" >"$dir/m.out" 2>"$dir/m.err" ||
   fail "coll_matrix under the tuning file failed: $(tail -5 "$dir/m.err")"
 grep -q "tuning from $dir/t" "$dir/m.err" || fail "the tuning file was not used"

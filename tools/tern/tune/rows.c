@@ -3,6 +3,10 @@
  *
  *   shm,4,allreduce,256,rhd,1.234e-05
  *
+ * Rows measured across hosts (by other means than `tern tune`, which runs on one host) name the
+ * ranks HxP, H hosts of P ranks, the transport being the one between hosts, and hier by its
+ * inter-host algorithm: tcp,2x4,allreduce,256,hier:rhd,1.234e-05.
+ *
  * The workers write them (tune/worker.c), `--save-rows` keeps them and `--from` fits a tuning
  * file from them again, so a file read here may come from a user: every line is checked, and
  * the first bad one is named with its file and line. Lines starting with '#' are comments.
@@ -33,22 +37,24 @@ static bool append(tune_rows *rows, tune_row r) {
 
 /* One line into *r, or what is wrong with it. */
 static const char *parse_row(const char *line, tune_row *r) {
-  char tr[8], kind[32], algo[16], end;
-  int n;
+  char tr[8], ranks[24], kind[32], algo[24], end;
+  int n, hosts;
   size_t count;
   double secs;
-  if (sscanf(line, "%7[^,],%d,%31[^,],%zu,%15[^,],%lf %c", tr, &n, kind, &count, algo, &secs,
-             &end) != 6)
+  if (sscanf(line, "%7[^,],%23[^,],%31[^,],%zu,%23[^,],%lf %c", tr, ranks, kind, &count, algo,
+             &secs, &end) != 6)
     return "want transport,ranks,collective,count,algorithm,seconds";
   if (strcmp(tr, "shm") && strcmp(tr, "tcp")) return "the transport is not shm or tcp";
-  if (n < 1 || n > 1024) return "the rank count is not in 1..1024";
+  if (!coll_tuning_parse_ranks(ranks, &hosts, &n) || n > 1024)
+    return "the ranks are not N or HxP (H hosts of P ranks), 1..1024 in all";
   if (!coll_kind_parse(kind, &r->kind)) return "no such collective";
-  if (!coll_algo_parse(algo, &r->algo) || !coll_algo_supported(r->kind, r->algo))
+  if (!coll_tuning_parse_algo(algo, &r->algo, &r->inner) ||
+      !coll_algo_supported(r->kind, r->algo) || (r->algo == COLL_ALGO_HIER && hosts < 2))
     return "no such algorithm for this collective";
   if (count < 1) return "the count is not a positive number of elements";
   if (!isfinite(secs) || secs <= 0) return "the seconds are not a positive time";
   r->tr = strcmp(tr, "tcp") == 0 ? COLL_TR_TCP : COLL_TR_SHM;
-  r->n = n, r->count = count, r->secs = secs;
+  r->n = n, r->hosts = hosts, r->count = count, r->secs = secs;
   return NULL;
 }
 
@@ -73,9 +79,26 @@ bool tune_read_rows(const char *path, tune_rows *rows) {
   return bad == NULL;
 }
 
+void tune_print_ranks(char *out, size_t len, int hosts, int n) {
+  if (hosts > 1)
+    snprintf(out, len, "%dx%d", hosts, n / hosts);
+  else
+    snprintf(out, len, "%d", n);
+}
+
+void tune_print_algo(char *out, size_t len, coll_algo algo, coll_algo inner) {
+  if (algo == COLL_ALGO_HIER)
+    snprintf(out, len, "hier:%s", coll_algo_name(inner));
+  else
+    snprintf(out, len, "%s", coll_algo_name(algo));
+}
+
 void tune_print_row(FILE *f, const tune_row *r) {
-  fprintf(f, "%s,%d,%s,%zu,%s,%.9g\n", tune_tr_names[r->tr], r->n, coll_kind_name(r->kind),
-          r->count, coll_algo_name(r->algo), r->secs);
+  char ranks[24], algo[24];
+  tune_print_ranks(ranks, sizeof ranks, r->hosts, r->n);
+  tune_print_algo(algo, sizeof algo, r->algo, r->inner);
+  fprintf(f, "%s,%s,%s,%zu,%s,%.9g\n", tune_tr_names[r->tr], ranks, coll_kind_name(r->kind),
+          r->count, algo, r->secs);
 }
 
 bool tune_write_rows(const tune_rows *rows, const char *path) {

@@ -12,10 +12,11 @@
 typedef struct tune_row {
   coll_transport_kind tr;
   int n;
+  int hosts; /* 0 or 1: the n ranks on one host; else n / hosts on each (tr: between hosts) */
   coll_kind kind;
-  size_t count; /* the call's count argument, of f32 */
-  coll_algo algo;
-  double secs; /* median time of one call, max over ranks */
+  size_t count;          /* the call's count argument, of f32 */
+  coll_algo algo, inner; /* inner: hier's inter-host algorithm */
+  double secs;           /* median time of one call, max over ranks */
 } tune_row;
 
 typedef struct tune_rows {
@@ -30,6 +31,9 @@ bool tune_read_rows(const char *path, tune_rows *rows);
 bool tune_write_rows(const tune_rows *rows, const char *path);
 /* One row as a line of that format: the workers' files and --save-rows write alike. */
 void tune_print_row(FILE *f, const tune_row *r);
+/* RANKS and ALGO as the rows and the tuning file spell them: N or HxP; a name or hier:INNER. */
+void tune_print_ranks(char *out, size_t len, int hosts, int n);
+void tune_print_algo(char *out, size_t len, coll_algo algo, coll_algo inner);
 void tune_rows_free(tune_rows *rows);
 /* Fits, evaluates, prints the accuracy table to out and writes the tuning file at path. */
 int tune_fit_and_write(const tune_rows *rows, const char *path, FILE *out);
