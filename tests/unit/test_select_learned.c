@@ -30,8 +30,8 @@ typedef struct row {
   double time, terms[COLL_LEARNED_TERMS];
 } row;
 
-static int load(row *rows) {
-  FILE *f = fopen(SWEEP, "r");
+static int load_from(const char *path, row *rows) {
+  FILE *f = fopen(path, "r");
   assert_non_null(f);
   char line[1024];
   int n = 0;
@@ -59,6 +59,10 @@ static int load(row *rows) {
 
 /* train.py's rule: a fifth of the cells, over every rank count and size, and every cell of 128
  * and 4096 ranks (16 and 512 hosts: inside the trained range of host counts, and beyond it). */
+static int load(row *rows) {
+  return load_from(SWEEP, rows);
+}
+
 static bool held_out(const row *r) {
   if (r->ranks == 128 || r->ranks == 4096) return true;
   int lg_n = 0, lg_b = 0;
@@ -142,6 +146,26 @@ static void test_runtime_selector_across_hosts(void **state) {
   sc = score_site(rows, n, &w, "phases alone");
   /* 204 of 258 cells when written (docs/SCALE.md) */
   assert_true(sc.hits >= 200);
+  free(rows);
+}
+
+/* A platform the weights never saw: the sweep's cluster with NICs of 3 GB/s and 10 us (the
+ * built-in TCP profile's bandwidth; bench/scale/unseen.sh), 16 to 256 ranks. The site gives the
+ * selector that platform's constants, which scale the weights (select_learned.h): they must
+ * still pick at least as well as the phases alone, on cells none of which were trained on. */
+static void test_runtime_selector_on_an_unseen_platform(void **state) {
+  (void)state;
+  row *rows = calloc(MAX_ROWS, sizeof *rows);
+  int n = load_from(TERN_SOURCE_DIR "/bench/scale/results/sweep_slow_nic.csv", rows);
+  coll_net_model inter = coll_learned_cluster.inter;
+  inter.alpha = 10e-6 + 2e-6, inter.beta = 1 / 3e9;
+  coll_site w = sweep_site(&coll_learned_cluster);
+  w.inter = &inter;
+  score learned = score_site(rows, n, &w, "unseen platform, learned");
+  w.learned = NULL;
+  score phases = score_site(rows, n, &w, "unseen platform, phases alone");
+  assert_true(learned.cells >= 100);
+  assert_true(learned.hits >= phases.hits);
   free(rows);
 }
 
@@ -233,6 +257,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_terms_match_the_sweep),
       cmocka_unit_test(test_runtime_selector_across_hosts),
+      cmocka_unit_test(test_runtime_selector_on_an_unseen_platform),
       cmocka_unit_test(test_fits_only_the_trained_placement),
       cmocka_unit_test(test_weights_scale_with_the_site),
   };
