@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh: regenerates docs/SCALE.md, the one command: the simulated sweep (sweep.py), the learned
-# selector fitted on it (train.py, which rewrites src/coll/select_learned_table.c), the
-# validation against this machine (`tern sim coll validate`), then the figures and the page
+# selector fitted on it (train.py, which rewrites src/coll/select_learned_table.c), a sweep of
+# a platform it was not fitted on (unseen.sh), the validation against this machine (`tern sim coll validate`), then the figures and the page
 # (plot.py). Results are kept in bench/scale/results/, so that
 #   bench/scale/run.sh --plots
 # redraws the page from them alone, in seconds, and
@@ -29,6 +29,8 @@ if [ "${1:-}" != "--plots" ]; then
   t1=$SECONDS
   "$py" "$here/train.py" --csv "$results/sweep.csv" | tee "$results/train.txt"
   build # the new weights
+  # a platform the weights were not trained on, which test_select_learned scores them on
+  bash "$here/unseen.sh" "$root/build/tern" "$results/sweep_slow_nic.csv"
   t2=$SECONDS
   # Exit 1 means some cell is off by more than 25%: the table says which, and the page shows it.
   "$root/build/tern" sim coll validate -n 2,3,4,6,8 >"$results/validation.md" || true
