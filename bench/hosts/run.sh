@@ -42,39 +42,19 @@ COLLS=${COLLS:-"allreduce reduce_scatter allgather"}
 MIN=${MIN:-256K} MAX=${MAX:-4M} REPEAT=${REPEAT:-4} ITERS=${ITERS:-8}
 PY=/usr/bin/python3
 
-[ "$(id -u)" -eq 0 ] || { echo "run.sh: needs root to make namespaces" >&2; exit 77; }
-prefix="bhosts-$$"
-state=$(mktemp -d "/tmp/$prefix.XXXXXX")
+# shellcheck source=tests/wan/nshosts.sh
+. "$root/tests/wan/nshosts.sh"
+nsh_need run.sh
 maxhosts=4
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-  for i in $(seq 0 $((maxhosts - 1))); do ip netns del "$prefix-h$i" 2>/dev/null || true; done
-  ip netns del "$prefix-hub" 2>/dev/null || true
-  rm -rf "$state"
-}
-trap cleanup EXIT INT TERM
-
 # The hosts, unshaped: 10.81.0.(i+1) on eth0, one bridge.
-ip netns add "$prefix-hub"
-ip -n "$prefix-hub" link add br0 type bridge
-ip -n "$prefix-hub" link set br0 up
-for i in $(seq 0 $((maxhosts - 1))); do
-  ns="$prefix-h$i"
-  ip netns add "$ns"
-  ip -n "$ns" link set lo up
-  ip link add "bh$$v$i" type veth peer name eth0 netns "$ns"
-  ip link set "bh$$v$i" netns "$prefix-hub"
-  ip -n "$prefix-hub" link set "bh$$v$i" master br0 up
-  ip -n "$ns" addr add "10.81.0.$((i + 1))/24" dev eth0
-  ip -n "$ns" link set eth0 up
-done
+nsh_up bhosts "$maxhosts" 1 81
 
 # shape RATE: tbf on both ends of every host's veth (a burst of 256 KiB, 20 ms of queue).
 shape() {
   for i in $(seq 0 $((maxhosts - 1))); do
     tc -n "$prefix-h$i" qdisc replace dev eth0 root tbf rate "$1" burst 256kb latency 20ms
-    tc -n "$prefix-hub" qdisc replace dev "bh$$v$i" root tbf rate "$1" burst 256kb latency 20ms
+    tc -n "$prefix-hub" qdisc replace dev "$(nsh_hub_if "$i" 0)" root tbf rate "$1" burst 256kb \
+      latency 20ms
   done
 }
 
@@ -92,10 +72,8 @@ bench() {
                TERN_TIMEOUT=60)
     [ -n "$algo" ] && env+=(TERN_ALGO="$algo")
     [ "$host" = lo ] && env+=(TERN_TRANSPORT=tcp) && host=0
-    ip netns exec "$prefix-h$host" unshare --uts -- sh -c 'hostname "$0" && exec "$@"' \
-      "bhost$host" env "${env[@]}" timeout 120 "$tern" bench "$coll" -b "$MIN" -e "$MAX" -f 4 \
-      -n "$ITERS" -w 3 -c 0 >"$state/$name.$r" 2>"$state/$name.err.$r" &
-    pids+=($!)
+    nsh_spawn "$host" "bhost$host" env "${env[@]}" timeout 120 "$tern" bench "$coll" -b "$MIN" \
+      -e "$MAX" -f 4 -n "$ITERS" -w 3 -c 0 >"$state/$name.$r" 2>"$state/$name.err.$r"
     r=$((r + 1))
   done
   local ok=0

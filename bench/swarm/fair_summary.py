@@ -9,11 +9,12 @@ included. With peers killed, the 8-peer average is out of reach (a victim's valu
 spread died with it): what counts is whether every survivor gets within 1e-3 of the survivors'
 weighted average, estimated from each peer's sketch (16 random projections, tern swarm --sketch;
 sketches are linear, so the average's sketch is the weighted average of theirs)."""
-import glob
 import os
 import re
 import statistics
 import sys
+
+import swarmsum
 
 TARGET = 1e-3
 out, png = sys.argv[1], sys.argv[2]
@@ -25,17 +26,8 @@ START = re.compile(r"start at (\S+) relerr (\S+) .*sketch (\S+)")
 
 def allreduce(tag):
     """(slowest rank's seconds, wrong) of a timed run, or the failures of an --until-error run."""
-    times, wrong, fails = [], 0, []
-    for f in sorted(glob.glob(os.path.join(out, tag + "-[0-9].out"))):
-        for ln in open(f):
-            m = re.search(r"seconds_per_iter (\S+) wrong (\d+)", ln)
-            if m:
-                times.append(float(m.group(1)))
-                wrong += int(m.group(2))
-            m = re.search(r"rank (\d+) failed after (\d+) calls at (\S+): (\S+)", ln)
-            if m:
-                fails.append((int(m.group(1)), float(m.group(3).rstrip(":")), m.group(4).rstrip(":")))
-    return (max(times) if len(times) == 8 and wrong == 0 else None), fails
+    times, wrong, fails = swarmsum.allreduce(out, tag)
+    return (max(times) if len(times) == 8 and wrong == 0 else None), list(fails.values())
 
 
 def peers_of(tag):
@@ -85,21 +77,13 @@ def survivors_distance(peers, live, t0, after):
         norm = sum(v * v for v in mean) ** 0.5
         d = max(sum((a - b) ** 2 for a, b in zip(s, mean)) ** 0.5 for _, s in latest.values()) / norm
         series.append((t - t0, d))
-    ok = None
-    for t, d in series:
-        if d > TARGET:
-            ok = None
-        elif ok is None and t + t0 >= after:
-            ok = t
-    return series, ok
+    return series, swarmsum.settled_from(series, TARGET, t0, after)
 
 
 def victims(tag):
-    f = os.path.join(out, tag + "-victims")
-    if not os.path.exists(f):
-        return [], []
-    txt = open(f).read()
-    return [int(v) for v in re.findall(r"killed (\d+) at", txt)], [float(v) for v in re.findall(r"killed \d+ at (\S+)", txt)]
+    """([peer killed], [when]) of run TAG."""
+    k = swarmsum.kills(out, tag)
+    return [p for p, _ in k], [t for _, t in k]
 
 
 def spread(xs):
@@ -199,23 +183,17 @@ for tag, style in (("ring", "k--"), ("hier", "k:")):
     if ok:
         m = statistics.median(ok)
         ax.plot([0, m, m], [1, 1, 1e-7], style, lw=1.5, label="%s (exact at %.1f s, median)" % (NAMES[tag], m))
-ax.axhline(TARGET, color="gray", lw=0.8, ls=":")
-ax.set_yscale("log")
-ax.set_ylim(5e-8, 2)
-ax.set_xlabel("seconds since every peer started (allreduce: its timed call)")
-ax.set_ylabel("worst peer's relative L2 error to the 8-peer average")
-ax.set_title("no failures, %d repetitions" % reps, fontsize=10)
+swarmsum.error_axes(ax, TARGET, "seconds since every peer started (allreduce: its timed call)",
+                    "worst peer's relative L2 error to the 8-peer average",
+                    "no failures, %d repetitions" % reps)
 ax.legend(fontsize=8, loc="lower left")
 for tag, runs in kill_series.items():
     for i, (series, kills) in enumerate(runs):
         bx.plot([max(t, 0) for t, _ in series], [max(d, 1e-7) for _, d in series], "-", color=colors[tag],
                 lw=1, drawstyle="steps-post", label=("Moshpit 2x2x2" if tag == "moshkill" else "region-aware Moshpit") if i == 0 else None)
-bx.axhline(TARGET, color="gray", lw=0.8, ls=":")
-bx.set_yscale("log")
-bx.set_ylim(5e-8, 2)
-bx.set_xlabel("seconds since every peer started (4 peers killed in rounds 0-3)")
-bx.set_ylabel("largest distance of a survivor to the survivors' average")
-bx.set_title("peers killed (flat and region-first rings: every survivor fails)", fontsize=10)
+swarmsum.error_axes(bx, TARGET, "seconds since every peer started (4 peers killed in rounds 0-3)",
+                    "largest distance of a survivor to the survivors' average",
+                    "peers killed (flat and region-first rings: every survivor fails)")
 if kill_series:
     bx.legend(fontsize=8, loc="upper right")
 fig.suptitle("8 peers, 4 regions, %d floats, AWS links x %s (tests/wan/wan.sh)" % (count, scale))

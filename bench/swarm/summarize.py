@@ -7,6 +7,8 @@ import os
 import re
 import sys
 
+import swarmsum
+
 TARGET = 1e-3
 out, png = sys.argv[1], sys.argv[2]
 params = open(os.path.join(out, "params")).read().split()
@@ -20,13 +22,8 @@ def say(s=""):
 
 
 def ring_time(tag):
-    times, wrong, errs = [], 0, []
-    for f in sorted(glob.glob(os.path.join(out, tag + "-*.out"))):
-        for ln in open(f):
-            m = re.search(r"seconds_per_iter (\S+) wrong (\d+)", ln)
-            if m:
-                times.append(float(m.group(1)))
-                wrong += int(m.group(2))
+    times, wrong, _ = swarmsum.allreduce(out, tag)
+    errs = []
     for f in sorted(glob.glob(os.path.join(out, tag + "-*.err"))):
         errs += [ln.strip() for ln in open(f) if ln.strip()]
     return times, wrong, errs
@@ -97,13 +94,8 @@ def swarm(tag, skip=()):
         res["consensus"], res["by"] = agreement[-1][1], "sketches"
         res["agreement"] = agreement
         kills = max(kill_times(tag), default=None)
-        ok_from = None
-        for t, a in agreement:  # the first time after the last kill from which they stay agreed
-            if a > TARGET:
-                ok_from = None
-            elif ok_from is None and (kills is None or t + t0 >= kills):
-                ok_from = t
-        res["agree_at"] = ok_from
+        # the first time after the last kill from which they stay agreed
+        res["agree_at"] = swarmsum.settled_from(agreement, TARGET, t0, kills)
     return res
 
 
@@ -128,10 +120,7 @@ def agreement_over_time(live, sketch_of, ref, t0):
 
 def kill_times(tag):
     """The wall-clock times of the kills driver.sh recorded for a run (none if it has no file)."""
-    f = os.path.join(out, tag + "-victims")
-    if not os.path.exists(f):
-        return []
-    return [float(m.group(1)) for m in re.finditer(r"killed \d+ at (\S+)", open(f).read())]
+    return [t for _, t in swarmsum.kills(out, tag)]
 
 
 say("swarm benchmark (issue 6), one run in tests/wan/wan.sh: 8 peers, Virginia/Frankfurt/Tokyo/Oregon (2 each),")
@@ -196,15 +185,16 @@ for tag in ("kill2", "kill24", "churn"):
     kv = open(f).read().strip() if os.path.exists(f) else "none"
     say("kills in the Moshpit run %s: %s" % (tag, kv.replace("\n", "; ")))
 ringkill_ran = os.path.exists(os.path.join(out, "ringkill-victims"))
-killed = float(open(os.path.join(out, "ringkill-victims")).read().split()[-1]) if ringkill_ran else None
+killed = kill_times("ringkill")[-1] if ringkill_ran else None
+_, _, ringkill_fails = swarmsum.allreduce(out, "ringkill")
 rk = []
 for k in range(8 if ringkill_ran else 0):
     f = os.path.join(out, "ringkill-%d.out" % k)
     txt = open(f).read().strip() if os.path.exists(f) else ""
-    m = re.search(r"failed after (\d+) calls at (\S+): (\S+): (.*)", txt)
-    if m and killed:
-        rk.append((k, int(m.group(1)), float(m.group(2).rstrip(":")) - killed, m.group(3)))
-        say("ring, peer 5 killed: rank %d failed %.2f s after the kill, %s, %s calls done: %s" % (k, float(m.group(2).rstrip(":")) - killed, m.group(3), m.group(1), m.group(4)[:120]))
+    if k in ringkill_fails and killed:
+        calls, t, status, msg = ringkill_fails[k]
+        rk.append((k, calls, t - killed, status))
+        say("ring, peer 5 killed: rank %d failed %.2f s after the kill, %s, %d calls done: %s" % (k, t - killed, status, calls, msg[:120]))
     else:
         say("ring, peer 5 killed: rank %d: %s" % (k, txt[:160] or "(no output: killed)" if k == 5 else txt[:160] or "(no output)"))
 say()
@@ -266,14 +256,11 @@ if ring:
     # the largest initial error of any peer in any scenario (the same vectors everywhere)
     e0 = max((p[1][0][1] for r in results.values() if r["t0"] is not None for p in r["peers"].values() if p[1]), default=1)
     ax.plot([0, ring, ring], [e0, e0, 1e-7], "k--", lw=1.5, label="ring all-reduce (exact at %.1f s)" % ring)
-ax.axhline(TARGET, color="gray", lw=0.8, ls=":")
-ax.set_yscale("log")
-ax.set_ylim(5e-8, 2)
 ax.text(0.99, 0.02, "an error of 0 (exact) is drawn at 1e-7; each peer's error holds until its next round", transform=ax.transAxes,
         ha="right", fontsize=7)
-ax.set_xlabel("seconds since every peer started (ring: since its barrier)")
-ax.set_ylabel("relative L2 error to the 8-peer average")
-ax.set_title("no failures", fontsize=10)
+swarmsum.error_axes(ax, TARGET, "seconds since every peer started (ring: since its barrier)",
+                    "relative L2 error to the 8-peer average",
+                    "no failures")
 ax.legend(fontsize=8, loc="center right")
 # right: the runs with kills, how far apart the live peers are (by their sketches)
 for tag in FAULTS:
@@ -285,12 +272,9 @@ for tag in FAULTS:
     bx.plot(xs, ys, "-", color=colors[tag], lw=1.2, drawstyle="steps-post", label=names[tag])
     for t in kill_times(tag):
         bx.axvline(t - r["t0"], color=colors[tag], lw=0.6, ls=":")
-bx.axhline(TARGET, color="gray", lw=0.8, ls=":")
-bx.set_yscale("log")
-bx.set_ylim(5e-8, 2)
-bx.set_xlabel("seconds since every peer started (dotted: the kills)")
-bx.set_ylabel("largest relative distance between two live peers")
-bx.set_title("peers killed (ring all-reduce: every survivor fails)", fontsize=10)
+swarmsum.error_axes(bx, TARGET, "seconds since every peer started (dotted: the kills)",
+                    "largest relative distance between two live peers",
+                    "peers killed (ring all-reduce: every survivor fails)")
 bx.text(0.99, 0.02, "distance 0 drawn at 1e-7; estimated from 16 random projections (tern swarm --sketch)", transform=bx.transAxes,
         ha="right", fontsize=7)
 bx.legend(fontsize=8, loc="upper right")

@@ -8,7 +8,7 @@
  * bytes against its claimed sender and its place in that sender's order; a barrier closes the
  * round. Prints "PASS" on rank 0, or "FAIL ..." on the rank that saw it and exits 1.
  */
-#include "tern.h"
+#include "itest.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -22,24 +22,13 @@
 
 static const size_t sizes[] = {8, 100, 64u << 10, 200u << 10, (2u << 20) + 4};
 
-static uint8_t pattern(int from, int round, int k, size_t i) {
-  return (uint8_t)(from * 131 + round * 29 + k * 71 + i * 7 + (i >> 12));
-}
-
-static int fail(tern_comm *c, const char *what, tern_status rc) {
-  printf("FAIL rank %d: %s: %s (%s)\n", tern_comm_rank(c), what, tern_status_str(rc),
-         tern_comm_last_error(c));
-  return 1;
-}
-
 static int send_round(tern_comm *c, uint8_t *buf, size_t size, int round) {
   int rank = tern_comm_rank(c);
   if (round % 2) usleep(PAUSE_US);
   for (int k = 0; k < PER_SENDER; k++) {
-    for (size_t i = 0; i < size; i++)
-      buf[i] = pattern(rank, round, k, i);
+    itest_fill(buf, size, rank, round, k);
     tern_status rc = tern_send(c, buf, size, TERN_U8, 0);
-    if (rc != TERN_OK) return fail(c, "send", rc);
+    if (rc != TERN_OK) return itest_fail(c, "send", rc);
   }
   return 0;
 }
@@ -57,30 +46,19 @@ static int receive_round(tern_comm *c, uint8_t *buf, size_t size, int round) {
       rc = tern_irecv_any(c, buf, size, TERN_U8, &from, &req);
       if (rc == TERN_OK) rc = tern_wait(req);
     }
-    if (rc != TERN_OK) return fail(c, m % 2 ? "recv_any" : "irecv_any", rc);
+    if (rc != TERN_OK) return itest_fail(c, m % 2 ? "recv_any" : "irecv_any", rc);
     if (from < 1 || from >= n || taken[from] >= PER_SENDER) {
       printf("FAIL rank 0: round %d, message %d: source %d\n", round, m, from);
       return 1;
     }
-    int k = taken[from]++;
-    for (size_t i = 0; i < size; i++) {
-      if (buf[i] != pattern(from, round, k, i)) {
-        printf("FAIL rank 0: byte %zu of %zu, message %d of rank %d, round %d: %u, want %u\n", i,
-               size, k, from, round, buf[i], pattern(from, round, k, i));
-        return 1;
-      }
-    }
+    if (itest_check(c, buf, size, from, round, taken[from]++)) return 1;
   }
   return 0;
 }
 
 int main(void) {
-  tern_comm *c;
-  tern_status rc = tern_comm_init_env(&c);
-  if (rc != TERN_OK) {
-    printf("FAIL: init: %s (%s)\n", tern_status_str(rc), tern_comm_last_error(NULL));
-    return 1;
-  }
+  tern_comm *c = itest_init();
+  if (c == NULL) return 1;
   if (tern_comm_size(c) > MAX_RANKS) {
     printf("FAIL: at most %d ranks\n", MAX_RANKS);
     return 1;
@@ -90,7 +68,10 @@ int main(void) {
   for (int round = 0; !bad && round < (int)(sizeof sizes / sizeof sizes[0]); round++) {
     bad = tern_comm_rank(c) == 0 ? receive_round(c, buf, sizes[round], round)
                                  : send_round(c, buf, sizes[round], round);
-    if (!bad && (rc = tern_barrier(c)) != TERN_OK) bad = fail(c, "barrier", rc);
+    if (!bad) {
+      tern_status rc = tern_barrier(c);
+      if (rc != TERN_OK) bad = itest_fail(c, "barrier", rc);
+    }
   }
   if (!bad && tern_comm_rank(c) == 0) printf("PASS\n");
   free(buf);

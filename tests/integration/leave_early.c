@@ -9,7 +9,7 @@
  * (what a peer wrote before it left is in rank 0's segment or socket). Rank 0 prints "PASS" or
  * "FAIL".
  */
-#include "tern.h"
+#include "itest.h"
 
 #include <signal.h>
 #include <stdbool.h>
@@ -21,12 +21,6 @@
 #define COUNT 256
 #define ASLEEP_US 200000 /* rank 0 is asleep in its wait well before this */
 #define GONE_WAIT_S 10
-
-static int fail(tern_comm *c, const char *what, tern_status rc) {
-  printf("FAIL rank %d: %s: %s (%s)\n", tern_comm_rank(c), what, tern_status_str(rc),
-         tern_comm_last_error(c));
-  return 1;
-}
 
 /* In a child that outlives this process: resume pid once parent no longer exists. */
 static void resume_when_gone(pid_t pid, pid_t parent) {
@@ -41,7 +35,7 @@ static void resume_when_gone(pid_t pid, pid_t parent) {
 static int send_and_leave(tern_comm *c, bool bcast) {
   int32_t pid;
   tern_status rc = tern_recv(c, &pid, 1, TERN_I32, 0);
-  if (rc != TERN_OK) return fail(c, "receiving rank 0's pid", rc);
+  if (rc != TERN_OK) return itest_fail(c, "receiving rank 0's pid", rc);
   float buf[COUNT];
   for (int i = 0; i < COUNT; i++)
     buf[i] = (float)(1000 + i);
@@ -50,17 +44,17 @@ static int send_and_leave(tern_comm *c, bool bcast) {
   rc = bcast ? tern_broadcast(c, buf, buf, COUNT, TERN_F32, 1)
              : tern_send(c, buf, COUNT, TERN_F32, 0);
   resume_when_gone(pid, getpid());
-  return rc == TERN_OK ? 0 : fail(c, bcast ? "broadcast at the root" : "send", rc);
+  return rc == TERN_OK ? 0 : itest_fail(c, bcast ? "broadcast at the root" : "send", rc);
 }
 
 static int wait_for_it(tern_comm *c, bool bcast) {
   int32_t pid = getpid();
   tern_status rc = tern_send(c, &pid, 1, TERN_I32, 1);
-  if (rc != TERN_OK) return fail(c, "sending the pid", rc);
+  if (rc != TERN_OK) return itest_fail(c, "sending the pid", rc);
   float buf[COUNT] = {0};
   rc = bcast ? tern_broadcast(c, buf, buf, COUNT, TERN_F32, 1)
              : tern_recv(c, buf, COUNT, TERN_F32, 1);
-  if (rc != TERN_OK) return fail(c, "waiting for the last message of a rank that left", rc);
+  if (rc != TERN_OK) return itest_fail(c, "waiting for the last message of a rank that left", rc);
   for (int i = 0; i < COUNT; i++)
     if (buf[i] != (float)(1000 + i)) {
       printf("FAIL rank 0: element %d is %g\n", i, buf[i]);
@@ -77,12 +71,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   bool bcast = strcmp(argv[1], "broadcast") == 0;
-  tern_comm *c;
-  tern_status rc = tern_comm_init_env(&c);
-  if (rc != TERN_OK) {
-    printf("FAIL: init: %s\n", tern_comm_last_error(NULL));
-    return 1;
-  }
+  tern_comm *c = itest_init();
+  if (c == NULL) return 1;
   int code = tern_comm_size(c) != 2   ? 2
              : tern_comm_rank(c) == 0 ? wait_for_it(c, bcast)
                                       : send_and_leave(c, bcast);

@@ -11,7 +11,7 @@
  * it from being posted (comm/engine.c, run_p2p). Every byte received and every checksum is
  * checked. Prints "PASS" on rank 0, or "FAIL ..." on the rank that saw it and exits 1.
  */
-#include "tern.h"
+#include "itest.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -25,50 +25,31 @@
 static const size_t sizes[] = {8,         100,       (16u << 10) - 4, 16u << 10,      32u << 10,
                                64u << 10, 96u << 10, 256u << 10,      (1u << 20) + 4, 2u << 20};
 
-static uint8_t pattern(int from, int round, size_t i) {
-  return (uint8_t)(from * 131 + round * 29 + i * 7 + (i >> 12));
-}
-
-static int fail(tern_comm *c, const char *what, tern_status rc) {
-  printf("FAIL rank %d: %s: %s (%s)\n", tern_comm_rank(c), what, tern_status_str(rc),
-         tern_comm_last_error(c));
-  return 1;
-}
-
 /* One round of size bytes: returns 0 or 1 (and says why). */
 static int exchange(tern_comm *c, uint8_t *send, uint8_t *recv, size_t size, int round) {
   int rank = tern_comm_rank(c), n = tern_comm_size(c);
   int next = (rank + 1) % n, prev = (rank + n - 1) % n;
-  double sum = 0, total = 0;
-  for (size_t i = 0; i < size; i++) {
-    send[i] = pattern(rank, round, i);
-    sum += send[i];
-  }
+  double sum = itest_fill(send, size, rank, round, 0), total = 0;
   memset(recv, 0, size);
   tern_request *s, *r, *a;
   tern_status rc = tern_isend(c, send, size, TERN_U8, next, &s);
-  if (rc != TERN_OK) return fail(c, "isend", rc);
+  if (rc != TERN_OK) return itest_fail(c, "isend", rc);
   if (round % 2) usleep(COMPUTE_US);
-  if ((rc = tern_irecv(c, recv, size, TERN_U8, prev, &r)) != TERN_OK) return fail(c, "irecv", rc);
+  if ((rc = tern_irecv(c, recv, size, TERN_U8, prev, &r)) != TERN_OK)
+    return itest_fail(c, "irecv", rc);
   if ((rc = tern_iallreduce(c, &sum, &total, 1, TERN_F64, TERN_SUM, &a)) != TERN_OK)
-    return fail(c, "iallreduce", rc);
+    return itest_fail(c, "iallreduce", rc);
   char what[96];
   snprintf(what, sizeof what, "waiting for the send of %zu bytes, round %d", size, round);
-  if ((rc = tern_wait(s)) != TERN_OK) return fail(c, what, rc);
+  if ((rc = tern_wait(s)) != TERN_OK) return itest_fail(c, what, rc);
   snprintf(what, sizeof what, "waiting for the receive of %zu bytes, round %d", size, round);
-  if ((rc = tern_wait(r)) != TERN_OK) return fail(c, what, rc);
-  if ((rc = tern_wait(a)) != TERN_OK) return fail(c, "waiting for the checksum", rc);
+  if ((rc = tern_wait(r)) != TERN_OK) return itest_fail(c, what, rc);
+  if ((rc = tern_wait(a)) != TERN_OK) return itest_fail(c, "waiting for the checksum", rc);
+  if (itest_check(c, recv, size, prev, round, 0)) return 1;
   double want = 0;
-  for (size_t i = 0; i < size; i++) {
-    if (recv[i] != pattern(prev, round, i)) {
-      printf("FAIL rank %d: byte %zu of %zu from rank %d, round %d: %u, want %u\n", rank, i, size,
-             prev, round, recv[i], pattern(prev, round, i));
-      return 1;
-    }
-  }
   for (int from = 0; from < n; from++)
     for (size_t i = 0; i < size; i++)
-      want += pattern(from, round, i);
+      want += itest_pattern(from, round, 0, i);
   if (total != want) {
     printf("FAIL rank %d: checksum of %zu bytes, round %d: %.0f, want %.0f\n", rank, size, round,
            total, want);
@@ -78,12 +59,8 @@ static int exchange(tern_comm *c, uint8_t *send, uint8_t *recv, size_t size, int
 }
 
 int main(void) {
-  tern_comm *c;
-  tern_status rc = tern_comm_init_env(&c);
-  if (rc != TERN_OK) {
-    printf("FAIL: tern_comm_init_env: %s\n", tern_status_str(rc));
-    return 1;
-  }
+  tern_comm *c = itest_init();
+  if (c == NULL) return 1;
   size_t most = sizes[sizeof sizes / sizeof sizes[0] - 1];
   uint8_t *send = malloc(most), *recv = malloc(most);
   int bad = send == NULL || recv == NULL;

@@ -18,42 +18,11 @@
 set -euo pipefail
 
 bin=${1:?usage: hosts.sh BIN_DIR}
-[ "$(id -u)" -eq 0 ] || { echo "hosts.sh: needs root to make namespaces: skipped"; exit 77; }
-for tool in ip unshare timeout; do
-  command -v "$tool" >/dev/null || { echo "hosts.sh: no $tool: skipped"; exit 77; }
-done
-
-prefix="hosts-$$"
-state=$(mktemp -d "/tmp/$prefix.XXXXXX")
-nhosts=3
-pids=()
-
-cleanup() {
-  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-  for i in $(seq 0 $((nhosts - 1))); do ip netns del "$prefix-h$i" 2>/dev/null || true; done
-  ip netns del "$prefix-hub" 2>/dev/null || true
-  rm -rf "$state"
-}
-trap cleanup EXIT INT TERM
-
+# shellcheck source=tests/wan/nshosts.sh
+. "$(dirname "$0")/nshosts.sh"
+nsh_need hosts.sh
 # Two networks: eth0 (10.79.0.0/24, where the store is) and eth1 (10.80.0.0/24), each a bridge.
-ip netns add "$prefix-hub"
-for net in 0 1; do
-  ip -n "$prefix-hub" link add "br$net" type bridge
-  ip -n "$prefix-hub" link set "br$net" up
-done
-for i in $(seq 0 $((nhosts - 1))); do
-  ns="$prefix-h$i"
-  ip netns add "$ns"
-  ip -n "$ns" link set lo up
-  for net in 0 1; do
-    ip link add "hs$$h${i}n$net" type veth peer name "eth$net" netns "$ns"
-    ip link set "hs$$h${i}n$net" netns "$prefix-hub"
-    ip -n "$prefix-hub" link set "hs$$h${i}n$net" master "br$net" up
-    ip -n "$ns" addr add "10.$((79 + net)).0.$((i + 1))/24" dev "eth$net"
-    ip -n "$ns" link set "eth$net" up
-  done
-done
+nsh_up hosts 3 2 79
 
 # run NAME ALGO HOST_OF_RANK_0 HOST_OF_RANK_1 ...: one job, every rank in its host's namespace.
 run() {
@@ -66,10 +35,8 @@ run() {
                TERN_SOCKET_IFNAME="${ifname:-}")
     [ -n "$algo" ] && env+=(TERN_ALGO="$algo")
     [ "$r" -eq 0 ] && env+=(TERN_DEBUG=INFO)
-    ip netns exec "$prefix-h$host" unshare --uts -- sh -c 'hostname "$0" && exec "$@"' \
-      "hosts-h$host" env "${env[@]}" timeout 150 "$bin/coll_matrix" \
-      >"$state/$name-out-$r" 2>"$state/$name-err-$r" &
-    pids+=($!)
+    nsh_spawn "$host" "hosts-h$host" env "${env[@]}" timeout 150 "$bin/coll_matrix" \
+      >"$state/$name-out-$r" 2>"$state/$name-err-$r"
     r=$((r + 1))
   done
   local ok=1

@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# loss.sh BIN: the relay's loss model, on one lossy link (run with --loss P). Round trips: a lost
-# segment stalls its exchange by one round trip, so of COUNT exchanges (a segment each way) about
-# 1 - (1 - P)^2 take twice the fastest; the test wants that share within a binomial band of 4
-# standard deviations and the median still the plain round trip. Throughput: a bulk transfer
+# loss.sh BIN: the relay's loss model, on one lossy link (run with --loss P). Round trips: of
+# COUNT exchanges (a segment each way), the relays must lose about 2 COUNT P segments (each logs
+# the one it loses), within a binomial band of 4 standard deviations, and each lost segment must
+# stall its exchange by a round trip: at least that many exchanges, less the allowances below,
+# take 1.75 x the fastest or more; yet the fastest is the plain round trip (a stall is not on
+# every exchange). Only at least, and no bound on the median: on a loaded 2-core machine an
+# exchange whose processes woke late takes longer, with no segment lost, but none is faster than
+# the link (docs/WAN.md). Throughput: a bulk transfer
 # must keep to Mathis's rate for that loss, (MSS / RTT) sqrt(3 / 2P), within RATE_REL, far
 # below the link's own rate. Datagrams: of COUNT sent, each dropped with P on its way out and its
-# echo with P on the way back, about 1 - (1 - P)^2 get no answer, within the same band.
+# echo with P on the way back, the delayers must drop about 1 - (1 - P)^2 of the round trips
+# (each logs its drops), within the same band, and at least those get no answer.
 set -euo pipefail
 bin=$1
 # shellcheck source=lib.sh
@@ -16,24 +21,39 @@ read -r _ _ na nb rtt _ _ kbit loss <<<"$(awk 'NF == 9' "$WAN_STATE/links")"
 for _ in $(seq 50); do [ -s "$WAN_STATE/probe-port" ] && break; sleep 0.1; done
 addr="$("$WAN" addr 1):$(cat "$WAN_STATE/probe-port")"
 
+lost() { cat "$WAN_STATE"/relay-log-* | grep -c "^relay: segment lost" || true; }
+before=$(lost)
 ping=$("$WAN" exec 0 "$bin/wan_probe" ping "$addr" "$COUNT") || fail "ping: $ping"
+drawn=$(($(lost) - before))
 echo "$na-$nb, loss $loss, rtt $rtt ms: $ping"
-read -r med slow <<<"$(awk '{ print $6, $(NF - 4) }' <<<"$ping")"
-awk -v m="$med" -v r="$rtt" -v s="$slow" -v n=$((COUNT - 1)) -v p="$loss" '
+read -r least slow <<<"$(awk '{ print $8, $(NF - 4) }' <<<"$ping")"
+# The slow exchanges are among the 200 after the first (which carries the connect: its 2
+# segments may be lost, unseen), and two lost segments in one exchange make one slow exchange
+# (about 200 P^2 = 0.5 such exchanges; 4 allowed).
+awk -v l="$least" -v r="$rtt" -v s="$slow" -v d="$drawn" -v n=$((2 * COUNT)) \
+  -v p="$loss" '
   BEGIN {
-    q = 1 - (1 - p) ^ 2; want = n * q; sd = sqrt(n * q * (1 - q))
-    printf "stalled exchanges: %d of %d, expected %.1f +- %.1f\n", s, n, want, 4 * sd
-    exit !(s >= want - 4 * sd && s <= want + 4 * sd && m < 1.2 * r + 2)
+    want = n * p; sd = sqrt(n * p * (1 - p))
+    printf "segments lost: %d of %d, expected %.1f +- %.1f; exchanges stalled: %d\n", d, n,
+      want, 4 * sd, s
+    exit !(d >= want - 4 * sd && d <= want + 4 * sd && s >= d - 2 - 4 && l >= r &&
+           l <= 1.01 * r + 1)
   }' || fail "the stalls do not follow the loss"
 
+# A datagram dropped on its way out has no echo to drop, so the drops the delayers log are the
+# round trips that lost one; the probe's count may only add those answered after its timeout.
+dropped() { cat "$WAN_STATE"/udp-log-* | grep -c "^udp_delay: datagram lost" || true; }
+before=$(dropped)
 uping=$("$WAN" exec 0 "$bin/wan_probe" uping "$addr" "$COUNT") || fail "uping: $uping"
+drops=$(($(dropped) - before))
 echo "$uping"
 lost=$(awk '{ print $14 }' <<<"$uping")
-awk -v l="$lost" -v n="$COUNT" -v p="$loss" '
+awk -v l="$lost" -v d="$drops" -v n="$COUNT" -v p="$loss" '
   BEGIN {
     q = 1 - (1 - p) ^ 2; want = n * q; sd = sqrt(n * q * (1 - q))
-    printf "datagrams without an answer: %d of %d, expected %.1f +- %.1f\n", l, n, want, 4 * sd
-    exit !(l >= want - 4 * sd && l <= want + 4 * sd)
+    printf "datagrams dropped: %d of %d round trips, expected %.1f +- %.1f; without an answer: %d\n",
+      d, n, want, 4 * sd, l
+    exit !(d >= want - 4 * sd && d <= want + 4 * sd && l >= d)
   }' || fail "the datagrams lost do not follow the loss"
 
 bytes=1500000 # about 2 s: a stall at the start, which bunches what follows, then weighs little

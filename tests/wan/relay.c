@@ -26,8 +26,8 @@
  * destination, resets both sides 2 d after the connect or d after the reset. Bandwidth is not the
  * relay's job: tc's htb on the namespace's link does it, after the delay.
  *
- * The relay logs one line per refused or failed connection to stderr, and ends on SIGTERM or
- * SIGINT.
+ * The relay logs one line per refused or failed connection, and one per lost segment (what
+ * loss.sh counts the stalls it sees against), to stderr, and ends on SIGTERM or SIGINT.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -199,7 +199,10 @@ static int push_chunk(pipe_ *p, const wan_link *ln, const uint8_t *buf, size_t n
   }
   uint64_t due = sent + ln->delay_ns;
   for (size_t seg = 0; ln->loss > 0 && seg < (n + MSS - 1) / MSS; seg++)
-    if (wan_uniform(&relay.rng) < ln->loss) due += 2 * ln->delay_ns;
+    if (wan_uniform(&relay.rng) < ln->loss) {
+      due += 2 * ln->delay_ns;
+      fprintf(stderr, "relay: segment lost: stalled %.3f ms\n", 2e-6 * (double)ln->delay_ns);
+    }
   if (due < p->last_due) due = p->last_due;
   *c = (chunk){.due_ns = due, .len = n};
   memcpy(c->data, buf, n);

@@ -151,6 +151,7 @@ static void hold(int k, uint32_t id, uint64_t now) {
   const wan_link *l = &ud.links.v[k];
   fifo *f = &ud.fifos[k];
   if (l->loss > 0 && wan_uniform(&ud.rng) < l->loss) {
+    fprintf(stderr, "udp_delay: datagram lost\n"); /* loss.sh counts these */
     verdict(id, NF_DROP);
     return;
   }
