@@ -259,7 +259,7 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
    * 50 ms there, the gossip test under ASan left a peer unpaired. A peer alone on its line
    * last time glances at it (below): two gets of a quarter second each, held by a killed
    * peer's node, made the glance half a second (`tern demo`). */
-  bool known = o->expect >= o->min_group || o->expect == 1;
+  bool known = o->expect >= o->min_group || o->expect == 1 || s->watch;
   double get_s = known ? CORE_MIN(0.25, CORE_MAX(0.02, o->match_timeout / 80)) : 0.25;
   /* A get ends early only when what it found ends the reading (the first two breaks below):
    * a get cut short on fewer members would not wait for the remote nodes that hold the rest. */
@@ -269,11 +269,12 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
   bool absent_asked = false;
   for (int tries = 0;; tries++) {
     int before = s->n;
-    /* The pool is watched and read locally; a get now and then is the safety net there (a
-     * listen that has not reached a node yet). */
+    /* The pool is watched and read locally; a get now and then, and at the first look, is the
+     * safety net there (a listen that has not reached a node yet: after a kill, a new listen
+     * brought the records already there only after half a second, `tern demo`). */
     if (s->watch) swarm_dht_watched(sw, &s->watch_pos, on_record, s);
     uint64_t got = core_now_ns();
-    if (!s->watch || tries % 25 == 24) swarm_dht_get(sw, s->gkey, get_s, on_record, s);
+    if (!s->watch || tries % 25 == 0) swarm_dht_get(sw, s->gkey, get_s, on_record, s);
     if (tries == 2 && s->n == 1) reconnect(sw); /* alone so far: maybe OpenDHT holds us back */
     uint64_t now = core_now_ns();
     bool waited = !s->watch && (double)(now - got) >= 0.8e9 * get_s;
