@@ -648,7 +648,11 @@ static follow_end follow(tern_swarm *sw, seen *s, swarm_member leader, uint64_t 
     snprintf(what, sizeof what, "leader %016llx (%s:%d)", (unsigned long long)leader.id,
              leader.host, leader.port);
     uint8_t *payload = NULL;
-    tern_status rc = swarm_dial(sw, &leader, deadline_ns, &fd, &err);
+    /* The leader wrote its record, so it listens: a refusal is its death. Retried for a
+     * quarter of a second, a leader killed after writing its record cost its line that long
+     * in the round after the kill (bench/swarm/pace.sh). */
+    tern_status rc =
+        swarm_dial_refused(sw, &leader, deadline_ns, SWARM_REFUSED_DEAD_SECONDS, &fd, &err);
     bool dialed = rc == TERN_OK;
     if (rc == TERN_OK) rc = swarm_send(fd, &h, mine, deadline_ns, what, &err);
     if (rc == TERN_OK) rc = swarm_recv_hdr(fd, &h, deadline_ns, what, &err);

@@ -107,10 +107,10 @@ tern_status swarm_member_decode(const uint8_t *in, size_t len, size_t *used, swa
 
 tern_status swarm_dial(tern_swarm *sw, const swarm_member *m, uint64_t deadline_ns, int *fd,
                        core_err *err) {
-  /* A member that published a record listens already: a refused connection means it is gone,
-   * not early, so it is retried only for a moment. Longer cost the round: a follower that spent
-   * 2 s on a dead leader's refusals came to the next lowest id after it had closed its group
-   * (tests/swarm/leader_dies.sh). */
+  /* A refused connection is retried for a moment only: longer cost the round (a follower that
+   * spent 2 s on a dead leader's refusals came to the next lowest id after it had closed its
+   * group, tests/swarm/leader_dies.sh). Where the peer is known to listen (it wrote a record,
+   * it is in the group), a refusal is its death: SWARM_REFUSED_DEAD_SECONDS. */
   return swarm_dial_refused(sw, m, deadline_ns, SWARM_REFUSED_SECONDS, fd, err);
 }
 
