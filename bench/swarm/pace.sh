@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# pace.sh TERN [MEDIAN_MS SLOW_ROUNDS FACTOR SLACK_MS]: four healthy peers on one line average a
-# 77 KB vector (19,250 floats) over loopback, 30 rounds; once the victim has reported round 9 it
-# is SIGKILLed for real. From a survivor's reports (matching + averaging per round): the
-# healthy median of rounds 1-9 must be at most MEDIAN_MS (default 50); after the kill at most
-# SLOW_ROUNDS rounds (default 2) may pay a deadline (longer than a tenth of the matching time);
-# and the median of the last 10 rounds must be within FACTOR (default 2) of the healthy median
-# plus SLACK_MS (default 0; ctest gives some for a loaded machine). Prints the figures.
+# pace.sh TERN [MEDIAN_MS SLOW_ROUNDS FACTOR SLACK_MS SIGNAL]: four healthy peers on one line
+# average a 77 KB vector (19,250 floats) over loopback, 30 rounds; once the victim has reported
+# round 9 it is sent SIGNAL (default KILL; STOP stalls it) for real. From a survivor's reports
+# (matching + averaging per round): the healthy median of rounds 1-9 must be at most MEDIAN_MS
+# (default 50); after the signal at most SLOW_ROUNDS rounds (default 2) may pay a deadline
+# (longer than a tenth of the matching time); and the median of the last 10 rounds must be
+# within FACTOR (default 2) of the healthy median plus SLACK_MS (default 0). Prints the figures.
 source "$(dirname "$0")/../../tests/swarm/lib.sh" "$1"
-MEDIAN=${2:-50} SLOW=${3:-2} FACTOR=${4:-2} SLACK=${5:-0}
+MEDIAN=${2:-50} SLOW=${3:-2} FACTOR=${4:-2} SLACK=${5:-0} SIGNAL=${6:-KILL}
 common=(--run-id "pace-$$" --rounds 30 --dim 19250 --target-group 4 --min-group 2
         --match-timeout 1 --timeout 2 --show 1)
 start_peer p0 --listen 127.0.0.1:0 "${common[@]}" --value 0
@@ -15,7 +15,7 @@ A=$(addr_of p0)
 for i in 1 2 3; do start_peer "p$i" --listen 127.0.0.1:0 --join "$A" "${common[@]}" --value "$i"; done
 for _ in $(seq 1000); do grep -q '^round 9 ' "$WORK/p3.out" && break; sleep 0.01; done
 grep -q '^round 9 ' "$WORK/p3.out" || fail "the victim never reached round 9"
-kill -9 "$PID_p3"
+kill -s "$SIGNAL" "$PID_p3"
 for i in 0 1 2; do wait "$(eval echo \$PID_p$i)" || fail "survivor p$i exited with an error"; done
 grep -q '^final' "$WORK/p3.out" && fail "the victim finished before the kill: the test proved nothing"
 # per round of p0: "round ms" (matching + averaging)

@@ -28,7 +28,7 @@ typedef struct swarm_train_progress {
 typedef struct swarm_train_config {
   const char *data; /* the digits CSV */
   int hidden;
-  int rounds;          /* averaging rounds */
+  int rounds;          /* averaging rounds at most; avg.rounds > 0 ends them at the swarm's */
   int steps_per_round; /* local SGD steps between two averages */
   int batch;           /* this peer's batch */
   float lr, momentum;

@@ -120,7 +120,8 @@ static void *send_ref(void *arg) {
                  .len = j->ref_mine_len};
   core_err err = {0};
   int fd = -1;
-  if (swarm_dial(j->sw, j->m, j->deadline, &fd, &err) == TERN_OK &&
+  if (swarm_dial_refused(j->sw, j->m, j->deadline, SWARM_REFUSED_DEAD_SECONDS, &fd, &err) ==
+          TERN_OK &&
       swarm_send(fd, &h, j->ref_mine, j->deadline, what, &err) == TERN_OK)
     j->sent += SWARM_HDR_LEN + h.len;
   if (err.msg[0]) {
@@ -219,7 +220,10 @@ static tern_status job_run(job *j, char *what, int *fd) {
                  .sender = j->sw->id,
                  .tag = j->tag,
                  .len = 8 + clen};
-  rc = swarm_dial(j->sw, j->m, j->deadline, fd, &j->err);
+  /* A member of the group listens: a refusal is its death (SWARM_REFUSED_DEAD_SECONDS), and the
+   * part's reduce stops waiting for it; retried a quarter of a second, it held up the round of a
+   * kill that long (bench/swarm/pace.sh). */
+  rc = swarm_dial_refused(j->sw, j->m, j->deadline, SWARM_REFUSED_DEAD_SECONDS, fd, &j->err);
   if (rc == TERN_OK) rc = swarm_send(*fd, &h, buf, j->deadline, what, &j->err);
   if (rc == TERN_OK) j->sent += SWARM_HDR_LEN + h.len;
   j->part_sent = rc == TERN_OK;
@@ -359,9 +363,11 @@ static void gather(tern_swarm *sw, part_want *w, contrib *have, size_t expect, t
     int open = 0;
     for (int i = 0; i < n; i++)
       open += have[i].fd >= 0 && !have[i].complete;
-    /* Nothing to read yet: sleep on the queue (a tenth of a second at a time, to see members
-     * the send threads found gone); else glance at it and poll the sockets. */
-    uint64_t nap = CORE_MIN(deadline, core_now_ns() + 100000000ull);
+    /* Nothing to read yet: sleep on the queue (a hundredth of a second at a time, to see
+     * members the send threads found gone: with a tenth, a member killed before it sent its
+     * part held the round that long, bench/swarm/pace.sh); else glance at it and poll the
+     * sockets. */
+    uint64_t nap = CORE_MIN(deadline, core_now_ns() + 10000000ull);
     while (swarm_queue_take(sw, is_part, w, open ? 0 : nap, &c)) {
       take_part(w, have, &c, expect, codec);
       open++;

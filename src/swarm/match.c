@@ -83,6 +83,12 @@ static uint64_t stamp_of(const seen *s, uint64_t id) {
   return UINT64_MAX;
 }
 
+static bool in_members(const swarm_member *m, int n, uint64_t id) {
+  for (int i = 0; i < n; i++)
+    if (m[i].id == id) return true;
+  return false;
+}
+
 /* Ignores id's records up to stamp from now on. */
 static void note_gone(seen *s, uint64_t id, uint64_t stamp) {
   for (int i = 0; i < s->ndead; i++)
@@ -223,6 +229,7 @@ static double settle_s(const swarm_match_opts *o) {
 }
 
 static bool lonely_moved_on(tern_swarm *sw, seen *s);
+static int line_absent(tern_swarm *sw, seen *s);
 
 static unsigned hellos_heard(tern_swarm *sw) {
   pthread_mutex_lock(&sw->mu);
@@ -249,20 +256,28 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
    * (bench/swarm/pace.sh). Across regions a get takes DHT round trips; a long matching time
    * (the WAN's) gives it the quarter second back. Not knowing whom to expect (a first round,
    * random groups), a slow node (a sanitizer build under load) keeps the quarter second: with
-   * 50 ms there, the gossip test under ASan left a peer unpaired. */
-  double get_s =
-      o->expect >= o->min_group ? CORE_MIN(0.25, CORE_MAX(0.02, o->match_timeout / 80)) : 0.25;
+   * 50 ms there, the gossip test under ASan left a peer unpaired. A peer alone on its line
+   * last time glances at it (below): two gets of a quarter second each, held by a killed
+   * peer's node, made the glance half a second (`tern demo`). */
+  bool known = o->expect >= o->min_group || o->expect == 1 || s->watch;
+  double get_s = known ? CORE_MIN(0.25, CORE_MAX(0.02, o->match_timeout / 80)) : 0.25;
   /* A get ends early only when what it found ends the reading (the first two breaks below):
    * a get cut short on fewer members would not wait for the remote nodes that hold the rest. */
   s->enough = o->expect >= o->min_group ? CORE_MIN(o->expect, o->target_group) : o->target_group;
+  /* Expected here: the line's members of last time, less those found gone (line_absent). */
+  int expect = o->expect;
+  bool absent_asked = false;
   for (int tries = 0;; tries++) {
     int before = s->n;
-    /* The pool is watched and read locally; a get now and then is the safety net there (a
-     * listen that has not reached a node yet). */
+    /* The pool is watched and read locally; a get now and then, and at the first look, is the
+     * safety net there (a listen that has not reached a node yet: after a kill, a new listen
+     * brought the records already there only after half a second, `tern demo`). */
     if (s->watch) swarm_dht_watched(sw, &s->watch_pos, on_record, s);
-    if (!s->watch || tries % 25 == 24) swarm_dht_get(sw, s->gkey, get_s, on_record, s);
+    uint64_t got = core_now_ns();
+    if (!s->watch || tries % 25 == 0) swarm_dht_get(sw, s->gkey, get_s, on_record, s);
     if (tries == 2 && s->n == 1) reconnect(sw); /* alone so far: maybe OpenDHT holds us back */
     uint64_t now = core_now_ns();
+    bool waited = !s->watch && (double)(now - got) >= 0.8e9 * get_s;
     unsigned h = hellos_heard(sw);
     if (s->n > before) last_growth = now;
     if (s->n > before || h != heard) last_news = now;
@@ -271,6 +286,18 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
     /* Everyone who was here last time is here again: nobody else is coming (a peer new to the
      * line is seen next time). */
     if (o->expect >= o->min_group && s->n >= o->expect) break;
+    /* Some of them still missing after a glance: ask them at once rather than wait for them.
+     * A killed one refuses the connection, a stalled one stays silent for ALIVE_ASK_SECONDS:
+     * either is dropped from the line and not waited for, here or next time; one that has
+     * closed this round is not coming to it either. Waiting instead cost a settling time
+     * (a group of 3 of 4), or half the matching time and a second alone (a pair), in the round
+     * after a kill (bench/swarm/pace.sh, `tern demo`). */
+    if (!absent_asked && !s->pool && o->random_groups == 0 && expect > s->n &&
+        now - start >= LONELY_GLANCE_NS) {
+      absent_asked = true;
+      expect -= line_absent(sw, s);
+      if (s->late || s->n >= expect) break;
+    }
     /* Alone here last time (its partners dead, or the grid not full): a glance, not a wait. */
     if (o->expect == 1 && s->n == 1 && tries >= 1 && now - start >= LONELY_GLANCE_NS) break;
     if (s->n >= o->min_group && (double)(now - last_growth) / 1e9 >= settle) break;
@@ -281,8 +308,11 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
       asked = true;
       if ((s->late = lonely_moved_on(sw, s))) break;
     }
-    /* Each get is a DHT search: poll gently. A watched key is read locally. */
-    core_sleep_ms(s->watch ? 10 : tries < 3 ? 20 : 60);
+    /* Each get is a DHT search: poll gently. A watched key is read locally. A get that ran to
+     * its cap (waiting for a dead node's answer) was gentle already: sleeping after it too,
+     * each round after a kill that missed the last record on its first get took 40 ms more
+     * instead of 20 (bench/swarm/pace.sh). */
+    if (!waited) core_sleep_ms(s->watch ? 10 : tries < 3 ? 20 : 60);
   }
 }
 
@@ -340,18 +370,23 @@ enum { ROUND_SILENT = -1, ROUND_OPEN, ROUND_CLOSED, ROUND_GONE };
 
 /* Asks m whether round `round` has closed there, or (the pool's tag) whether it is still in the
  * pool (ROUND_REQ), waiting at most seconds: ROUND_CLOSED (*open: the first round still open
- * there), ROUND_GONE (it has left the pool), ROUND_OPEN, or ROUND_SILENT (dead, or stalled). */
+ * there), ROUND_GONE (it has left the pool), ROUND_OPEN, or ROUND_SILENT (dead, or stalled).
+ * Everyone asked wrote a record or said hello, so it listens: a refused connection is an answer
+ * (dead), hardly retried. Retried for SWARM_REFUSED_SECONDS, the alive check of a killed line
+ * member cost a quarter of a second in the round after the kill (bench/swarm/pace.sh). */
 static int round_state(tern_swarm *sw, const swarm_member *m, uint32_t round, uint64_t gtag,
                        double seconds, uint32_t *open) {
+  for (int i = 0; m->id && i < sw->nsilent; i++)
+    if (sw->silent[i] == m->id) return ROUND_SILENT;
   core_err err = {0};
   int fd = -1;
   uint64_t deadline = core_deadline_after(seconds);
   swarm_hdr h = {.type = SWARM_ROUND_REQ, .round = round, .sender = sw->id, .tag = gtag};
   uint8_t why[SWARM_LATE_LEN] = {0};
-  bool answered = swarm_dial(sw, m, deadline, &fd, &err) == TERN_OK &&
-                  swarm_send(fd, &h, NULL, deadline, m->host, &err) == TERN_OK &&
-                  swarm_recv_hdr(fd, &h, deadline, m->host, &err) == TERN_OK &&
-                  h.type == SWARM_REJECT;
+  bool answered =
+      swarm_dial_refused(sw, m, deadline, SWARM_REFUSED_DEAD_SECONDS, &fd, &err) == TERN_OK &&
+      swarm_send(fd, &h, NULL, deadline, m->host, &err) == TERN_OK &&
+      swarm_recv_hdr(fd, &h, deadline, m->host, &err) == TERN_OK && h.type == SWARM_REJECT;
   bool why_read = answered && h.len == sizeof why &&
                   swarm_recv_payload(fd, why, sizeof why, deadline, m->host, &err) == TERN_OK;
   if (fd >= 0) close(fd);
@@ -360,6 +395,7 @@ static int round_state(tern_swarm *sw, const swarm_member *m, uint32_t round, ui
     return ROUND_CLOSED;
   }
   if (why_read && why[0] == SWARM_REJECT_GONE) return ROUND_GONE;
+  if (!answered && m->id && sw->nsilent < SWARM_MAX_GROUP) sw->silent[sw->nsilent++] = m->id;
   return answered ? ROUND_OPEN : ROUND_SILENT;
 }
 
@@ -427,6 +463,49 @@ static bool lonely_moved_on(tern_swarm *sw, seen *s) {
   return false;
 }
 
+/* The line's members of last time that are not on the key, asked whether they are coming (see
+ * read_key): one silent or refusing is dropped from the line, one that has closed the round is
+ * not coming to it, and when this peer is alone there that one is ahead of it (s->late, the
+ * round to catch up to noted, as lonely_moved_on). Returns how many are not coming. */
+static int line_absent(tern_swarm *sw, seen *s) {
+  int axis = (int)(s->round % (uint32_t)sw->ndims), gone = 0, n = 0;
+  for (int i = 0; i < sw->line_seen[axis]; i++) {
+    swarm_member m = sw->line[axis][i];
+    int st = ROUND_OPEN;
+    uint32_t open = 0;
+    if (m.id != sw->id && !in_members(s->m, s->n, m.id))
+      st = swarm_departed(sw, m.id) ? ROUND_SILENT
+                                    : round_state(sw, &m, s->round, 0, ALIVE_ASK_SECONDS, &open);
+    gone += st == ROUND_SILENT || st == ROUND_CLOSED;
+    if (st == ROUND_CLOSED && s->n == 1 && open > s->round) {
+      catch_up_to(sw, open);
+      s->late = sw->catch_up > s->round;
+    }
+    if (st != ROUND_SILENT)
+      sw->line[axis][n++] = m;
+    else
+      CORE_INFO("swarm: round %u: line member %016llx is not on the key and does not answer; "
+                "not waited for again",
+                s->round, (unsigned long long)m.id);
+  }
+  sw->line_seen[axis] = n;
+  return gone;
+}
+
+/* How many of the peers seen that have not joined (group: this peer and those who did) are
+ * gone: silent (dead: refused at once; stalled) or, in the pool, no longer there. */
+static int not_joined_gone(tern_swarm *sw, seen *s, uint64_t gtag, const swarm_member *group,
+                           int n) {
+  int gone = 0;
+  for (int i = 0; i < s->n; i++) {
+    uint32_t open = 0;
+    if (in_members(group, n, s->m[i].id)) continue;
+    int st = round_state(sw, &s->m[i], s->round, gtag, ALIVE_ASK_SECONDS, &open);
+    gone += st == ROUND_SILENT || st == ROUND_GONE;
+  }
+  return gone;
+}
+
 /* Leads the group of the peers seen. *late: fewer than min_group joined, and a peer seen had
  * closed the round before this peer's record reached it (the followers are told so too). */
 static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gtag,
@@ -448,11 +527,20 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
    * late and catches up instead. If none has, it waits on: asking costs a connection, waiting
    * for a record left behind cost a late peer most of a matching time per round. */
   uint64_t join_by = CORE_MIN(deadline_ns, last_join + settle);
-  bool asked = false;
+  bool asked = false, gone_asked = false;
   while (*n < want) {
     swarm_conn c;
     uint64_t until = *n >= o->min_group ? CORE_MIN(deadline_ns, last_join + settle) : join_by;
+    /* No join for a glance: a peer seen that has not joined may have died since it wrote its
+     * record; one found gone is not waited for (a killed member of a group of 4 otherwise
+     * cost the round a settling time, a killed partner of a pair most of a matching time). */
+    if (!gone_asked) until = CORE_MIN(until, last_join + LONELY_GLANCE_NS);
     if (!swarm_queue_take(sw, is_join, &gtag, until, &c)) {
+      if (!gone_asked) {
+        gone_asked = true;
+        want = CORE_MIN(s->n - not_joined_gone(sw, s, gtag, group, *n), o->target_group);
+        continue;
+      }
       if (*n >= o->min_group || asked) break;
       asked = true;
       if (others_moved_on(sw, s, gtag, group, *n)) {
@@ -560,7 +648,11 @@ static follow_end follow(tern_swarm *sw, seen *s, swarm_member leader, uint64_t 
     snprintf(what, sizeof what, "leader %016llx (%s:%d)", (unsigned long long)leader.id,
              leader.host, leader.port);
     uint8_t *payload = NULL;
-    tern_status rc = swarm_dial(sw, &leader, deadline_ns, &fd, &err);
+    /* The leader wrote its record, so it listens: a refusal is its death. Retried for a
+     * quarter of a second, a leader killed after writing its record cost its line that long
+     * in the round after the kill (bench/swarm/pace.sh). */
+    tern_status rc =
+        swarm_dial_refused(sw, &leader, deadline_ns, SWARM_REFUSED_DEAD_SECONDS, &fd, &err);
     bool dialed = rc == TERN_OK;
     if (rc == TERN_OK) rc = swarm_send(fd, &h, mine, deadline_ns, what, &err);
     if (rc == TERN_OK) rc = swarm_recv_hdr(fd, &h, deadline_ns, what, &err);
@@ -802,30 +894,52 @@ static void round_group(tern_swarm *sw, const swarm_match_opts *o, uint8_t gkey[
   if (cells > 0) line->target_group = CORE_MIN(line->target_group, cells);
 }
 
-/* The peers of this peer's line on the axis, for next time: those it saw now, and those it saw
- * last time that did not come but answer that they are alive (a slower trainer, a peer that
- * lost time elsewhere: waiting a settling time for it keeps it in step, as the catch-up test
- * shows). One that does not answer (dead: refused at once; stalled: ALIVE_ASK_SECONDS) is
- * not waited for again: a dead member costs one deadline, not one per round. */
-static void keep_line(tern_swarm *sw, int axis, swarm_member *seen_m, int nseen) {
-  int n = nseen;
-  for (int i = 0; i < sw->line_seen[axis]; i++) {
+/* Whether m answers that it is alive (ALIVE_ASK_SECONDS): a dead peer refuses at once, a
+ * stalled one (SIGSTOP: its kernel still accepts) stays silent. */
+static bool answers(tern_swarm *sw, const swarm_member *m, const char *why) {
+  uint32_t open;
+  if (round_state(sw, m, sw->round, 0, ALIVE_ASK_SECONDS, &open) != ROUND_SILENT) return true;
+  CORE_INFO("swarm: round %u: line member %016llx %s and does not answer; not waited for again",
+            sw->round, (unsigned long long)m->id, why);
+  return false;
+}
+
+/* The peers of this peer's line on the axis, for next time: those of the group it formed there,
+ * and those it saw there or last time that are not in it but answer that they are alive (a
+ * slower trainer, a peer that lost time elsewhere: waiting a settling time for it keeps it in
+ * step, as the catch-up test shows). One that does not answer (dead: refused at once; stalled:
+ * ALIVE_ASK_SECONDS) is not waited for again: a dead member costs one deadline, not one per
+ * round. Seen is not enough: a peer killed after writing its record was seen, never joined, and
+ * was expected again, a second slow round after a kill (bench/swarm/pace.sh). */
+static void keep_line(tern_swarm *sw, int axis, swarm_member *seen_m, int nseen,
+                      const swarm_member *group, int ngroup) {
+  swarm_member keep[SWARM_MAX_GROUP];
+  int n = 0;
+  for (int i = 0; i < nseen; i++)
+    if (seen_m[i].id == sw->id || in_members(group, ngroup, seen_m[i].id) ||
+        answers(sw, &seen_m[i], "did not join"))
+      keep[n++] = seen_m[i];
+  for (int i = 0; i < sw->line_seen[axis] && n < SWARM_MAX_GROUP; i++) {
     const swarm_member *m = &sw->line[axis][i];
-    bool here = m->id == sw->id;
-    for (int j = 0; j < nseen && !here; j++)
-      here = seen_m[j].id == m->id;
-    uint32_t open;
-    if (here || n == SWARM_MAX_GROUP || swarm_departed(sw, m->id)) continue;
-    if (round_state(sw, m, sw->round, 0, ALIVE_ASK_SECONDS, &open) != ROUND_SILENT)
-      seen_m[n++] = *m;
-    else
-      CORE_INFO("swarm: round %u: line member %016llx did not come and does not answer; not "
-                "waited for again",
-                sw->round, (unsigned long long)m->id);
+    if (m->id == sw->id || in_members(seen_m, nseen, m->id) || swarm_departed(sw, m->id)) continue;
+    if (answers(sw, m, "did not come")) keep[n++] = *m;
   }
-  memcpy(sw->line[axis], seen_m, (size_t)n * sizeof *seen_m);
+  memcpy(sw->line[axis], keep, (size_t)n * sizeof *keep);
   sw->line_seen[axis] = n;
   sw->line_known[axis] = true;
+}
+
+void swarm_line_drop_failed(tern_swarm *sw, int axis, const uint64_t *failed, int nfailed) {
+  if (axis < 0 || axis >= sw->ndims) return;
+  int n = 0;
+  for (int i = 0; i < sw->line_seen[axis]; i++) {
+    const swarm_member *m = &sw->line[axis][i];
+    bool failed_here = false;
+    for (int j = 0; j < nfailed; j++)
+      failed_here |= failed[j] == m->id;
+    if (!failed_here || answers(sw, m, "failed its all-reduce")) sw->line[axis][n++] = *m;
+  }
+  sw->line_seen[axis] = n;
 }
 
 /* Where a late peer goes: the round the others are matching in now (`open`), where they wait a
@@ -853,6 +967,7 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
    * (the first peer, alone while the others start, would otherwise glance at its line and be
    * gone each round as they came); who was there is kept, for keep_line. */
   unsigned heard = hellos_heard(sw);
+  sw->nsilent = 0;
   if (heard != sw->hellos_known) {
     memset(sw->line_known, 0, sizeof sw->line_known);
     sw->pool_seen = 0;
@@ -889,7 +1004,7 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
     rc = match_on(sw, &line, gkey, false, o->match_timeout, group, n, tag, &late, seen_m, &nseen,
                   err);
     /* Before a jump too: where it jumps to depends on the lines it was alone on (round_ahead). */
-    if (o->random_groups == 0) keep_line(sw, axis, seen_m, nseen);
+    if (o->random_groups == 0) keep_line(sw, axis, seen_m, nseen, group, *n);
   }
   *pooled = false;
   /* Alone and not late: its partners are dead or gone. A fixed grid would leave it alone in

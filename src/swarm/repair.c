@@ -105,7 +105,9 @@ static int ask(tern_swarm *sw, const swarm_member *m, int me, int part, uint64_t
                  .sender = sw->id,
                  .tag = tag};
   uint8_t *buf = NULL;
-  tern_status rc = swarm_dial(sw, m, deadline, &fd, &err);
+  /* A member of the group listens: a refused connection is its death, not retried (the dead
+   * reducer, asked last, cost the round of a kill a quarter of a second: bench/swarm/pace.sh). */
+  tern_status rc = swarm_dial_refused(sw, m, deadline, SWARM_REFUSED_DEAD_SECONDS, &fd, &err);
   if (rc == TERN_OK) rc = swarm_send(fd, &h, NULL, deadline, what, &err);
   if (rc == TERN_OK) rc = swarm_recv_hdr(fd, &h, deadline, what, &err);
   int verdict = 0;

@@ -294,6 +294,9 @@ tern_status tern_swarm_average(tern_swarm *sw, float *values, size_t count, doub
                          swarm_region_codec(sw, sw->round, o.compress),
                          o.average_timeout > 0 ? o.average_timeout : 10, &res, &sw->err);
   sw->last_group_n = n;
+  if (!pooled && mo.random_groups == 0 && res.failed_count > 0)
+    swarm_line_drop_failed(sw, (int)(sw->round % (uint32_t)sw->ndims), res.failed,
+                           res.failed_count);
   swarm_region_after_round(sw, sw->round, group, n, pooled);
   sw->npartners = 0;
   if (rc == TERN_OK && n > 1 && res.failed_count == 0 && res.parts_updated == n)

@@ -20,6 +20,9 @@
 #define SWARM_MAX_GROUP 64         /* contributor masks are 64-bit */
 #define SWARM_CONNECT_SECONDS 2.0  /* a TCP connect to a member: no answer past this, it is gone */
 #define SWARM_REFUSED_SECONDS 0.25 /* ... and refused past this */
+/* A member known to listen (it matched with us, or answered before) that refuses a connection
+ * is dead: retried only this long, for a passing EAGAIN or EINTR (swarm_dial_refused). */
+#define SWARM_REFUSED_DEAD_SECONDS 0.01
 #define SWARM_HOST_LEN 64
 #define SWARM_REGION_LEN 64
 
@@ -260,6 +263,10 @@ struct tern_swarm {
   swarm_member line[TERN_SWARM_MAX_DIMS][SWARM_MAX_GROUP]; /* who they were (line_seen each) */
   bool line_known[TERN_SWARM_MAX_DIMS]; /* false: expect nothing yet (a hello came since) */
   int pool_seen;
+  /* Peers found dead or stalled (ROUND_REQ unanswered) in this matching: not asked again in it,
+   * so that a stalled one costs its silence once (match.c). */
+  uint64_t silent[SWARM_MAX_GROUP];
+  int nsilent;
   unsigned hellos_known;                   /* nhellos when they were learnt (match.c) */
   uint64_t line_late[TERN_SWARM_MAX_DIMS]; /* under mu: a late joiner's id (swarm_note_late_join) */
   /* region.c: with a region, axis 0 holds the peers of one region and axis 1 one peer of each
@@ -351,6 +358,9 @@ void swarm_dht_watched(tern_swarm *sw, unsigned long long *pos,
 /* Opens a connection to m and runs the handshake; the fd is nonblocking. */
 tern_status swarm_dial(tern_swarm *sw, const swarm_member *m, uint64_t deadline_ns, int *fd,
                        core_err *err);
+/* The same, with refusals retried for refused_s (0: a refusal ends it at once). */
+tern_status swarm_dial_refused(tern_swarm *sw, const swarm_member *m, uint64_t deadline_ns,
+                               double refused_s, int *fd, core_err *err);
 /* Sends a header and payload / reads a header (checked) and its payload (len <= max). */
 tern_status swarm_send(int fd, const swarm_hdr *h, const void *payload, uint64_t deadline_ns,
                        const char *what, core_err *err);
@@ -392,6 +402,10 @@ typedef struct swarm_match_opts {
 } swarm_match_opts;
 tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member *group, int *n,
                         uint64_t *tag, bool *pooled, core_err *err);
+/* After an all-reduce on the line of axis: the members that failed it and do not answer that
+ * they are alive are not expected there next time (a killed one would otherwise cost the next
+ * round on that axis a settling time). */
+void swarm_line_drop_failed(tern_swarm *sw, int axis, const uint64_t *failed, int nfailed);
 /* listen.c: a REJECT with a reason on fd: SWARM_REJECT_LATE "too late for round", open being
  * the first round still open where the others are (this peer's closed_rounds, or the round a
  * leader found them at); SWARM_REJECT_GONE "not in the pool" (open unused). */

@@ -107,13 +107,19 @@ tern_status swarm_member_decode(const uint8_t *in, size_t len, size_t *used, swa
 
 tern_status swarm_dial(tern_swarm *sw, const swarm_member *m, uint64_t deadline_ns, int *fd,
                        core_err *err) {
-  /* A member that published a record listens already: a refused connection means it is gone,
-   * not early, so it is retried only for a moment. Longer cost the round: a follower that spent
-   * 2 s on a dead leader's refusals came to the next lowest id after it had closed its group
-   * (tests/swarm/leader_dies.sh). A connect with no answer yet may be a lost SYN (sent again
-   * after 1 s): that one has SWARM_CONNECT_SECONDS. */
+  /* A refused connection is retried for a moment only: longer cost the round (a follower that
+   * spent 2 s on a dead leader's refusals came to the next lowest id after it had closed its
+   * group, tests/swarm/leader_dies.sh). Where the peer is known to listen (it wrote a record,
+   * it is in the group), a refusal is its death: SWARM_REFUSED_DEAD_SECONDS. */
+  return swarm_dial_refused(sw, m, deadline_ns, SWARM_REFUSED_SECONDS, fd, err);
+}
+
+tern_status swarm_dial_refused(tern_swarm *sw, const swarm_member *m, uint64_t deadline_ns,
+                               double refused_s, int *fd, core_err *err) {
+  /* A connect with no answer yet may be a lost SYN (sent again after 1 s): that one has
+   * SWARM_CONNECT_SECONDS. */
   uint64_t connect_by = CORE_MIN(deadline_ns, core_deadline_after(SWARM_CONNECT_SECONDS));
-  uint64_t refused_by = CORE_MIN(connect_by, core_deadline_after(SWARM_REFUSED_SECONDS));
+  uint64_t refused_by = CORE_MIN(connect_by, core_deadline_after(refused_s));
   tern_status rc = net_connect_until(m->host, m->port, connect_by, refused_by, fd, err);
   if (rc != TERN_OK) return rc;
   net_hello mine = {.role = NET_ROLE_PEER, .rank = -1, .size = 0, .stream = 0, .nstreams = 1};

@@ -36,7 +36,8 @@ typedef struct peer_slot {
   char addr[64];
   char line[256];
   size_t len;
-  int round;
+  int round; /* averages it took */
+  int at;    /* the swarm's round it has reached, 1-based (a late peer jumps ahead) */
   double acc;
   int group, failed;
   unsigned long long sent;
@@ -57,8 +58,8 @@ typedef struct swarm_demo {
 
 static void peer_progress(void *arg, const swarm_train_progress *p) {
   FILE *out = arg;
-  fprintf(out, "R %d %.4f %.4f %d %d %llu\n", p->round, p->test_acc, p->loss, p->avg.group_size,
-          p->avg.failed_count, p->avg.bytes_sent);
+  fprintf(out, "R %d %.4f %.4f %d %d %llu %u\n", p->round, p->test_acc, p->loss, p->avg.group_size,
+          p->avg.failed_count, p->avg.bytes_sent, p->avg.round + 1);
   fflush(out);
 }
 
@@ -88,7 +89,9 @@ static int peer_main(const swarm_demo *s, int grid, const char *const *bootstrap
   cfg.shard = grid;
   cfg.shards = SWARM_PEERS;
   cfg.join_running = join_running;
-  cfg.avg = (tern_swarm_average_options){.min_group = 2, .match_timeout = 2, .average_timeout = 3};
+  /* The run's rounds: a peer stops at the swarm's last one, however many it jumped. */
+  cfg.avg = (tern_swarm_average_options){
+      .min_group = 2, .match_timeout = 2, .average_timeout = 3, .rounds = s->o->rounds};
   cfg.progress = peer_progress;
   cfg.arg = out;
   char err[512];
@@ -137,7 +140,7 @@ static void draw(const swarm_demo *s) {
   for (int i = 0; i < s->np; i++)
     groups = s->p[i].group > groups ? s->p[i].group : groups;
   printf("%s  round %3d/%d  %d peers  held-out %5.1f%% (mean)  largest group %d%s%s%s",
-         s->tty ? "\r" : "", s->p[0].round, s->o->rounds, alive, alive ? 100 * acc / alive : 0.0,
+         s->tty ? "\r" : "", s->p[0].at, s->o->rounds, alive, alive ? 100 * acc / alive : 0.0,
          groups, s->killed_at ? "  | peer 3 killed" : "", s->joined_at ? ", peer 4 joined" : "",
          s->tty ? "   " : "\n");
   fflush(stdout);
@@ -151,8 +154,8 @@ static bool take_line(swarm_demo *s, peer_slot *p, const char *line) {
     return false;
   }
   double loss;
-  if (sscanf(line, "R %d %lf %lf %d %d %llu", &p->round, &p->acc, &loss, &p->group, &p->failed,
-             &p->sent) != 6)
+  if (sscanf(line, "R %d %lf %lf %d %d %llu %d", &p->round, &p->acc, &loss, &p->group, &p->failed,
+             &p->sent, &p->at) != 7)
     return false;
   s->rounds_with_loss += p->failed > 0;
   return p == &s->p[0];
@@ -214,7 +217,7 @@ static bool reap(swarm_demo *s, bool *all_done) {
 
 /* The kill at a third of the rounds, the join at half. */
 static bool churn(swarm_demo *s) {
-  int r = s->p[0].round;
+  int r = s->p[0].at;
   if (!s->killed_at && r >= s->o->rounds / 3) {
     kill(s->p[SWARM_PEERS - 1].pid, SIGKILL);
     s->p[SWARM_PEERS - 1].killed = true;
