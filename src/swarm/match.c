@@ -284,6 +284,7 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
     /* Each get is a DHT search: poll gently. A watched key is read locally. */
     core_sleep_ms(s->watch ? 10 : tries < 3 ? 20 : 60);
   }
+  sw->read_hellos = heard;
 }
 
 /* Writes this peer's record under the key, then reads it for half the matching time after the
@@ -826,6 +827,7 @@ static void keep_line(tern_swarm *sw, int axis, swarm_member *seen_m, int nseen)
   memcpy(sw->line[axis], seen_m, (size_t)n * sizeof *seen_m);
   sw->line_seen[axis] = n;
   sw->line_known[axis] = true;
+  sw->line_hellos[axis] = sw->read_hellos;
 }
 
 /* Where a late peer goes: the round the others are matching in now (`open`), where they wait a
@@ -849,15 +851,17 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
   tern_status rc = TERN_OK;
   int nseen = 0, axis = 0;
   swarm_member seen_m[SWARM_MAX_GROUP];
-  /* A peer that said hello has joined the swarm since: how many are on which line is news again
-   * (the first peer, alone while the others start, would otherwise glance at its line and be
-   * gone each round as they came); who was there is kept, for keep_line. */
+  /* A peer that said hello has joined the swarm since a line was learnt: how many are on it is
+   * news again (the first peer, alone while the others start, would otherwise glance at its line
+   * and be gone each round as they came); who was there is kept, for keep_line. Since the line
+   * was learnt, not since the last call: the hellos a bootstrap peer hears while it reads round
+   * 0's key are from the peers it then sees there, and with the count of the last call its
+   * round 2 waited a settling time with its partner there, long enough for the region test's
+   * cross-region lines to close without that region (docs/SWARM.md, "Regions"). */
   unsigned heard = hellos_heard(sw);
-  if (heard != sw->hellos_known) {
-    memset(sw->line_known, 0, sizeof sw->line_known);
-    sw->pool_seen = 0;
-    sw->hellos_known = heard;
-  }
+  for (int a = 0; a < sw->ndims; a++)
+    if (sw->line_hellos[a] != heard) sw->line_known[a] = false;
+  if (sw->pool_hellos != heard) sw->pool_seen = 0;
   /* Told "too late" (the others had closed their group: this peer lost time to a dead member,
    * or trains more slowly), it jumps ahead of them (round_ahead) and matches again at once:
    * once per call, so that a call takes at most three matching times. */
@@ -916,6 +920,7 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
     rc = match_on(sw, &pool, gkey, true, o->match_timeout, group, n, tag, &late, NULL, &nseen, err);
     leave_pool(sw, gkey);
     sw->pool_seen = nseen;
+    sw->pool_hellos = sw->read_hellos;
     *pooled = true;
   }
   pthread_mutex_lock(&sw->mu);

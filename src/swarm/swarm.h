@@ -260,7 +260,10 @@ struct tern_swarm {
   swarm_member line[TERN_SWARM_MAX_DIMS][SWARM_MAX_GROUP]; /* who they were (line_seen each) */
   bool line_known[TERN_SWARM_MAX_DIMS]; /* false: expect nothing yet (a hello came since) */
   int pool_seen;
-  unsigned hellos_known;                   /* nhellos when they were learnt (match.c) */
+  /* nhellos when each was learnt (when the reading of that key ended): a hello heard after it
+   * makes it news again (match.c) */
+  unsigned line_hellos[TERN_SWARM_MAX_DIMS], pool_hellos;
+  unsigned read_hellos; /* nhellos when the last reading of a key ended (match.c) */
   uint64_t line_late[TERN_SWARM_MAX_DIMS]; /* under mu: a late joiner's id (swarm_note_late_join) */
   /* region.c: with a region, axis 0 holds the peers of one region and axis 1 one peer of each
    * region (coords[1] = region_coord, coords[0] = the peer's place in its last region group). */
