@@ -190,6 +190,20 @@ static int by_id(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* Sorts the peers seen by id, each with the stamp of its record (stamp_of, is_dead and the
+ * leader's wait read them together: sorting the members alone gave them each other's stamps). */
+static void sort_seen(seen *s) {
+  for (int i = 1; i < s->n; i++)
+    for (int j = i; j > 0 && s->m[j - 1].id > s->m[j].id; j--) {
+      swarm_member m = s->m[j];
+      uint64_t t = s->stamp[j];
+      s->m[j] = s->m[j - 1];
+      s->stamp[j] = s->stamp[j - 1];
+      s->m[j - 1] = m;
+      s->stamp[j - 1] = t;
+    }
+}
+
 /* Alone: OpenDHT holds a node's gets and puts back while it counts itself "connecting": a
  * first peer that only ever heard others' pings, or a node whose answering nodes died (a killed
  * group member, say). Pings go out regardless, and one answer makes it connected again: ping
@@ -449,10 +463,29 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
    * late and catches up instead. If none has, it waits on: asking costs a connection, waiting
    * for a record left behind cost a late peer most of a matching time per round. */
   uint64_t join_by = CORE_MIN(deadline_ns, last_join + settle);
+  /* A peer seen here that has not joined yet may still be reading: one that saw fewer records
+   * than this one (a record of a peer that died at once never reached it) reads until it has
+   * seen the newest record and nobody new for a settling time. A settling time for the newest
+   * record to show there (what settle_s allows a record everywhere), one more for its reading
+   * to end: until then, the members in do not close without it. Before, they waited a settling
+   * time after the last join only: in leader_dies.sh under load, the survivor that had not seen
+   * the dead leader's record ended its reading 1.3 s after the new leader began, and the new
+   * leader, its settling time 1 s, had closed a group of 2 (1 run in 40). The pool's records
+   * are kept for a time to live and name no round: it keeps the old wait. */
+  uint64_t all_read_by = 0;
+  if (!s->pool) {
+    uint64_t newest = 0;
+    for (int i = 0; i < s->n; i++)
+      newest = CORE_MAX(newest, s->stamp[i]);
+    double left_s = ((double)newest + 2e3 * settle_s(o) - core_wall_s() * 1e3) / 1e3;
+    if (left_s > 0) all_read_by = core_now_ns() + (uint64_t)(left_s * 1e9);
+  }
   bool asked = false;
   while (*n < want) {
     swarm_conn c;
-    uint64_t until = *n >= o->min_group ? CORE_MIN(deadline_ns, last_join + settle) : join_by;
+    uint64_t until = *n >= o->min_group
+                         ? CORE_MIN(deadline_ns, CORE_MAX(last_join + settle, all_read_by))
+                         : join_by;
     if (!swarm_queue_take(sw, is_join, &gtag, until, &c)) {
       if (*n >= o->min_group || asked) break;
       asked = true;
@@ -688,7 +721,7 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
   uint64_t deadline = CORE_MAX(start + (uint64_t)(timeout_s * 1e9),
                                found + (uint64_t)(timeout_s * FOLLOW_AFTER_FOUND * 1e9));
   if (s->n < o->min_group) reconnect(sw);
-  qsort(s->m, (size_t)s->n, sizeof s->m[0], by_id);
+  sort_seen(s);
   /* Who saw whom decides who leads: the line that lets a run's log explain a group that did
    * not form. */
   CORE_INFO("swarm: round %u: %d (%d expected) on the key after %.2f s, lowest id %016llx",
@@ -726,13 +759,14 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
     CORE_INFO("swarm: round %u: leader %016llx unreachable; the next lowest id leads", s->round,
               (unsigned long long)s->m[0].id);
     memmove(s->m, s->m + 1, (size_t)--s->n * sizeof s->m[0]);
+    memmove(s->stamp, s->stamp + 1, (size_t)s->n * sizeof s->stamp[0]);
     /* Alone without it: the others' records may not have reached this peer when it stopped
      * reading (across regions they take several DHT hops; a WAN test left one peer alone
      * while the two it had not yet seen paired up). Read on for up to half the time left. */
     if (s->n < o->min_group) {
       uint64_t now = core_now_ns();
       read_key(sw, o, s, (deadline - now) / 2, now + (deadline - now) / 2);
-      qsort(s->m, (size_t)s->n, sizeof s->m[0], by_id);
+      sort_seen(s);
     }
   }
   if (pool && *n > 1 && s->group_round > sw->round) {
