@@ -256,7 +256,7 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
   double settle = settle_s(o);
   uint64_t start = core_now_ns(), last_growth = start, last_news = start;
   unsigned heard = hellos_heard(sw);
-  bool asked = false;
+  uint64_t ask_at = start + (uint64_t)(settle * 1e9);
   /* A get waits for every node it asked, a killed peer's until this cap, and sees only the
    * records there when it began: on a line whose members are known, a short cap is a prompt
    * second look. With 0.25 s, every round after a kill took a quarter of a second
@@ -289,10 +289,12 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
     if (o->expect == 1 && s->n == 1 && tries >= 1 && now - start >= LONELY_GLANCE_NS) break;
     if (s->n >= o->min_group && (double)(now - last_growth) / 1e9 >= settle) break;
     /* Still alone after a settling time: those it would meet may have moved on already (a
-     * peer that lost time, or started after the others). */
-    if (s->n == 1 && !s->pool && o->random_groups == 0 && !asked &&
-        (double)(now - start) / 1e9 >= settle) {
-      asked = true;
+     * peer that lost time, or started after the others). Asked again every settling time while
+     * alone: a peer that started after the others asks before they are far enough on to tell
+     * (lonely_moved_on), and with one question only, the last of 7 peers on 3x3 read its row
+     * out (T/2) while the others ran their 16 rounds. */
+    if (s->n == 1 && !s->pool && o->random_groups == 0 && now >= ask_at) {
+      ask_at = core_now_ns() + (uint64_t)(settle * 1e9);
       if ((s->late = lonely_moved_on(sw, s))) break;
     }
     /* Each get is a DHT search: poll gently. A watched key is read locally. */
@@ -885,17 +887,21 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
   tern_status rc = TERN_OK;
   int nseen = 0, axis = 0;
   swarm_member seen_m[SWARM_MAX_GROUP];
-  /* A peer that said hello has joined the swarm since a line was learnt: how many are on it is
-   * news again (the first peer, alone while the others start, would otherwise glance at its line
-   * and be gone each round as they came); who was there is kept, for keep_line. Since the line
-   * was learnt, not since the last call: the hellos a bootstrap peer hears while it reads round
-   * 0's key are from the peers it then sees there, and with the count of the last call its
-   * round 2 waited a settling time with its partner there, long enough for the region test's
-   * cross-region lines to close without that region (docs/SWARM.md, "Regions"). */
+  /* A peer that said hello has joined the swarm since: how many are on which line is news again
+   * (the first peer, alone while the others start, would otherwise glance at its line and be
+   * gone each round as they came); who was there is kept, for keep_line. On a grid, since the
+   * last call: the settling time that the bootstrap peer then waits on its next lines is what
+   * lets a peer that started last catch up (7 peers on 3x3 with no training step: its column
+   * ran all 16 rounds in 0.35 s after it started, and without this wait it never met them).
+   * Placed by region, since the line was read: there the bootstrap peer's wait in round 2, with
+   * its region partner there, made its region a settling time late for round 3, where the other
+   * regions wait exactly that long before closing on 3 of 4 (docs/SWARM.md, "Regions"). */
   unsigned heard = hellos_heard(sw);
   for (int a = 0; a < sw->ndims; a++)
-    if (sw->line_hellos[a] != heard) sw->line_known[a] = false;
-  if (sw->pool_hellos != heard) sw->pool_seen = 0;
+    if (sw->regional ? sw->line_hellos[a] != heard : heard != sw->hellos_known)
+      sw->line_known[a] = false;
+  if (sw->regional ? sw->pool_hellos != heard : heard != sw->hellos_known) sw->pool_seen = 0;
+  sw->hellos_known = heard;
   /* Told "too late" (the others had closed their group: this peer lost time to a dead member,
    * or trains more slowly), it jumps ahead of them (round_ahead) and matches again at once:
    * once per call, so that a call takes at most three matching times. */
