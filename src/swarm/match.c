@@ -238,6 +238,22 @@ static double settle_s(const swarm_match_opts *o) {
 
 static bool lonely_moved_on(tern_swarm *sw, seen *s);
 
+/* On a line: whether every peer it held last time (sw->line) is among those seen. The count
+ * alone is not enough: with a newcomer there and one of last time not yet, a column of the 3x3
+ * grid with 7 peers closed without the one of last time, which came a moment later, was told
+ * "too late" and jumped away (the lines then fell out of step). */
+static bool line_all_here(const tern_swarm *sw, const seen *s) {
+  if (s->pool) return true;
+  int axis = (int)(s->round % (uint32_t)sw->ndims);
+  for (int i = 0; i < sw->line_seen[axis]; i++) {
+    bool here = false;
+    for (int j = 0; j < s->n && !here; j++)
+      here = s->m[j].id == sw->line[axis][i].id;
+    if (!here) return false;
+  }
+  return true;
+}
+
 static unsigned hellos_heard(tern_swarm *sw) {
   pthread_mutex_lock(&sw->mu);
   unsigned n = sw->nhellos;
@@ -284,7 +300,7 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
     if (s->n >= o->target_group || now >= deadline_ns || now - last_news >= quiet_ns) break;
     /* Everyone who was here last time is here again: nobody else is coming (a peer new to the
      * line is seen next time). */
-    if (o->expect >= o->min_group && s->n >= o->expect) break;
+    if (o->expect >= o->min_group && s->n >= o->expect && line_all_here(sw, s)) break;
     /* Alone here last time (its partners dead, or the grid not full): a glance, not a wait. */
     if (o->expect == 1 && s->n == 1 && tries >= 1 && now - start >= LONELY_GLANCE_NS) break;
     if (s->n >= o->min_group && (double)(now - last_growth) / 1e9 >= settle) break;
