@@ -422,6 +422,27 @@ static bool others_moved_on(tern_swarm *sw, seen *s, uint64_t gtag, const swarm_
   return s->pool && here == 0;
 }
 
+/* Whether a peer seen on the key that has not joined (group: those who did) says it is still in
+ * this round, asked until by_ns at most (ALIVE_ASK_SECONDS each). */
+static bool still_reading(tern_swarm *sw, const seen *s, uint64_t gtag, const swarm_member *group,
+                          int n, uint64_t by_ns) {
+  for (int i = 0; i < s->n; i++) {
+    bool joined = false;
+    for (int j = 0; j < n; j++)
+      joined |= group[j].id == s->m[i].id;
+    uint64_t now = core_now_ns();
+    if (joined || now >= by_ns) continue;
+    uint32_t open = 0;
+    double left = CORE_MIN(ALIVE_ASK_SECONDS, (double)(by_ns - now) / 1e9);
+    if (round_state(sw, &s->m[i], s->round, gtag, left, &open) == ROUND_OPEN) {
+      CORE_INFO("swarm: round %u: %016llx has not joined and is still in the round; waiting",
+                s->round, (unsigned long long)s->m[i].id);
+      return true;
+    }
+  }
+  return false;
+}
+
 /* Whether a peer this lonely one would meet on its line has closed the round already (the
  * round to catch up to is then noted): the line's members of last time, or, not knowing them
  * yet (its first visit, or a hello since), the peers it knows of (bootstrap, hellos). A peer
@@ -498,13 +519,20 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
     double left_s = ((double)newest + 2e3 * settle_s(o) - core_wall_s() * 1e3) / 1e3;
     if (left_s > 0) all_read_by = core_now_ns() + (uint64_t)(left_s * 1e9);
   }
-  bool asked = false;
+  bool asked = false, reading = false;
   while (*n < want) {
     swarm_conn c;
+    /* The members seen are waited for past a settling time after the last join only while
+     * one of them says it is still in this round (still_reading): a member that died after
+     * writing its record (the pace test's victim) is refused at once and costs no more. */
     uint64_t until = *n >= o->min_group
-                         ? CORE_MIN(deadline_ns, CORE_MAX(last_join + settle, all_read_by))
+                         ? CORE_MIN(deadline_ns, reading ? CORE_MAX(last_join + settle, all_read_by)
+                                                         : last_join + settle)
                          : join_by;
     if (!swarm_queue_take(sw, is_join, &gtag, until, &c)) {
+      if (*n >= o->min_group && !reading && core_now_ns() < CORE_MIN(deadline_ns, all_read_by) &&
+          (reading = still_reading(sw, s, gtag, group, *n, all_read_by)))
+        continue;
       if (*n >= o->min_group || asked) break;
       asked = true;
       if (others_moved_on(sw, s, gtag, group, *n)) {
