@@ -149,7 +149,11 @@ static bool turn_away_late(tern_swarm *sw, int fd, const swarm_hdr *j) {
   uint32_t closed = sw->closed_rounds;
   pthread_mutex_unlock(&sw->mu);
   bool late = j->round < closed;
-  if (late && j->type == SWARM_JOIN) swarm_note_late_join(sw, j);
+  /* A late peer that saw the line's records and leads (its id is the lowest) does not join: it
+   * asks (lead, others_moved_on). Either way it is on this line and expected next time: a peer
+   * that started after its column had met (7 peers on 3x3) otherwise was never expected there,
+   * and the column closed without it every round. */
+  if (late && (j->type == SWARM_JOIN || j->type == SWARM_ROUND_REQ)) swarm_note_late_join(sw, j);
   if (late) swarm_send_reject(sw, fd, j->round, SWARM_REJECT_LATE, closed);
   return late;
 }

@@ -196,6 +196,20 @@ static int by_id(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* Sorts the peers seen by id, each with the stamp of its record (stamp_of, is_dead and the
+ * leader's wait read them together: sorting the members alone gave them each other's stamps). */
+static void sort_seen(seen *s) {
+  for (int i = 1; i < s->n; i++)
+    for (int j = i; j > 0 && s->m[j - 1].id > s->m[j].id; j--) {
+      swarm_member m = s->m[j];
+      uint64_t t = s->stamp[j];
+      s->m[j] = s->m[j - 1];
+      s->stamp[j] = s->stamp[j - 1];
+      s->m[j - 1] = m;
+      s->stamp[j - 1] = t;
+    }
+}
+
 /* Alone: OpenDHT holds a node's gets and puts back while it counts itself "connecting": a
  * first peer that only ever heard others' pings, or a node whose answering nodes died (a killed
  * group member, say). Pings go out regardless, and one answer makes it connected again: ping
@@ -231,6 +245,22 @@ static double settle_s(const swarm_match_opts *o) {
 static bool lonely_moved_on(tern_swarm *sw, seen *s);
 static int line_absent(tern_swarm *sw, seen *s);
 
+/* On a line: whether every peer it held last time (sw->line) is among those seen. The count
+ * alone is not enough: with a newcomer there and one of last time not yet, a column of the 3x3
+ * grid with 7 peers closed without the one of last time, which came a moment later, was told
+ * "too late" and jumped away (the lines then fell out of step). */
+static bool line_all_here(const tern_swarm *sw, const seen *s) {
+  if (s->pool) return true;
+  int axis = (int)(s->round % (uint32_t)sw->ndims);
+  for (int i = 0; i < sw->line_seen[axis]; i++) {
+    bool here = false;
+    for (int j = 0; j < s->n && !here; j++)
+      here = s->m[j].id == sw->line[axis][i].id;
+    if (!here) return false;
+  }
+  return true;
+}
+
 static unsigned hellos_heard(tern_swarm *sw) {
   pthread_mutex_lock(&sw->mu);
   unsigned n = sw->nhellos;
@@ -249,7 +279,7 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
   double settle = settle_s(o);
   uint64_t start = core_now_ns(), last_growth = start, last_news = start;
   unsigned heard = hellos_heard(sw);
-  bool asked = false;
+  uint64_t ask_at = start + (uint64_t)(settle * 1e9);
   /* A get waits for every node it asked, a killed peer's until this cap, and sees only the
    * records there when it began: on a line whose members are known, a short cap is a prompt
    * second look. With 0.25 s, every round after a kill took a quarter of a second
@@ -285,7 +315,7 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
     if (s->n >= o->target_group || now >= deadline_ns || now - last_news >= quiet_ns) break;
     /* Everyone who was here last time is here again: nobody else is coming (a peer new to the
      * line is seen next time). */
-    if (o->expect >= o->min_group && s->n >= o->expect) break;
+    if (o->expect >= o->min_group && s->n >= o->expect && line_all_here(sw, s)) break;
     /* Some of them still missing after a glance: ask them at once rather than wait for them.
      * A killed one refuses the connection, a stalled one stays silent for ALIVE_ASK_SECONDS:
      * either is dropped from the line and not waited for, here or next time; one that has
@@ -302,10 +332,12 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
     if (o->expect == 1 && s->n == 1 && tries >= 1 && now - start >= LONELY_GLANCE_NS) break;
     if (s->n >= o->min_group && (double)(now - last_growth) / 1e9 >= settle) break;
     /* Still alone after a settling time: those it would meet may have moved on already (a
-     * peer that lost time, or started after the others). */
-    if (s->n == 1 && !s->pool && o->random_groups == 0 && !asked &&
-        (double)(now - start) / 1e9 >= settle) {
-      asked = true;
+     * peer that lost time, or started after the others). Asked again every settling time while
+     * alone: a peer that started after the others asks before they are far enough on to tell
+     * (lonely_moved_on), and with one question only, the last of 7 peers on 3x3 read its row
+     * out (T/2) while the others ran their 16 rounds. */
+    if (s->n == 1 && !s->pool && o->random_groups == 0 && now >= ask_at) {
+      ask_at = core_now_ns() + (uint64_t)(settle * 1e9);
       if ((s->late = lonely_moved_on(sw, s))) break;
     }
     /* Each get is a DHT search: poll gently. A watched key is read locally. A get that ran to
@@ -314,6 +346,7 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
      * instead of 20 (bench/swarm/pace.sh). */
     if (!waited) core_sleep_ms(s->watch ? 10 : tries < 3 ? 20 : 60);
   }
+  sw->read_hellos = heard;
 }
 
 /* Writes this peer's record under the key, then reads it for half the matching time after the
@@ -425,6 +458,27 @@ static bool others_moved_on(tern_swarm *sw, seen *s, uint64_t gtag, const swarm_
   return s->pool && here == 0;
 }
 
+/* Whether a peer seen on the key that has not joined (group: those who did) says it is still in
+ * this round, asked until by_ns at most (ALIVE_ASK_SECONDS each). */
+static bool still_reading(tern_swarm *sw, const seen *s, uint64_t gtag, const swarm_member *group,
+                          int n, uint64_t by_ns) {
+  for (int i = 0; i < s->n; i++) {
+    bool joined = false;
+    for (int j = 0; j < n; j++)
+      joined |= group[j].id == s->m[i].id;
+    uint64_t now = core_now_ns();
+    if (joined || now >= by_ns) continue;
+    uint32_t open = 0;
+    double left = CORE_MIN(ALIVE_ASK_SECONDS, (double)(by_ns - now) / 1e9);
+    if (round_state(sw, &s->m[i], s->round, gtag, left, &open) == ROUND_OPEN) {
+      CORE_INFO("swarm: round %u: %016llx has not joined and is still in the round; waiting",
+                s->round, (unsigned long long)s->m[i].id);
+      return true;
+    }
+  }
+  return false;
+}
+
 /* Whether a peer this lonely one would meet on its line has closed the round already (the
  * round to catch up to is then noted): the line's members of last time, or, not knowing them
  * yet (its first visit, or a hello since), the peers it knows of (bootstrap, hellos). A peer
@@ -527,10 +581,33 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
    * late and catches up instead. If none has, it waits on: asking costs a connection, waiting
    * for a record left behind cost a late peer most of a matching time per round. */
   uint64_t join_by = CORE_MIN(deadline_ns, last_join + settle);
-  bool asked = false, gone_asked = false;
+  /* A peer seen here that has not joined yet may still be reading: one that saw fewer records
+   * than this one (a record of a peer that died at once never reached it) reads until it has
+   * seen the newest record and nobody new for a settling time. A settling time for the newest
+   * record to show there (what settle_s allows a record everywhere), one more for its reading
+   * to end: until then, the members in do not close without it. Before, they waited a settling
+   * time after the last join only: in leader_dies.sh under load, the survivor that had not seen
+   * the dead leader's record ended its reading 1.3 s after the new leader began, and the new
+   * leader, its settling time 1 s, had closed a group of 2 (1 run in 40). The pool's records
+   * are kept for a time to live and name no round: it keeps the old wait. */
+  uint64_t all_read_by = 0;
+  if (!s->pool) {
+    uint64_t newest = 0;
+    for (int i = 0; i < s->n; i++)
+      newest = CORE_MAX(newest, s->stamp[i]);
+    double left_s = ((double)newest + 2e3 * settle_s(o) - core_wall_s() * 1e3) / 1e3;
+    if (left_s > 0) all_read_by = core_now_ns() + (uint64_t)(left_s * 1e9);
+  }
+  bool asked = false, reading = false, gone_asked = false;
   while (*n < want) {
     swarm_conn c;
-    uint64_t until = *n >= o->min_group ? CORE_MIN(deadline_ns, last_join + settle) : join_by;
+    /* The members seen are waited for past a settling time after the last join only while
+     * one of them says it is still in this round (still_reading): a member that died after
+     * writing its record (the pace test's victim) is refused at once and costs no more. */
+    uint64_t until = *n >= o->min_group
+                         ? CORE_MIN(deadline_ns, reading ? CORE_MAX(last_join + settle, all_read_by)
+                                                         : last_join + settle)
+                         : join_by;
     /* No join for a glance: a peer seen that has not joined may have died since it wrote its
      * record; one found gone is not waited for (a killed member of a group of 4 otherwise
      * cost the round a settling time, a killed partner of a pair most of a matching time). */
@@ -541,6 +618,9 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
         want = CORE_MIN(s->n - not_joined_gone(sw, s, gtag, group, *n), o->target_group);
         continue;
       }
+      if (*n >= o->min_group && !reading && core_now_ns() < CORE_MIN(deadline_ns, all_read_by) &&
+          (reading = still_reading(sw, s, gtag, group, *n, all_read_by)))
+        continue;
       if (*n >= o->min_group || asked) break;
       asked = true;
       if (others_moved_on(sw, s, gtag, group, *n)) {
@@ -779,7 +859,7 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
   uint64_t deadline = CORE_MAX(start + (uint64_t)(timeout_s * 1e9),
                                found + (uint64_t)(timeout_s * FOLLOW_AFTER_FOUND * 1e9));
   if (s->n < o->min_group) reconnect(sw);
-  qsort(s->m, (size_t)s->n, sizeof s->m[0], by_id);
+  sort_seen(s);
   /* Who saw whom decides who leads: the line that lets a run's log explain a group that did
    * not form. */
   CORE_INFO("swarm: round %u: %d (%d expected) on the key after %.2f s, lowest id %016llx",
@@ -817,13 +897,14 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
     CORE_INFO("swarm: round %u: leader %016llx unreachable; the next lowest id leads", s->round,
               (unsigned long long)s->m[0].id);
     memmove(s->m, s->m + 1, (size_t)--s->n * sizeof s->m[0]);
+    memmove(s->stamp, s->stamp + 1, (size_t)s->n * sizeof s->stamp[0]);
     /* Alone without it: the others' records may not have reached this peer when it stopped
      * reading (across regions they take several DHT hops; a WAN test left one peer alone
      * while the two it had not yet seen paired up). Read on for up to half the time left. */
     if (s->n < o->min_group) {
       uint64_t now = core_now_ns();
       read_key(sw, o, s, (deadline - now) / 2, now + (deadline - now) / 2);
-      qsort(s->m, (size_t)s->n, sizeof s->m[0], by_id);
+      sort_seen(s);
     }
   }
   if (pool && *n > 1 && s->group_round > sw->round) {
@@ -927,6 +1008,7 @@ static void keep_line(tern_swarm *sw, int axis, swarm_member *seen_m, int nseen,
   memcpy(sw->line[axis], keep, (size_t)n * sizeof *keep);
   sw->line_seen[axis] = n;
   sw->line_known[axis] = true;
+  sw->line_hellos[axis] = sw->read_hellos;
 }
 
 void swarm_line_drop_failed(tern_swarm *sw, int axis, const uint64_t *failed, int nfailed) {
@@ -965,14 +1047,20 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
   swarm_member seen_m[SWARM_MAX_GROUP];
   /* A peer that said hello has joined the swarm since: how many are on which line is news again
    * (the first peer, alone while the others start, would otherwise glance at its line and be
-   * gone each round as they came); who was there is kept, for keep_line. */
+   * gone each round as they came); who was there is kept, for keep_line. On a grid, since the
+   * last call: the settling time that the bootstrap peer then waits on its next lines is what
+   * lets a peer that started last catch up (7 peers on 3x3 with no training step: its column
+   * ran all 16 rounds in 0.35 s after it started, and without this wait it never met them).
+   * Placed by region, since the line was read: there the bootstrap peer's wait in round 2, with
+   * its region partner there, made its region a settling time late for round 3, where the other
+   * regions wait exactly that long before closing on 3 of 4 (docs/SWARM.md, "Regions"). */
   unsigned heard = hellos_heard(sw);
   sw->nsilent = 0;
-  if (heard != sw->hellos_known) {
-    memset(sw->line_known, 0, sizeof sw->line_known);
-    sw->pool_seen = 0;
-    sw->hellos_known = heard;
-  }
+  for (int a = 0; a < sw->ndims; a++)
+    if (sw->regional ? sw->line_hellos[a] != heard : heard != sw->hellos_known)
+      sw->line_known[a] = false;
+  if (sw->regional ? sw->pool_hellos != heard : heard != sw->hellos_known) sw->pool_seen = 0;
+  sw->hellos_known = heard;
   /* Told "too late" (the others had closed their group: this peer lost time to a dead member,
    * or trains more slowly), it jumps ahead of them (round_ahead) and matches again at once:
    * once per call, so that a call takes at most three matching times. */
@@ -1031,6 +1119,7 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
     rc = match_on(sw, &pool, gkey, true, o->match_timeout, group, n, tag, &late, NULL, &nseen, err);
     leave_pool(sw, gkey);
     sw->pool_seen = nseen;
+    sw->pool_hellos = sw->read_hellos;
     *pooled = true;
   }
   pthread_mutex_lock(&sw->mu);

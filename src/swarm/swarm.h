@@ -267,7 +267,11 @@ struct tern_swarm {
    * so that a stalled one costs its silence once (match.c). */
   uint64_t silent[SWARM_MAX_GROUP];
   int nsilent;
-  unsigned hellos_known;                   /* nhellos when they were learnt (match.c) */
+  unsigned hellos_known; /* nhellos at the last call (match.c) */
+  /* nhellos when each was learnt (when the reading of that key ended): placed by region, a hello
+   * heard after it makes it news again (match.c) */
+  unsigned line_hellos[TERN_SWARM_MAX_DIMS], pool_hellos;
+  unsigned read_hellos; /* nhellos when the last reading of a key ended (match.c) */
   uint64_t line_late[TERN_SWARM_MAX_DIMS]; /* under mu: a late joiner's id (swarm_note_late_join) */
   /* region.c: with a region, axis 0 holds the peers of one region and axis 1 one peer of each
    * region (coords[1] = region_coord, coords[0] = the peer's place in its last region group). */
@@ -412,8 +416,9 @@ void swarm_line_drop_failed(tern_swarm *sw, int axis, const uint64_t *failed, in
 void swarm_send_reject(tern_swarm *sw, int fd, uint32_t round, uint8_t code, uint32_t open);
 /* Answers the queued joins of rounds before `round` (and of `round` once assembled). */
 void swarm_reject_stale(tern_swarm *sw, uint32_t round, bool include_current);
-/* A join turned away as late: when it was for this peer's line, that line expects one more
- * peer next time on its axis (line_late). Any thread. */
+/* A join, or a leader's "has this round closed?" (ROUND_REQ with the line's tag), turned away as
+ * late: when it was for this peer's line, that line expects one more peer next time on its axis
+ * (line_late). Any thread. */
 void swarm_note_late_join(tern_swarm *sw, const swarm_hdr *join);
 
 /* clip.c: true when every value is finite (a peer's values are checked before use). */

@@ -6,7 +6,8 @@
 # plain int8 stays about 6e-3 off (docs/SWARM.md, "8-bit with error feedback"), and must have
 # been in a full region pair and a full group of 4 at least once each. (4 rounds are enough when
 # every group is full; 6 leave room for a cross-region group that the matching closes on 3 of 4
-# because one peer came late, which happens here about one run in three.)
+# because one peer came late: about one run in five did until the first peer stopped
+# forgetting its region line on the hellos of round 0, docs/SWARM.md "Regions".)
 source "$(dirname "$0")/lib.sh" "$1"
 for i in $(seq 0 7); do
   join=""
