@@ -112,6 +112,10 @@ void coll_ring_ag(coll_sched *s, const coll_args *a, coll_buf buf, size_t total,
  * q, its own block copied (not in place): all in one phase (one_phase), or peer r+k in phase k.
  * stride count is alltoall's exchange, stride 0 allgather's. */
 void coll_exchange(coll_sched *s, const coll_args *a, size_t stride, bool one_phase);
+/* alltoallv's: SEND's block for each rank q (coll_v_displ, coll_v_count) to q, q's into RECV
+ * where this rank's counts put it, one phase or n - 1 as coll_exchange; every message sent even
+ * when empty; n = 1 too (build.c hands it alltoallv at one rank). */
+void coll_exchange_v(coll_sched *s, const coll_args *a, bool one_phase);
 
 /* ---- messages of data collectives -------------------------------------------------------- */
 
