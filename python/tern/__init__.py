@@ -319,6 +319,41 @@ class Comm:
     def ialltoall(self, x, out=None):
         return self._alltoall(x, out, False)
 
+    def _alltoallv(self, x, send_counts, recv_counts, out, send_displs, recv_displs, blocking):
+        n, s = self.size, _Buf(x, "alltoallv")
+        counts = [send_counts, send_displs, recv_counts, recv_displs]
+        for k in (1, 3):  # blocks back to back unless placed
+            if counts[k] is None and counts[k - 1] is not None:
+                counts[k] = [sum(counts[k - 1][:q]) for q in range(len(counts[k - 1]))]
+        for name, c in zip(("send_counts", "send_displs", "recv_counts", "recv_displs"), counts):
+            if c is None or len(c) != n or min(c, default=0) < 0:
+                raise ValueError(f"alltoallv: {name} must hold {n} counts >= 0")
+        ext = [max((d + c for c, d in zip(counts[k], counts[k + 1]) if c), default=0)
+               for k in (0, 2)]
+        if s.count < ext[0]:
+            raise ValueError(f"alltoallv: x has {s.count} elements; its blocks need {ext[0]}")
+        r = s if out is x else _Buf(_empty_like(s, ext[1]) if out is None else out,
+                                    "alltoallv out")
+        if r.count < ext[1] or r.dtype != s.dtype:
+            raise ValueError(f"alltoallv: out must hold {ext[1]} elements of x's dtype")
+        arrays = [(ctypes.c_size_t * n)(*c) for c in counts]
+        fn = _lib.lib.tern_alltoallv if blocking else _lib.lib.tern_ialltoallv
+        return self._call("alltoallv", fn, (s.ptr, arrays[0], arrays[1], r.ptr, arrays[2],
+                                            arrays[3], s.dtype), r.obj, (s, r, arrays), blocking)
+
+    def alltoallv(self, x, send_counts, recv_counts, out=None, send_displs=None,
+                  recv_displs=None):
+        """MPI_Alltoallv: send_counts[j] elements of x, at send_displs[j], go to rank j, whose
+        recv_counts[this rank] elements land in its out at recv_displs[this rank]. Displacements
+        default to the blocks back to back; out to a new array (x itself: in place). Every pair
+        must agree on the counts between them, or both ends raise TernError (invalid argument).
+        Returns out."""
+        return self._alltoallv(x, send_counts, recv_counts, out, send_displs, recv_displs, True)
+
+    def ialltoallv(self, x, send_counts, recv_counts, out=None, send_displs=None,
+                   recv_displs=None):
+        return self._alltoallv(x, send_counts, recv_counts, out, send_displs, recv_displs, False)
+
     def _gather(self, x, root, out, blocking):
         s, r = _Buf(x, "gather"), None
         if self.rank == root:
