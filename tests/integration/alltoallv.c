@@ -125,9 +125,9 @@ static void nonblocking(void) {
     lay_out(&l[k], (size_t)1 << (3 * k));
     s[k] = filled(l[k].send_ext), r[k] = filled(l[k].recv_ext);
     fill_send(s[k], &l[k]);
-    expect_ok(tern_ialltoallv(comm, s[k], l[k].sc, l[k].sd, r[k], l[k].rc, l[k].rd, TERN_I32,
-                              &req[k]),
-              "ialltoallv");
+    expect_ok(
+        tern_ialltoallv(comm, s[k], l[k].sc, l[k].sd, r[k], l[k].rc, l[k].rd, TERN_I32, &req[k]),
+        "ialltoallv");
   }
   for (int k = K - 1; k >= 0; k--) {
     expect_ok(tern_wait(req[k]), "wait");
