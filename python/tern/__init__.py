@@ -59,30 +59,46 @@ class TernError(RuntimeError):
                          + (f" ({detail})" if detail else ""))
 
 
+_KINDS = {}  # type of an array -> its package ("numpy", "torch", ...)
+_CODES = {"numpy": {}, "torch": {}}  # package -> {dtype object: tern dtype}, filled as met
+
+
+def _code(kind, dt, what):
+    """The tern dtype of dtype object dt of package kind, remembered: this runs on every call,
+    and naming a dtype by string costs more than the rest of _Buf (docs/PYTORCH.md, "Speed")."""
+    codes = _CODES[kind]
+    code = codes.get(dt)
+    if code is None:
+        table = _NUMPY_DTYPES if kind == "numpy" else _TORCH_DTYPES
+        name = dt.name if kind == "numpy" else str(dt).split(".")[-1]
+        if name not in table:
+            raise TypeError(f"{what}: dtype {name} is not one tern reduces "
+                            f"({', '.join(sorted(table))})")
+        code = codes[dt] = table[name]
+    return code
+
+
 class _Buf:
     """One array seen as (address, element count, tern dtype), holding a reference to it."""
     __slots__ = ("obj", "ptr", "count", "dtype")
 
     def __init__(self, obj, what):
-        kind = type(obj).__module__.split(".")[0]
-        if kind == "numpy":
-            if not obj.flags.c_contiguous:
-                raise ValueError(f"{what}: the numpy array must be C-contiguous")
-            table, name, self.ptr = _NUMPY_DTYPES, obj.dtype.name, obj.ctypes.data
-            self.count = obj.size
-        elif kind == "torch":
-            if obj.device.type != "cpu":
+        kind = _KINDS.get(type(obj))
+        if kind is None:
+            kind = _KINDS[type(obj)] = type(obj).__module__.split(".")[0]
+        if kind == "torch":
+            if not obj.is_cpu:
                 raise ValueError(f"{what}: tern moves CPU tensors; this one is on {obj.device}")
             if not obj.is_contiguous():
                 raise ValueError(f"{what}: the tensor must be contiguous")
-            table, name, self.ptr = _TORCH_DTYPES, str(obj.dtype).split(".")[-1], obj.data_ptr()
-            self.count = obj.numel()
+            self.ptr, self.count = obj.data_ptr(), obj.numel()
+        elif kind == "numpy":
+            if not obj.flags.c_contiguous:
+                raise ValueError(f"{what}: the numpy array must be C-contiguous")
+            self.ptr, self.count = obj.ctypes.data, obj.size
         else:
             raise TypeError(f"{what}: want a numpy array or a torch tensor, not {type(obj).__name__}")
-        if name not in table:
-            raise TypeError(f"{what}: dtype {name} is not one tern reduces "
-                            f"({', '.join(sorted(table))})")
-        self.obj, self.dtype = obj, table[name]
+        self.obj, self.dtype = obj, _code(kind, obj.dtype, what)
 
 
 def _empty_like(buf, count):
