@@ -29,10 +29,11 @@
  *   barrier         -                      -                 zero-element messages only
  *   gather          c                      n*c (root only)   on root SEND is RECV + root*c
  *   scatter         n*c (root only)        c                 on root RECV is SEND + root*c
- *   alltoallv       v: max send displ+cnt  v: max recv ...   SEND is RECV (both extents the larger)
+ *   alltoallv       see below              see below         SEND is RECV (both extents the larger)
  * alltoallv's counts are per peer (coll_vcounts): block q of SEND (send_displs[q], send_counts[q]
- * elements) goes to rank q, and rank q's block lands at recv_displs[q]; with v NULL every count
- * is c and block q lies at q*c, alltoall's layout. It always exchanges a message with every peer,
+ * elements) goes to rank q, and rank q's block lands at recv_displs[q]; each extent is the
+ * largest displ + count of its blocks (coll_v_extent). With v NULL every count is c and block q
+ * lies at q*c, alltoall's layout. It always exchanges a message with every peer,
  * even of zero elements, so that ranks that disagree on a count are told (exec.c).
  * SEND is never written. RECV is not touched where the API leaves it undefined (reduce on
  * non-roots may pass NULL). TMP is scratch the executor provides, sched->tmp_count elements.
