@@ -5,8 +5,8 @@
  *
  * A builder appends rank a->rank's steps to an empty schedule and sets tmp_count; build.c has
  * already checked the arguments and handled count 0 and size 1, so a builder sees n >= 2 and
- * count >= 1 (barrier: count ignored; alltoallv with counts per peer: any n, any counts). The append status is sticky (sched.c), so builders do
- * not check it.
+ * count >= 1 (barrier: count ignored; alltoallv with counts per peer: any n, any counts). The
+ * append status is sticky (sched.c), so builders do not check it.
  */
 #ifndef TERN_COLL_ALGO_H
 #define TERN_COLL_ALGO_H
