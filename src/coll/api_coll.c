@@ -231,9 +231,9 @@ static tern_status do_alltoallv(tern_comm *c, const void *sendbuf, const size_t 
                                 const size_t *sdispls, void *recvbuf, const size_t *rcounts,
                                 const size_t *rdispls, tern_dtype dt, tern_request **req) {
   if (c == NULL) return TERN_ERR_INVALID_ARG;
-  size_t esize = 0, send = 0, recv = 0;
-  CHECK(check_common(c, "alltoallv", 0, 1, dt, &esize));
-  esize = tern_dtype_size(dt);
+  size_t none = 0, send = 0, recv = 0;
+  CHECK(check_common(c, "alltoallv", 0, 1, dt, &none)); /* the dtype; counts are checked below */
+  size_t esize = tern_dtype_size(dt);
   if (!scounts || !sdispls || !rcounts || !rdispls)
     return bad_arg(c, "alltoallv: a count or displacement array is NULL");
   if (!v_extent(c, scounts, sdispls, esize, "send", &send) ||
