@@ -23,6 +23,7 @@ PyTorch DDP communication hook, tern.swarm the swarm averaging (Moshpit) of peer
 """
 
 import ctypes
+import itertools
 
 from . import _lib
 
@@ -340,7 +341,7 @@ class Comm:
         counts = [send_counts, send_displs, recv_counts, recv_displs]
         for k in (1, 3):  # blocks back to back unless placed
             if counts[k] is None and counts[k - 1] is not None:
-                counts[k] = [sum(counts[k - 1][:q]) for q in range(len(counts[k - 1]))]
+                counts[k] = [0, *itertools.accumulate(counts[k - 1])][:len(counts[k - 1])]
         for name, c in zip(("send_counts", "send_displs", "recv_counts", "recv_displs"), counts):
             if c is None or len(c) != n or min(c, default=0) < 0:
                 raise ValueError(f"alltoallv: {name} must hold {n} counts >= 0")
