@@ -151,6 +151,17 @@ tern_status tern_reduce(tern_comm *c, const void *sendbuf, void *recvbuf, size_t
  * Not in place: sendbuf and recvbuf must not overlap. */
 tern_status tern_alltoall(tern_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                           tern_dtype dt);
+/* MPI_Alltoallv: rank i's block for rank j (send_counts[j] elements at send_displs[j] of
+ * sendbuf) lands in rank j's recvbuf at recv_displs[i], recv_counts[i] elements. The four arrays
+ * hold one entry per rank, in elements of dt; blocks may lie in any order, with gaps, but the
+ * blocks of recvbuf must not overlap. Each pair of ranks must agree (rank i's send_counts[j] is
+ * rank j's recv_counts[i]): the two ends of a pair that disagrees both return
+ * TERN_ERR_INVALID_ARG, at any count, zero included; they do not wait for the deadline. In place
+ * when sendbuf == recvbuf (which then holds both layouts; the send blocks are staged in scratch
+ * first). */
+tern_status tern_alltoallv(tern_comm *c, const void *sendbuf, const size_t *send_counts,
+                           const size_t *send_displs, void *recvbuf, const size_t *recv_counts,
+                           const size_t *recv_displs, tern_dtype dt);
 /* root's recvbuf holds size * sendcount elements, block r from rank r (MPI_Gather); recvbuf is
  * written on root only (may be NULL elsewhere). In place on root when sendbuf == recvbuf +
  * root * sendcount elements. */
@@ -192,6 +203,10 @@ tern_status tern_ireduce(tern_comm *c, const void *sendbuf, void *recvbuf, size_
                          tern_dtype dt, tern_op op, int root, tern_request **req);
 tern_status tern_ialltoall(tern_comm *c, const void *sendbuf, void *recvbuf, size_t count,
                            tern_dtype dt, tern_request **req);
+/* The counts and displacements too must stay valid until the request completes. */
+tern_status tern_ialltoallv(tern_comm *c, const void *sendbuf, const size_t *send_counts,
+                            const size_t *send_displs, void *recvbuf, const size_t *recv_counts,
+                            const size_t *recv_displs, tern_dtype dt, tern_request **req);
 tern_status tern_igather(tern_comm *c, const void *sendbuf, void *recvbuf, size_t sendcount,
                          tern_dtype dt, int root, tern_request **req);
 tern_status tern_iscatter(tern_comm *c, const void *sendbuf, void *recvbuf, size_t recvcount,

@@ -22,7 +22,8 @@ def main():
     print()
     print("| operation | ranks | bytes | tern | Gloo | tern / Gloo |")
     print("|---|---|---|---|---|---|")
-    for what in ("ddp_step", "ddp_step_hook", "all_gather_into_tensor", "reduce_scatter_tensor"):
+    for what in ("ddp_step", "ddp_step_hook", "all_gather_into_tensor", "reduce_scatter_tensor",
+                 "all_to_all_single_splits"):
         for (w, b, n, nbytes), us in sorted(best.items(), key=lambda kv: (kv[0][2], kv[0][3])):
             if w != what or b != "tern" or n < 2:
                 continue

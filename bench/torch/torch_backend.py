@@ -13,6 +13,9 @@ Rank 0 prints CSV lines "what,backend,ranks,bytes,us":
   all_gather_into_tensor, reduce_scatter_tensor at 1 MiB and 16 MiB of output (per rank's
             input for reduce_scatter: size x that); Gloo has neither: its emulation, all_gather
             into a list and a cat, and an all_reduce of the whole input and a slice
+  all_to_all_single_splits  all_to_all_single with uneven split sizes (rank r sends rank q
+            (r + q) % 3 blocks, some none), 1 MiB and 16 MiB sent per rank on average; both
+            backends have it (tern: tern_alltoallv)
 """
 import statistics
 import sys
@@ -109,6 +112,21 @@ def sharded(n, gloo):
             ("reduce_scatter_tensor", "gloo"): gloo_scatter}, reps))
 
 
+def alltoallv(n, gloo):
+    rank = dist.get_rank()
+    for nbytes in (1 << 20, 16 << 20):
+        row = nbytes // 4 // n  # floats a block: n blocks a rank on average
+        send = [(rank + q) % 3 for q in range(n)]
+        recv = [(q + rank) % 3 for q in range(n)]
+        x, out = torch.ones(sum(send) * row), torch.empty(sum(recv) * row)
+        sizes = ([s * row for s in recv], [s * row for s in send])
+        reps = max(2, (64 << 20) // (nbytes * n))
+        emit(n, nbytes, interleaved({
+            ("all_to_all_single_splits", "tern"): lambda: dist.all_to_all_single(out, x, *sizes),
+            ("all_to_all_single_splits", "gloo"):
+                lambda: dist.all_to_all_single(out, x, *sizes, group=gloo)}, reps))
+
+
 def main():
     torch.set_num_threads(1)
     dist.init_process_group("tern")
@@ -118,6 +136,7 @@ def main():
     if n > 1 or "all" in sys.argv:
         ddp_steps(n, gloo)
         sharded(n, gloo)
+        alltoallv(n, gloo)
     dist.destroy_process_group()
 
 

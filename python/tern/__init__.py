@@ -23,6 +23,7 @@ PyTorch DDP communication hook, tern.swarm the swarm averaging (Moshpit) of peer
 """
 
 import ctypes
+import itertools
 
 from . import _lib
 
@@ -59,30 +60,46 @@ class TernError(RuntimeError):
                          + (f" ({detail})" if detail else ""))
 
 
+_KINDS = {}  # type of an array -> its package ("numpy", "torch", ...)
+_CODES = {"numpy": {}, "torch": {}}  # package -> {dtype object: tern dtype}, filled as met
+
+
+def _code(kind, dt, what):
+    """The tern dtype of dtype object dt of package kind, remembered: this runs on every call,
+    and naming a dtype by string costs more than the rest of _Buf (docs/PYTORCH.md, "Speed")."""
+    codes = _CODES[kind]
+    code = codes.get(dt)
+    if code is None:
+        table = _NUMPY_DTYPES if kind == "numpy" else _TORCH_DTYPES
+        name = dt.name if kind == "numpy" else str(dt).split(".")[-1]
+        if name not in table:
+            raise TypeError(f"{what}: dtype {name} is not one tern reduces "
+                            f"({', '.join(sorted(table))})")
+        code = codes[dt] = table[name]
+    return code
+
+
 class _Buf:
     """One array seen as (address, element count, tern dtype), holding a reference to it."""
     __slots__ = ("obj", "ptr", "count", "dtype")
 
     def __init__(self, obj, what):
-        kind = type(obj).__module__.split(".")[0]
-        if kind == "numpy":
-            if not obj.flags.c_contiguous:
-                raise ValueError(f"{what}: the numpy array must be C-contiguous")
-            table, name, self.ptr = _NUMPY_DTYPES, obj.dtype.name, obj.ctypes.data
-            self.count = obj.size
-        elif kind == "torch":
-            if obj.device.type != "cpu":
+        kind = _KINDS.get(type(obj))
+        if kind is None:
+            kind = _KINDS[type(obj)] = type(obj).__module__.split(".")[0]
+        if kind == "torch":
+            if not obj.is_cpu:
                 raise ValueError(f"{what}: tern moves CPU tensors; this one is on {obj.device}")
             if not obj.is_contiguous():
                 raise ValueError(f"{what}: the tensor must be contiguous")
-            table, name, self.ptr = _TORCH_DTYPES, str(obj.dtype).split(".")[-1], obj.data_ptr()
-            self.count = obj.numel()
+            self.ptr, self.count = obj.data_ptr(), obj.numel()
+        elif kind == "numpy":
+            if not obj.flags.c_contiguous:
+                raise ValueError(f"{what}: the numpy array must be C-contiguous")
+            self.ptr, self.count = obj.ctypes.data, obj.size
         else:
             raise TypeError(f"{what}: want a numpy array or a torch tensor, not {type(obj).__name__}")
-        if name not in table:
-            raise TypeError(f"{what}: dtype {name} is not one tern reduces "
-                            f"({', '.join(sorted(table))})")
-        self.obj, self.dtype = obj, table[name]
+        self.obj, self.dtype = obj, _code(kind, obj.dtype, what)
 
 
 def _empty_like(buf, count):
@@ -318,6 +335,41 @@ class Comm:
 
     def ialltoall(self, x, out=None):
         return self._alltoall(x, out, False)
+
+    def _alltoallv(self, x, send_counts, recv_counts, out, send_displs, recv_displs, blocking):
+        n, s = self.size, _Buf(x, "alltoallv")
+        counts = [send_counts, send_displs, recv_counts, recv_displs]
+        for k in (1, 3):  # blocks back to back unless placed
+            if counts[k] is None and counts[k - 1] is not None:
+                counts[k] = [0, *itertools.accumulate(counts[k - 1])][:len(counts[k - 1])]
+        for name, c in zip(("send_counts", "send_displs", "recv_counts", "recv_displs"), counts):
+            if c is None or len(c) != n or min(c, default=0) < 0:
+                raise ValueError(f"alltoallv: {name} must hold {n} counts >= 0")
+        ext = [max((d + c for c, d in zip(counts[k], counts[k + 1]) if c), default=0)
+               for k in (0, 2)]
+        if s.count < ext[0]:
+            raise ValueError(f"alltoallv: x has {s.count} elements; its blocks need {ext[0]}")
+        r = s if out is x else _Buf(_empty_like(s, ext[1]) if out is None else out,
+                                    "alltoallv out")
+        if r.count < ext[1] or r.dtype != s.dtype:
+            raise ValueError(f"alltoallv: out must hold {ext[1]} elements of x's dtype")
+        arrays = [(ctypes.c_size_t * n)(*c) for c in counts]
+        fn = _lib.lib.tern_alltoallv if blocking else _lib.lib.tern_ialltoallv
+        return self._call("alltoallv", fn, (s.ptr, arrays[0], arrays[1], r.ptr, arrays[2],
+                                            arrays[3], s.dtype), r.obj, (s, r, arrays), blocking)
+
+    def alltoallv(self, x, send_counts, recv_counts, out=None, send_displs=None,
+                  recv_displs=None):
+        """MPI_Alltoallv: send_counts[j] elements of x, at send_displs[j], go to rank j, whose
+        recv_counts[this rank] elements land in its out at recv_displs[this rank]. Displacements
+        default to the blocks back to back; out to a new array (x itself: in place). Every pair
+        must agree on the counts between them, or both ends raise TernError (invalid argument).
+        Returns out."""
+        return self._alltoallv(x, send_counts, recv_counts, out, send_displs, recv_displs, True)
+
+    def ialltoallv(self, x, send_counts, recv_counts, out=None, send_displs=None,
+                   recv_displs=None):
+        return self._alltoallv(x, send_counts, recv_counts, out, send_displs, recv_displs, False)
 
     def _gather(self, x, root, out, blocking):
         s, r = _Buf(x, "gather"), None

@@ -407,49 +407,43 @@ class ProcessGroupTern(dist.ProcessGroup):
             torch.cat([_check(t, "scatter").reshape(-1) for t in ins]), "scatter")
         return Work([self.comm.iscatter(flat, _bytes(out, "scatter"), root)], output_tensors)
 
-    def _exchange(self, sends, recvs, what):
-        """Point-to-point all-to-all: sends[r] goes to rank r, recvs[r] comes from it (byte
-        tensors). Posted back to back, they run together (docs/API.md's point to point)."""
-        me, reqs = self.comm.rank, []
-        for r in range(self.comm.size):
-            if r == me:
-                if sends[r].numel() != recvs[r].numel():
-                    raise ValueError(f"tern: {what}: this rank sends itself {sends[r].numel()} "
-                                     f"bytes but expects {recvs[r].numel()}")
-                recvs[r].copy_(sends[r])
-                continue
-            if sends[r].numel():
-                reqs.append(self.comm.isend(sends[r], r))
-            if recvs[r].numel():
-                reqs.append(self.comm.irecv(recvs[r], r))
-        return reqs
-
     def alltoall_base(self, output, input, output_split_sizes, input_split_sizes,
                       opts=None):
+        """all_to_all_single: tern_ialltoall for equal splits, tern_ialltoallv (a checked
+        schedule: src/coll/algo/direct.c) for split sizes, both on the tensors' bytes, in place
+        when output is input."""
         n = self.comm.size
         if output.dtype != input.dtype:
             raise ValueError("tern: all_to_all_single: input and output dtypes differ")
+        src = _bytes(input, "all_to_all_single input")
+        dst = src if output.data_ptr() == input.data_ptr() else _bytes(
+            output, "all_to_all_single output")
         if not output_split_sizes and not input_split_sizes:
             if input.numel() != output.numel() or input.numel() % n:
                 raise ValueError(f"tern: all_to_all_single: input and output must hold the same "
                                  f"number of elements, a multiple of {n}")
-            src = input if input.data_ptr() != output.data_ptr() else input.clone()
-            return Work([self.comm.ialltoall(_bytes(src, "all_to_all input"),
-                                             out=_bytes(output, "all_to_all output"))], [output])
-        row_in = input.numel() // max(input.shape[0], 1) if input.dim() else 1
-        row_out = output.numel() // max(output.shape[0], 1) if output.dim() else 1
-        ins = _split(input, input_split_sizes, row_in, n, "input")
-        outs = _split(output, output_split_sizes, row_out, n, "output")
-        return Work(self._exchange([_bytes(t, "") for t in ins], [_bytes(t, "") for t in outs],
-                                   "all_to_all_single"), [output])
+            return Work([self.comm.ialltoall(src, out=dst)], [output])
+        send = _split_bytes(input, input_split_sizes, n, "input")
+        recv = _split_bytes(output, output_split_sizes, n, "output")
+        return Work([self.comm.ialltoallv(src, send, recv, out=dst)], [output])
 
     def alltoall(self, output_tensors, input_tensors, opts=None):
+        """all_to_all with lists: the inputs concatenated, one tern_ialltoallv, the result cut
+        into the outputs when it completes."""
         n = self.comm.size
         if len(output_tensors) != n or len(input_tensors) != n:
             raise ValueError(f"tern: all_to_all: want {n} input and {n} output tensors")
         sends = [_bytes(t, "all_to_all input") for t in input_tensors]
         recvs = [_bytes(t, "all_to_all output") for t in output_tensors]
-        return Work(self._exchange(sends, recvs, "all_to_all"), output_tensors)
+        flat_in = torch.cat(sends) if sends else torch.empty(0, dtype=torch.uint8)
+        sizes = [t.numel() for t in recvs]
+        flat_out = torch.empty(sum(sizes), dtype=torch.uint8)
+        req = self.comm.ialltoallv(flat_in, [t.numel() for t in sends], sizes, out=flat_out)
+
+        def finish():
+            for t, block in zip(recvs, flat_out.split(sizes)):
+                t.copy_(block)
+        return Work([req], output_tensors, finish)
 
     # ---- point to point ----
 
@@ -473,17 +467,20 @@ class ProcessGroupTern(dist.ProcessGroup):
         self.comm.close()
 
 
-def _split(t, sizes, row, n, what):
-    """t cut into n pieces of sizes[r] rows (equal pieces when sizes is empty), contiguous."""
-    flat = _check(t, f"all_to_all_single {what}").reshape(-1)
+def _split_bytes(t, sizes, n, what):
+    """all_to_all_single's split sizes (rows of t's first dimension; empty: equal parts) as byte
+    counts, checked against t."""
+    _check(t, f"all_to_all_single {what}")
+    rows = t.shape[0] if t.dim() else 1
+    row = (t.numel() // rows if rows else 0) * t.element_size()
     if not sizes:
-        if flat.numel() % n:
+        if rows % n:
             raise ValueError(f"tern: all_to_all_single: the {what} does not cut into {n} equal parts")
-        return list(flat.chunk(n)) if flat.numel() else [flat] * n
-    if len(sizes) != n or sum(sizes) * row != flat.numel() or min(sizes) < 0:
+        return [rows // n * row] * n
+    if len(sizes) != n or sum(sizes) != rows or min(sizes) < 0:
         raise ValueError(f"tern: all_to_all_single: {what} split sizes {list(sizes)} do not cut "
-                         f"its {flat.numel() // max(row, 1)} rows into {n} parts")
-    return list(flat.split([s * row for s in sizes]))
+                         f"its {rows} rows into {n} parts")
+    return [s * row for s in sizes]
 
 
 def _advertised_host():

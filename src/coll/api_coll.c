@@ -208,6 +208,49 @@ static tern_status do_alltoall(tern_comm *c, const void *sendbuf, void *recvbuf,
   return issue(c, &p, req);
 }
 
+/* The elements alltoallv's blocks span in one buffer (the largest displ + count), or false with
+ * the complaint made when an entry overflows the address space. */
+static bool v_extent(tern_comm *c, const size_t *counts, const size_t *displs, size_t esize,
+                     const char *which, size_t *out) {
+  size_t end = 0, most = SIZE_MAX / esize;
+  for (int q = 0; q < c->size; q++) {
+    if (counts[q] > most || displs[q] > most - counts[q]) {
+      bad_arg(c, "alltoallv: %s block %d (displ %zu, count %zu) overflows the address space", which,
+              q, displs[q], counts[q]);
+      return false;
+    }
+    if (counts[q]) end = CORE_MAX(end, displs[q] + counts[q]);
+  }
+  *out = end;
+  return true;
+}
+
+/* What each pair of ranks must agree on (rank i's send count to j is j's receive count from i)
+ * is checked by the two ends as the messages arrive (exec.c); here, what a rank alone can see. */
+static tern_status do_alltoallv(tern_comm *c, const void *sendbuf, const size_t *scounts,
+                                const size_t *sdispls, void *recvbuf, const size_t *rcounts,
+                                const size_t *rdispls, tern_dtype dt, tern_request **req) {
+  if (c == NULL) return TERN_ERR_INVALID_ARG;
+  size_t none = 0, send = 0, recv = 0;
+  CHECK(check_common(c, "alltoallv", 0, 1, dt, &none)); /* the dtype; counts are checked below */
+  size_t esize = tern_dtype_size(dt);
+  if (!scounts || !sdispls || !rcounts || !rdispls)
+    return bad_arg(c, "alltoallv: a count or displacement array is NULL");
+  if (!v_extent(c, scounts, sdispls, esize, "send", &send) ||
+      !v_extent(c, rcounts, rdispls, esize, "receive", &recv))
+    return TERN_ERR_INVALID_ARG;
+  if (scounts[c->rank] != rcounts[c->rank])
+    return bad_arg(c, "alltoallv: this rank sends itself %zu elements but receives %zu",
+                   scounts[c->rank], rcounts[c->rank]);
+  CHECK(need_buf(c, "alltoallv", "sendbuf", sendbuf, send * esize));
+  CHECK(need_buf(c, "alltoallv", "recvbuf", recvbuf, recv * esize));
+  bool inplace = sendbuf == recvbuf && sendbuf != NULL;
+  if (!inplace) CHECK(check_apart(c, "alltoallv", sendbuf, send * esize, recvbuf, recv * esize));
+  tern_request p = coll_proto(c, COLL_ALLTOALLV, sendbuf, recvbuf, 0, dt, TERN_SUM, 0, inplace);
+  p.v[0] = scounts, p.v[1] = sdispls, p.v[2] = rcounts, p.v[3] = rdispls;
+  return issue(c, &p, req);
+}
+
 static tern_status do_barrier(tern_comm *c, tern_request **req) {
   if (c == NULL) return TERN_ERR_INVALID_ARG;
   tern_request p = coll_proto(c, COLL_BARRIER, NULL, NULL, 0, TERN_U8, TERN_SUM, 0, false);
@@ -274,6 +317,11 @@ tern_status tern_reduce(tern_comm *c, const void *s, void *r, size_t n, tern_dty
 tern_status tern_alltoall(tern_comm *c, const void *s, void *r, size_t n, tern_dtype dt) {
   return do_alltoall(c, s, r, n, dt, NULL);
 }
+tern_status tern_alltoallv(tern_comm *c, const void *s, const size_t *scounts,
+                           const size_t *sdispls, void *r, const size_t *rcounts,
+                           const size_t *rdispls, tern_dtype dt) {
+  return do_alltoallv(c, s, scounts, sdispls, r, rcounts, rdispls, dt, NULL);
+}
 tern_status tern_gather(tern_comm *c, const void *s, void *r, size_t n, tern_dtype dt, int root) {
   return do_rooted_blocks(c, COLL_GATHER, s, r, n, dt, root, NULL);
 }
@@ -330,6 +378,12 @@ tern_status tern_ialltoall(tern_comm *c, const void *s, void *r, size_t n, tern_
                            tern_request **req) {
   NEED_REQ("ialltoall");
   return do_alltoall(c, s, r, n, dt, req);
+}
+tern_status tern_ialltoallv(tern_comm *c, const void *s, const size_t *scounts,
+                            const size_t *sdispls, void *r, const size_t *rcounts,
+                            const size_t *rdispls, tern_dtype dt, tern_request **req) {
+  NEED_REQ("ialltoallv");
+  return do_alltoallv(c, s, scounts, sdispls, r, rcounts, rdispls, dt, req);
 }
 tern_status tern_igather(tern_comm *c, const void *s, void *r, size_t n, tern_dtype dt, int root,
                          tern_request **req) {

@@ -31,8 +31,11 @@ static bool args_valid(const coll_args *a) {
   if ((unsigned)a->kind >= COLL_NUM_KINDS || a->size < 1 || a->size > INT_MAX / 2) return false;
   if (a->rank < 0 || a->rank >= a->size) return false;
   if (coll_kind_rooted(a->kind) && (a->root < 0 || a->root >= a->size)) return false;
+  if (a->v && a->kind != COLL_ALLTOALLV) return false;
   /* The largest extent a builder uses is under 2 n count (an alltoall's scratch). */
-  return a->kind == COLL_BARRIER || a->count <= SIZE_MAX / (2 * (size_t)a->size + 2);
+  if (a->kind != COLL_BARRIER && a->count > SIZE_MAX / (2 * (size_t)a->size + 2)) return false;
+  return a->kind != COLL_ALLTOALLV ||
+         (coll_v_extent(a, true) != SIZE_MAX && coll_v_extent(a, false) != SIZE_MAX);
 }
 
 /* The rooted collectives (broadcast, reduce, gather, scatter): each rank first sends its
@@ -53,7 +56,8 @@ static void check_root(coll_sched *s, const coll_args *a) {
   coll_sched_recv(s, (a->rank + a->size - 1) % a->size, COLL_BUF_RECV, 0, 0);
 }
 
-/* One rank: the result is its own data. */
+/* One rank: the result is its own data (alltoallv's own block, where its counts put it, is the
+ * builder's). */
 static void build_alone(coll_sched *s, const coll_args *a) {
   if (a->kind != COLL_BARRIER && !a->inplace)
     coll_sched_copy(s, COLL_BUF_RECV, 0, COLL_BUF_SEND, 0, a->count);
@@ -65,9 +69,9 @@ tern_status coll_build(coll_sched *s, const coll_args *a, coll_algo algo) {
   if (!args_valid(a) || d == NULL) return TERN_ERR_INVALID_ARG;
   if (!d->build[a->kind]) return TERN_ERR_UNSUPPORTED;
   s->algo = algo;
-  if (a->size == 1) {
+  if (a->size == 1 && a->v == NULL) {
     build_alone(s, a);
-  } else if (a->count > 0 || a->kind == COLL_BARRIER) {
+  } else if (a->count > 0 || coll_kind_runs_empty(a->kind)) {
     if (d->fits && !d->fits(a)) return TERN_ERR_UNSUPPORTED;
     check_root(s, a);
     d->build[a->kind](s, a);

@@ -19,7 +19,7 @@
 
 /* A field added to coll_args must be added to same_key too (and to the key test in
  * test_sched.c): this catches the addition on the LP64 targets tern builds for. */
-_Static_assert(sizeof(size_t) != 8 || sizeof(coll_args) == 56,
+_Static_assert(sizeof(size_t) != 8 || sizeof(coll_args) == 64,
                "coll_args changed: update same_key in cache.c");
 
 void coll_sched_cache_init(coll_sched_cache *k) {
@@ -40,7 +40,7 @@ static bool same_key(const coll_sched_cache_entry *e, const coll_args *a, coll_a
          b->rank == a->rank && b->size == a->size && b->root == a->root &&
          b->inplace == a->inplace && b->cpus == a->cpus && b->seg_count == a->seg_count &&
          b->ppn == a->ppn && b->inner == a->inner && b->hosts == a->hosts &&
-         b->unchecked_root == a->unchecked_root;
+         b->unchecked_root == a->unchecked_root && b->v == NULL && a->v == NULL;
 }
 
 tern_status coll_sched_cache_get(coll_sched_cache *k, const coll_args *a, coll_algo algo,
@@ -58,9 +58,13 @@ tern_status coll_sched_cache_get(coll_sched_cache *k, const coll_args *a, coll_a
   }
   k->misses++;
   tern_status rc = coll_build(&victim->sched, a, algo);
-  /* Failures are not remembered: the entry stays empty, and the caller may try another algo. */
-  victim->used = rc == TERN_OK ? ++k->clock : 0;
+  /* Failures are not remembered: the entry stays empty, and the caller may try another algo.
+   * Nor are schedules of per-peer counts (alltoallv's v): their key would be the caller's 4 n
+   * counts, and building one is a pass over them, which comparing them would cost anyway. The
+   * entry stays the first victim, so they evict nothing. */
+  victim->used = rc == TERN_OK && a->v == NULL ? ++k->clock : 0;
   victim->key = *a;
+  victim->key.v = NULL;
   victim->algo = algo;
   *out = &victim->sched;
   return rc;

@@ -69,6 +69,14 @@ const char *coll_chk_ranks(uint64_t set, char *out, size_t len) {
 
 /* ---- extents and aliasing ---------------------------------------------------------------- */
 
+/* The arguments rank r built its schedule with: alltoallv's a->v holds every rank's counts. */
+static coll_args rank_args(const coll_checker *c, int r) {
+  coll_args ar = *c->a;
+  ar.rank = r;
+  if (ar.kind == COLL_ALLTOALLV && ar.v) ar.v = &c->a->v[r];
+  return ar;
+}
+
 static void layout(coll_checker *c, int r) {
   const coll_args *a = c->a;
   coll_chk_rank *k = &c->rk[r];
@@ -99,6 +107,12 @@ static void layout(coll_checker *c, int r) {
   case COLL_SCATTER:
     send = root ? n * cnt : 0;
     break;
+  case COLL_ALLTOALLV: {
+    coll_args ar = rank_args(c, r);
+    send = coll_v_extent(&ar, true), recv = coll_v_extent(&ar, false);
+    if (a->inplace) send = recv = CORE_MAX(send, recv); /* one buffer holds both layouts */
+    break;
+  }
   default:
     break;
   }
@@ -108,7 +122,7 @@ static void layout(coll_checker *c, int r) {
   for (int b = 0; b < COLL_NUM_BUFS; b++)
     k->store[b] = (uint8_t)b, k->base[b] = 0;
   if (!a->inplace) return;
-  if (a->kind == COLL_ALLREDUCE || a->kind == COLL_ALLTOALL ||
+  if (a->kind == COLL_ALLREDUCE || a->kind == COLL_ALLTOALL || a->kind == COLL_ALLTOALLV ||
       ((a->kind == COLL_BROADCAST || a->kind == COLL_REDUCE) && root))
     k->store[COLL_BUF_SEND] = COLL_BUF_RECV;
   if (a->kind == COLL_ALLGATHER)
@@ -161,6 +175,32 @@ static bool expect(const coll_checker *c, int r, int q, want *w) {
     break;
   }
   return true;
+}
+
+/* alltoallv: rank q's block for r, at RECV[recv_displs[q], +recv_counts[q]) of r, holds q's
+ * SEND[q's send_displs[r], ...). Blocks lie in any order, with gaps between (left alone). */
+static tern_status verify_blocks(coll_checker *c, int r) {
+  const coll_chk_rank *k = &c->rk[r];
+  coll_args ar = rank_args(c, r);
+  for (int q = 0; q < c->n; q++) {
+    coll_args aq = rank_args(c, q);
+    size_t off = coll_v_displ(&ar, false, q), len = coll_v_count(&ar, false, q);
+    size_t idx = coll_v_displ(&aq, true, r);
+    if (len == 0) continue;
+    if (coll_symbuf_read(&k->mem[k->store[COLL_BUF_RECV]], k->base[COLL_BUF_RECV] + off, len,
+                         &c->l1) != TERN_OK)
+      return TERN_ERR_NOMEM;
+    for (size_t p = 0; p < c->l1.len; p++) {
+      const coll_sym *u = &c->l1.v[p];
+      if (u->set != 1ull << q)
+        return coll_chk_fail(c, "rank %d: RECV[%zu] (of rank %d's block) %s", r, off + u->off, q,
+                             u->set ? "holds other ranks' contributions" : "is never written");
+      if (u->idx != idx + u->off)
+        return coll_chk_fail(c, "rank %d: RECV[%zu] holds element %zu of rank %d, not %zu", r,
+                             off + u->off, u->idx, q, idx + u->off);
+    }
+  }
+  return TERN_OK;
 }
 
 static tern_status read_recv(coll_checker *c, int r, coll_symlist *out) {
@@ -223,7 +263,7 @@ static tern_status verify(coll_checker *c) {
   uint64_t all = c->n == 64 ? ~0ull : (1ull << c->n) - 1;
   bool identical = c->a->kind == COLL_ALLREDUCE || c->a->kind == COLL_ALLGATHER;
   for (int r = 0; r < c->n; r++) {
-    tern_status st = verify_rank(c, r);
+    tern_status st = c->a->kind == COLL_ALLTOALLV ? verify_blocks(c, r) : verify_rank(c, r);
     if (st != TERN_OK) return st;
     if (c->a->kind == COLL_BARRIER && c->rk[r].known != all)
       return coll_chk_fail(c, "rank %d leaves the barrier before hearing from rank %s", r,
@@ -315,6 +355,7 @@ tern_status coll_check(const coll_args *a, coll_algo algo, char *why, size_t why
   for (int r = 0; r < a->size && st == TERN_OK; r++) {
     coll_args ar = *a;
     ar.rank = r;
+    if (a->kind == COLL_ALLTOALLV && a->v) ar.v = &a->v[r];
     st = coll_build(&s[r], &ar, algo);
     if (st != TERN_OK && why_len)
       snprintf(why, why_len, "coll_build(%s, %s) for rank %d: %s", coll_kind_name(a->kind),

@@ -39,6 +39,15 @@ static coll_algo across_hosts(const coll_args *a, size_t elem_size, const coll_s
 
 coll_algo coll_choose(const coll_args *a, size_t elem_size, const coll_site *w,
                       const coll_tuning *tuned, coll_algo *inner) {
+  /* alltoallv: a rank knows only its own counts, and every rank must choose alike, so the
+   * choice is made from what they share: the ranks and their placement, at count 0 (the
+   * latency of the exchange; docs/API.md) */
+  coll_args shared;
+  if (a->kind == COLL_ALLTOALLV) {
+    shared = *a;
+    shared.v = NULL, shared.count = 0;
+    a = &shared;
+  }
   coll_algo algo = COLL_ALGO_AUTO;
   *inner = COLL_ALGO_RING;
   if (w->across_hosts)

@@ -156,7 +156,18 @@ static const uint8_t flows[COLL_NUM_KINDS] = {
     [COLL_ALLTOALL] = NET_FLOW_EXCHANGE,
     [COLL_BARRIER] = NET_FLOW_EXCHANGE,
     [COLL_GATHER] = NET_FLOW_ONE_WAY,
-    [COLL_SCATTER] = NET_FLOW_ONE_WAY};
+    [COLL_SCATTER] = NET_FLOW_ONE_WAY,
+    [COLL_ALLTOALLV] = NET_FLOW_EXCHANGE};
+
+/* What an alltoallv message carries as its count, that the two ends of each pair check against
+ * each other (net_msg_match): a message to peer carries the count this rank expects back from
+ * it; a receive from peer wants the count this rank sends it. With the bytes, which each end
+ * checks against its own count for the message, a pair that disagrees on either direction is
+ * told at both ends, and no rank waits for a message that is not coming: every pair exchanges
+ * one both ways, empty or not (sched.h). */
+static uint64_t pair_count(const tern_request *r, const coll_step *st) {
+  return st->kind == COLL_STEP_SEND ? r->v[2][st->peer] : r->v[0][st->peer];
+}
 
 static tern_status run_phases(tern_comm *c, tern_request *r, const coll_sched *s,
                               char *const bufs[], size_t esize) {
@@ -188,6 +199,7 @@ static tern_status run_phases(tern_comm *c, tern_request *r, const coll_sched *s
                       .reduce = st->kind == COLL_STEP_RECV_REDUCE,
                       .flow = flow};
       x->hdr.bytes = st->count * esize;
+      if (r->coll == COLL_ALLTOALLV) x->hdr.count = pair_count(r, st);
       if (x->is_send)
         x->src = bufs[st->buf] + st->off * esize;
       else
@@ -218,13 +230,15 @@ static void finish_avg(tern_comm *c, tern_request *r) {
 static tern_status run_coll(tern_comm *c, tern_request *r) {
   tern_status rc = comm_check_alive(c);
   if (rc != TERN_OK) return rc;
-  if (r->count == 0 && r->coll != COLL_BARRIER) return TERN_OK;
+  if (r->count == 0 && !coll_kind_runs_empty((coll_kind)r->coll)) return TERN_OK;
+  coll_vcounts v = {r->v[0], r->v[1], r->v[2], r->v[3]};
   coll_args a = {.kind = (coll_kind)r->coll,
                  .rank = c->rank,
                  .size = c->size,
                  .root = r->root,
                  .count = r->count,
-                 .inplace = r->inplace};
+                 .inplace = r->inplace,
+                 .v = r->coll == COLL_ALLTOALLV ? &v : NULL};
   const coll_sched *s = NULL;
   size_t esize = tern_dtype_size(r->dt);
   if ((rc = build(c, r, &a, esize, &s)) != TERN_OK) return rc;

@@ -179,3 +179,13 @@ bool coll_kind_parse(const char *s, coll_kind *out) {
     }
   return false;
 }
+
+size_t coll_v_extent(const coll_args *a, bool send) {
+  size_t end = 0;
+  for (int q = 0; q < a->size; q++) {
+    size_t c = coll_v_count(a, send, q), d = coll_v_displ(a, send, q);
+    if (c > SIZE_MAX - d) return SIZE_MAX;
+    if (c > 0) end = CORE_MAX(end, d + c);
+  }
+  return end;
+}

@@ -29,6 +29,12 @@
  *   barrier         -                      -                 zero-element messages only
  *   gather          c                      n*c (root only)   on root SEND is RECV + root*c
  *   scatter         n*c (root only)        c                 on root RECV is SEND + root*c
+ *   alltoallv       see below              see below         SEND is RECV (both extents the larger)
+ * alltoallv's counts are per peer (coll_vcounts): block q of SEND (send_displs[q], send_counts[q]
+ * elements) goes to rank q, and rank q's block lands at recv_displs[q]; each extent is the
+ * largest displ + count of its blocks (coll_v_extent). With v NULL every count is c and block q
+ * lies at q*c, alltoall's layout. It always exchanges a message with every peer,
+ * even of zero elements, so that ranks that disagree on a count are told (exec.c).
  * SEND is never written. RECV is not touched where the API leaves it undefined (reduce on
  * non-roots may pass NULL). TMP is scratch the executor provides, sched->tmp_count elements.
  */
@@ -45,14 +51,21 @@ typedef enum coll_kind {
   COLL_REDUCE,
   COLL_ALLTOALL,
   COLL_BARRIER,
-  COLL_GATHER,  /* block q of root's RECV from rank q (MPI_Gather) */
-  COLL_SCATTER, /* root's SEND block q to rank q's RECV (MPI_Scatter) */
+  COLL_GATHER,    /* block q of root's RECV from rank q (MPI_Gather) */
+  COLL_SCATTER,   /* root's SEND block q to rank q's RECV (MPI_Scatter) */
+  COLL_ALLTOALLV, /* alltoall with counts per peer (MPI_Alltoallv): coll_args.v */
   COLL_NUM_KINDS
 } coll_kind;
 
 /* The collectives with a root: every rank must name the same one (build.c checks it). */
 static inline bool coll_kind_rooted(coll_kind k) {
   return k == COLL_BROADCAST || k == COLL_REDUCE || k == COLL_GATHER || k == COLL_SCATTER;
+}
+
+/* The collectives that move messages even when there is nothing to move: barrier's are its
+ * point, alltoallv's carry the counts each pair must agree on (build.c, exec.c). */
+static inline bool coll_kind_runs_empty(coll_kind k) {
+  return k == COLL_BARRIER || k == COLL_ALLTOALLV;
 }
 
 /* The algorithms: one per file under src/coll/algo/, listed in algo/list.h (the comment atop
@@ -107,6 +120,12 @@ typedef struct coll_sched {
   coll_view view;     /* off except while hier.c builds a sub-group's phase */
 } coll_sched;
 
+/* alltoallv's counts and displacements of one rank, in elements, one per peer (n each): the
+ * caller's arrays, read while the schedule is built and run. */
+typedef struct coll_vcounts {
+  const size_t *send_counts, *send_displs, *recv_counts, *recv_displs;
+} coll_vcounts;
+
 typedef struct coll_args {
   coll_kind kind;
   int rank, size;
@@ -124,7 +143,22 @@ typedef struct coll_args {
   coll_algo inner;     /* hier: the algorithm of the inter-host phase (ring or rhd; AUTO: ring) */
   const struct coll_hosts *hosts; /* which host each rank is on, for any placement (hier uses it
                                      before ppn); NULL when not known */
+  const coll_vcounts *v;          /* alltoallv: this rank's counts (NULL: every count is count); the
+                                     checker's coll_check takes every rank's, v[r] rank r's. Else NULL */
 } coll_args;
+
+/* alltoallv's block for (send) or from (!send) peer: its count and displacement. */
+static inline size_t coll_v_count(const coll_args *a, bool send, int peer) {
+  if (a->v == NULL) return a->count;
+  return send ? a->v->send_counts[peer] : a->v->recv_counts[peer];
+}
+static inline size_t coll_v_displ(const coll_args *a, bool send, int peer) {
+  if (a->v == NULL) return (size_t)peer * a->count;
+  return send ? a->v->send_displs[peer] : a->v->recv_displs[peer];
+}
+/* The elements of SEND (send) or RECV that alltoallv's blocks span: the largest displ + count;
+ * SIZE_MAX when one overflows. */
+size_t coll_v_extent(const coll_args *a, bool send);
 
 /* ---- hosts (algo/hier_hosts.c) ----------------------------------------------------------- *
  * Ranks placed on hosts in any order and any numbers: round-robin as `mpirun --map-by node`
@@ -231,6 +265,8 @@ tern_status coll_sched_cache_get(coll_sched_cache *k, const coll_args *a, coll_a
  * Allreduce and allgather must also be bit-identical on every rank: each value carries a hash
  * of its reduction tree that commutes (op(a,b) and op(b,a) hash alike) but does not associate,
  * and every rank's must match.
+ * alltoallv's a->v (when not NULL) holds all n ranks' counts, a->v[r] rank r's: ranks whose
+ * counts disagree fail the pairing of messages.
  * TERN_OK, or TERN_ERR_INVALID_ARG with the first violation in why (coll_build's own status when
  * it fails, e.g. TERN_ERR_UNSUPPORTED). */
 tern_status coll_check(const coll_args *a, coll_algo algo, char *why, size_t why_len);

@@ -78,7 +78,7 @@ static double critical_path(const coll_algo_desc *d, const coll_shape *x) {
   if (!d || !d->build[x->kind] || !d->path || x->n < 1) return HUGE_VAL;
   coll_args flat = {.kind = x->kind, .size = (int)x->n, .count = x->count};
   if (d->fits && !d->fits(&flat)) return HUGE_VAL;
-  if (x->n == 1 || (x->count == 0 && x->kind != COLL_BARRIER)) return 0;
+  if (x->n == 1 || (x->count == 0 && !coll_kind_runs_empty(x->kind))) return 0;
   return d->path(x) + (x->rooted ? x->m->o : 0);
 }
 

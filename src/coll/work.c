@@ -29,7 +29,7 @@ static coll_work with_root_check(const coll_shape *x, coll_work w) {
 coll_work coll_algo_work(coll_kind kind, coll_algo algo, int n, size_t count, size_t elem_size) {
   const coll_algo_desc *d = coll_algo_desc_of(algo);
   if (!coll_algo_supported(kind, algo) || !d->work || n < 1) return COLL_NO_WORK;
-  if (n == 1 || (count == 0 && kind != COLL_BARRIER)) return coll_work_of(0, 0, 0);
+  if (n == 1 || (count == 0 && !coll_kind_runs_empty(kind))) return coll_work_of(0, 0, 0);
   coll_shape x = coll_shape_of(NULL, kind, n, count, elem_size);
   return with_root_check(&x, d->work(&x));
 }

@@ -24,6 +24,8 @@ struct tern_request {
   int root;     /* collectives with a root */
   bool inplace; /* collectives */
   size_t count;
+  const size_t *v[4];  /* alltoallv: send counts, send displs, recv counts, recv displs (the
+                          caller's arrays, size each, in the runner's order: coll_vcounts) */
   const void *sendbuf; /* collectives and send */
   void *recvbuf;       /* collectives and recv */
   tern_dtype dt;

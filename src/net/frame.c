@@ -13,9 +13,9 @@
 
 /* The names of the wire's collective kinds, in their order (coll_kind numbers them alike), for
  * the messages that say which operations two ranks disagree on. */
-static const char *const kinds[NET_COLL_KINDS] = {"allreduce", "reduce_scatter", "allgather",
-                                                  "broadcast", "reduce",         "alltoall",
-                                                  "barrier",   "gather",         "scatter"};
+static const char *const kinds[NET_COLL_KINDS] = {
+    "allreduce", "reduce_scatter", "allgather", "broadcast", "reduce",
+    "alltoall",  "barrier",        "gather",    "scatter",   "alltoallv"};
 
 void net_frame_encode(const net_frame *f, uint8_t out[NET_FRAME_LEN]) {
   core_put32(out, NET_FRAME_MAGIC);
@@ -101,8 +101,8 @@ tern_status net_msg_match(const net_msg_hdr *want, const net_msg_hdr *got, int p
   if (got->bytes != want->bytes)
     return core_err_set(err, TERN_ERR_INVALID_ARG,
                         "%s #%u: rank %d sent a %llu-byte message where this rank expects %llu "
-                        "(the ranks chose different algorithms: set the same TERN_ALGO and "
-                        "TERN_TUNING on every rank)",
+                        "(the two disagree on the counts between them, or chose different "
+                        "algorithms: set the same TERN_ALGO and TERN_TUNING on every rank)",
                         wk, want->seq, peer, (unsigned long long)got->bytes,
                         (unsigned long long)want->bytes);
   return TERN_OK;

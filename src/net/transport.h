@@ -23,7 +23,7 @@
 
 /* The collectives number their kinds 0..NET_COLL_KINDS - 1 (coll_kind's order: coll/exec.c
  * holds the two to each other); a frame of any other kind but these two is refused. */
-#define NET_COLL_KINDS 9
+#define NET_COLL_KINDS 10
 #define NET_KIND_P2P 15                /* kind of send/recv */
 #define NET_KIND_CALIBRATE 14          /* start-up timing between ranks (comm/shm_calibrate.c) */
 #define NET_MAX_MSG_BYTES (1ull << 42) /* 4 TiB: anything larger is a corrupt length */

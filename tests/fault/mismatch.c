@@ -6,6 +6,8 @@
  *     root              a broadcast where rank 0 passes root 1, the others root 0
  *     own_root          a broadcast where every rank passes itself as the root
  *     reduce_root, reduce_own_root   the same two for reduce
+ *     alltoallv         rank 0 expects COUNT + 1 elements from every rank, which sends COUNT
+ *     alltoallv_zero    rank 0 expects nothing from any rank (all its receive counts zero)
  *   COUNT: elements of f32 (default 2000; a small count moves in a single message)
  * Each rank prints "rank R: STATUS: message" and exits 0. A rank whose part of the collective is
  * only to send (a broadcast root) can finish without knowing; every rank that receives must
@@ -18,6 +20,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Every rank sends every rank count elements; rank 0 expects want from each. */
+static tern_status alltoallv(tern_comm *c, int rank, size_t count, size_t want) {
+  enum { MAXN = 16 };
+  static float in[1 << 16], out[1 << 16];
+  int n = tern_comm_size(c);
+  size_t sc[MAXN], sd[MAXN], rc[MAXN], rd[MAXN];
+  if (n > MAXN || (size_t)n * (count + 1) > sizeof in / sizeof in[0]) return TERN_ERR_INVALID_ARG;
+  for (int q = 0; q < n; q++) {
+    sc[q] = count, sd[q] = (size_t)q * count;
+    rc[q] = rank == 0 && q != 0 ? want : count, rd[q] = (size_t)q * (count + 1);
+  }
+  return tern_alltoallv(c, in, sc, sd, out, rc, rd, TERN_F32);
+}
 
 static int root_of(const char *what, int rank) {
   if (strstr(what, "own_root")) return rank;
@@ -42,7 +58,9 @@ int main(int argc, char **argv) {
   tern_op op = odd && !strcmp(what, "op") ? TERN_MAX : TERN_SUM;
   int root = root_of(what, rank);
   tern_status rc;
-  if (!strncmp(what, "reduce_", 7))
+  if (!strncmp(what, "alltoallv", 9))
+    rc = alltoallv(c, rank, base, strstr(what, "zero") ? 0 : base + 1);
+  else if (!strncmp(what, "reduce_", 7))
     rc = tern_reduce(c, buf, buf, count, dt, op, root);
   else if (strstr(what, "root"))
     rc = tern_broadcast(c, buf, buf, count, dt, root);

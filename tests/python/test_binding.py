@@ -119,6 +119,22 @@ def reduce_alltoall_send_recv_and_split(comm):
     got = comm.alltoall(np.arange(2 * n, dtype=np.float32) + 100 * r)
     want = np.concatenate([np.arange(2 * r, 2 * r + 2, dtype=np.float32) + 100 * q for q in range(n)])
     assert np.array_equal(got, want)
+    # alltoallv: rank i sends rank j (i + 2 j) % 3 elements, zero for a third of the pairs
+    cnt = [[(i + 2 * j) % 3 for j in range(n)] for i in range(n)]
+    x = np.concatenate([np.full(cnt[r][j], 10 * r + j, np.int32) for j in range(n)])
+    got = comm.alltoallv(x, cnt[r], [cnt[i][r] for i in range(n)])
+    want = np.concatenate([np.full(cnt[i][r], 10 * i + r, np.int32) for i in range(n)])
+    assert np.array_equal(got, want), f"{got} != {want}"
+    # the same with the blocks placed in reverse order, a gap of one after each, nonblocking
+    sd = [sum(cnt[r][j + 1:]) + (n - 1 - j) for j in range(n)]
+    rd = [sum(cnt[i][r] for i in range(q)) + q for q in range(n)]
+    xs = np.full(sum(cnt[r]) + n, -1, np.int32)
+    for j in range(n):
+        xs[sd[j]:sd[j] + cnt[r][j]] = 10 * r + j
+    out = np.full(sum(cnt[i][r] for i in range(n)) + n, -7, np.int32)
+    comm.ialltoallv(xs, cnt[r], [cnt[i][r] for i in range(n)], out, sd, rd).wait()
+    for q in range(n):
+        assert (out[rd[q]:rd[q] + cnt[q][r]] == 10 * q + r).all() and out[rd[q] + cnt[q][r]] == -7
     right, left = (r + 1) % n, (r - 1) % n
     inbox = torch.empty(3)
     reqs = [comm.isend(torch.full((3,), float(r)), right), comm.irecv(inbox, left)]

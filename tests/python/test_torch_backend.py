@@ -145,6 +145,35 @@ def all_to_all_even_and_split(r, n):
 
 
 @check
+def all_to_all_uneven_matches_gloo(r, n):
+    """Split sizes drawn alike on every rank, a third of them zero (and one rank's whole row),
+    in three dtypes, out of place and in place: tern's alltoallv equals Gloo's all_to_all_single
+    on the same ranks."""
+    gloo = dist.new_group(backend="gloo")
+    g = torch.Generator().manual_seed(1234)
+    for trial in range(4):
+        splits = torch.randint(0, 3, (n, n), generator=g) * torch.randint(0, 3, (n, n), generator=g)
+        if trial == 3:
+            splits = splits + splits.T  # symmetric: in place fits every rank
+        if trial == 1:
+            splits[n - 1] = 0  # the last rank sends nothing at all
+        send, recv = splits[r].tolist(), splits[:, r].tolist()
+        for dtype in (torch.float32, torch.int64, torch.int8):  # Gloo has no bfloat16 here
+            x = (torch.arange(sum(send) * 3).reshape(-1, 3) + 1000 * r + trial).to(dtype)
+            got, want = torch.empty(sum(recv), 3, dtype=dtype), torch.empty(sum(recv), 3, dtype=dtype)
+            dist.all_to_all_single(got, x, recv, send)
+            dist.all_to_all_single(want, x, recv, send, group=gloo)
+            assert torch.equal(got, want), f"trial {trial} {dtype}: {got} != {want}"
+        if torch.equal(splits.sum(0), splits.sum(1)):  # in place, where every rank can
+            y = torch.arange(sum(send) * 2, dtype=torch.float64).reshape(-1, 2) + 100 * r
+            want = torch.empty_like(y)
+            dist.all_to_all_single(want, y, recv, send, group=gloo)
+            dist.all_to_all_single(y, y, recv, send)
+            assert torch.equal(y, want), f"in place trial {trial}: {y} != {want}"
+    dist.destroy_process_group(gloo)
+
+
+@check
 def point_to_point_ring(r, n):
     right, left = (r + 1) % n, (r - 1) % n
     got = torch.empty(4, dtype=torch.float16)

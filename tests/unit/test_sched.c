@@ -187,7 +187,7 @@ static void support_table(void **state) {
       [COLL_ALLGATHER] = "RHTDBX",  [COLL_BROADCAST] = "RHTD",
       [COLL_REDUCE] = "RHTD",       [COLL_ALLTOALL] = "DBP",
       [COLL_BARRIER] = "RHTDdB",    [COLL_GATHER] = "D",
-      [COLL_SCATTER] = "D",
+      [COLL_SCATTER] = "D",         [COLL_ALLTOALLV] = "DP",
   };
   static const char letter[COLL_NUM_ALGOS] = {
       [COLL_ALGO_RING] = 'R',     [COLL_ALGO_RHD] = 'H',  [COLL_ALGO_TREE] = 'T',
@@ -240,7 +240,8 @@ static void build_refuses_bad_args(void **state) {
   coll_sched_free(&s);
 }
 
-/* Nothing to move: no steps; one rank: its own data, copied unless in place. */
+/* Nothing to move: no steps (but the empty messages of barrier and alltoallv); one rank: its own
+ * data, copied unless in place. */
 static void trivial_cases(void **state) {
   (void)state;
   coll_sched s;
@@ -251,7 +252,7 @@ static void trivial_cases(void **state) {
       coll_args a = args(kind, 7, 3, 0);
       if (!coll_algo_fits(algo, &a)) a.size = 2, a.rank = 1; /* pair: two ranks */
       assert_int_equal(coll_build(&s, &a, algo), TERN_OK);
-      assert_int_equal(s.len == 0, kind != COLL_BARRIER);
+      assert_int_equal(s.len == 0, !coll_kind_runs_empty(kind));
       a = args(kind, 1, 0, 5);
       assert_int_equal(coll_build(&s, &a, algo), TERN_OK);
       assert_int_equal(s.len, kind != COLL_BARRIER);
@@ -512,6 +513,32 @@ static void cache_is_bounded_lru(void **state) {
   coll_sched_cache_free(&k);
 }
 
+/* alltoallv's counts are the caller's arrays, which change between calls at the same address: its
+ * schedules are built every call, never kept, and they take no other schedule's place. */
+static void cache_rebuilds_alltoallv(void **state) {
+  (void)state;
+  coll_sched_cache k;
+  coll_sched_cache_init(&k);
+  coll_args ar = {.kind = COLL_ALLREDUCE, .size = 2, .rank = 0, .count = 10};
+  assert_cached(&k, &ar, COLL_ALGO_RING, false);
+  size_t sc[2] = {1, 2}, sd[2] = {0, 1}, rc[2] = {1, 3}, rd[2] = {0, 1};
+  coll_vcounts v = {sc, sd, rc, rd};
+  coll_args a = {.kind = COLL_ALLTOALLV, .size = 2, .rank = 0, .v = &v};
+  const coll_sched *got = NULL;
+  for (size_t c = 2; c < 2 + 2 * COLL_SCHED_CACHE_LEN; c++) {
+    sc[1] = c; /* the same arrays, other counts */
+    assert_int_equal(coll_sched_cache_get(&k, &a, COLL_ALGO_DIRECT, &got), TERN_OK);
+    bool seen = false;
+    for (size_t i = 0; i < got->len; i++)
+      if (got->steps[i].kind == COLL_STEP_SEND)
+        seen = true, assert_int_equal(got->steps[i].count, c);
+    assert_true(seen);
+  }
+  assert_int_equal(k.hits, 0);
+  assert_cached(&k, &ar, COLL_ALGO_RING, true); /* still there */
+  coll_sched_cache_free(&k);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(appends_and_phases),
@@ -527,6 +554,7 @@ int main(void) {
       cmocka_unit_test(cache_keys_every_field),
       cmocka_unit_test(dealt_tree_spreads_its_work),
       cmocka_unit_test(cache_is_bounded_lru),
+      cmocka_unit_test(cache_rebuilds_alltoallv),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

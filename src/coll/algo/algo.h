@@ -5,8 +5,8 @@
  *
  * A builder appends rank a->rank's steps to an empty schedule and sets tmp_count; build.c has
  * already checked the arguments and handled count 0 and size 1, so a builder sees n >= 2 and
- * count >= 1 (barrier: count ignored). The append status is sticky (sched.c), so builders do
- * not check it.
+ * count >= 1 (barrier: count ignored; alltoallv with counts per peer: any n, any counts). The
+ * append status is sticky (sched.c), so builders do not check it.
  */
 #ifndef TERN_COLL_ALGO_H
 #define TERN_COLL_ALGO_H
@@ -112,6 +112,10 @@ void coll_ring_ag(coll_sched *s, const coll_args *a, coll_buf buf, size_t total,
  * q, its own block copied (not in place): all in one phase (one_phase), or peer r+k in phase k.
  * stride count is alltoall's exchange, stride 0 allgather's. */
 void coll_exchange(coll_sched *s, const coll_args *a, size_t stride, bool one_phase);
+/* alltoallv's: SEND's block for each rank q (coll_v_displ, coll_v_count) to q, q's into RECV
+ * where this rank's counts put it, one phase or n - 1 as coll_exchange; every message sent even
+ * when empty; n = 1 too (build.c hands it alltoallv at one rank). */
+void coll_exchange_v(coll_sched *s, const coll_args *a, bool one_phase);
 
 /* ---- messages of data collectives -------------------------------------------------------- */
 

@@ -73,6 +73,10 @@ static void alltoall(coll_sched *s, const coll_args *a) {
   coll_exchange(s, a, a->count, true);
 }
 
+static void alltoallv(coll_sched *s, const coll_args *a) {
+  coll_exchange_v(s, a, true);
+}
+
 static void broadcast(coll_sched *s, const coll_args *a) {
   int n = a->size, r = a->rank;
   size_t c = a->count;
@@ -146,6 +150,7 @@ static double path(const coll_shape *x) {
   case COLL_SCATTER:
     return coll_cost_phase(m, n - 1, (n - 1) * B, 0) + x->red * (n - 1) * B * m->gamma;
   case COLL_ALLTOALL:
+  case COLL_ALLTOALLV:
     return coll_cost_exchange(m, n - 1, (n - 1) * B, 0);
   case COLL_BARRIER:
     return coll_cost_phase(m, n - 1, 0, 0);
@@ -179,6 +184,7 @@ static coll_work work(const coll_shape *x) {
   case COLL_SCATTER:
     return reduced_after_receiving(coll_work_of(n - 1, (n - 1) * B, x->red * (n - 1) * B));
   case COLL_ALLTOALL:
+  case COLL_ALLTOALLV:
     return coll_work_of(n * (n - 1), n * (n - 1) * B, 0);
   case COLL_BARRIER:
     return coll_work_of(n * (n - 1), 0, 0);
@@ -201,7 +207,8 @@ const coll_algo_desc coll_algo_direct = {
               [COLL_ALLTOALL] = alltoall,
               [COLL_BARRIER] = barrier,
               [COLL_GATHER] = gather,
-              [COLL_SCATTER] = scatter},
+              [COLL_SCATTER] = scatter,
+              [COLL_ALLTOALLV] = alltoallv},
     .path = path,
     .work = work,
     .turns = turns,

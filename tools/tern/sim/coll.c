@@ -94,7 +94,8 @@ bool sim_cli_algos(const char *s, bool flags[COLL_NUM_ALGOS]) {
 }
 
 static bool per_rank_blocks(coll_kind k) {
-  return k == COLL_ALLGATHER || k == COLL_REDUCE_SCATTER || k == COLL_ALLTOALL;
+  return k == COLL_ALLGATHER || k == COLL_REDUCE_SCATTER || k == COLL_ALLTOALL ||
+         k == COLL_ALLTOALLV;
 }
 
 size_t sim_cli_count(coll_kind kind, double bytes, int n, size_t elem_size) {
