@@ -488,12 +488,31 @@ static bool worth_waiting(const plan_state *s, options *all, option *o) {
          o->wait_s + o->run_s < all->best.wait_s + all->best.run_s;
 }
 
+/* The jobs placed earlier in this planning round (plan_memo's placed), each with its finish
+ * predicted on s the first time it is seen, kept sorted by it: they give their GPUs back too. */
+static const plan_release *round_releases(const plan_state *s, int *n) {
+  plan_memo *pm = s->memo;
+  for (int i = 0; i < pm->nplaced; i++) {
+    plan_release *r = &pm->placed[i];
+    if (isinf(r->t))
+      r->t = s->now + plan_predict_iter(s, r->job, r->p) * plan_job_iterations(r->job);
+    for (int k = i; k > 0 && pm->placed[k - 1].t > pm->placed[k].t; k--) {
+      plan_release t = pm->placed[k];
+      pm->placed[k] = pm->placed[k - 1];
+      pm->placed[k - 1] = t;
+    }
+  }
+  *n = pm->nplaced;
+  return pm->placed;
+}
+
 /* Whether waiting for one region to hold the job's K* of its type alone scores better than now's
- * best. The wait is estimated from the running jobs' predicted releases (s->releases, sorted):
- * the first release after which the region's free GPUs reach that K*, as far ahead as the
- * releases go, past the lookahead's few. Only the region alone is priced there (no links to
- * share, so the time model needs no replayed state): what a job short of K* on a slow chain
- * waits for. Other jobs may take those GPUs first; the job is planned again at every event. */
+ * best. The wait is estimated from the predicted releases of the running jobs (s->releases) and
+ * of those placed earlier in this round, in time order: the first release after which the
+ * region's free GPUs reach that K*, as far ahead as the releases go, past the lookahead's few.
+ * Only the region alone is priced there (no links to share, so the time model needs no replayed
+ * state): what a job short of K* on a slow chain waits for. Other jobs may take those GPUs
+ * first; the job is planned again at every event. */
 static bool region_later_is_better(const plan_state *s, const plan_queued *q, options *all) {
   struct ours_memo *m = memo_of(s);
   const plan_cluster *c = s->c;
@@ -503,25 +522,27 @@ static bool region_later_is_better(const plan_state *s, const plan_queued *q, op
     m->nfreed = m->freed ? c->nregions : 0;
     if (m->freed == NULL) return false;
   }
-  int *freed = m->freed;
+  int *freed = m->freed, nround, a = 0, b = 0;
   memcpy(freed, s->free, (size_t)c->nregions * sizeof *freed);
+  const plan_release *round = round_releases(s, &nround);
   double iters = plan_job_iterations(q->job);
   double floor = (isfinite(all->tfloor) ? all->tfloor : all->tmin) * (1 + all->slower);
-  for (int i = 0; i < s->nreleases; i++) {
-    const plan_release *rel = &s->releases[i];
+  while (a < s->nreleases || b < nround) {
+    bool running = b >= nround || (a < s->nreleases && s->releases[a].t <= round[b].t);
+    const plan_release *rel = running ? &s->releases[a++] : &round[b++];
     if (rel->t - s->now > floor) break; /* sorted: every later wait alone is past the floor */
     for (int k = 0; k < rel->p->nseg; k++) {
       int r = rel->p->seg[k].region, kstar = plan_kstar_at(c, q->d, r);
       int before = freed[r];
       freed[r] += plan_seg_gpus(rel->p, k);
       if (before >= kstar || freed[r] < kstar || kstar < 1) continue; /* not the first time */
-      const alone_time *a = alone_at(s, q, r, kstar);
-      if (!a->fits) continue;
+      const alone_time *at = alone_at(s, q, r, kstar);
+      if (!at->fits) continue;
       option *o = &all->o;
-      o->p = a->p;
+      o->p = at->p;
       o->wait_s = CORE_MAX(s->now, rel->t) - s->now;
       o->kstar = kstar;
-      o->run_s = a->iter * iters;
+      o->run_s = at->iter * iters;
       if (worth_waiting(s, all, o)) return true;
     }
   }
@@ -595,7 +616,7 @@ static bool place_with_memo(const plan_policy *pol, const plan_state *s, const p
     k += gpus[i] = all->best.p.seg[i].gpus;
   }
   /* short of K*, or far slower than at K* alone: a release may offer better */
-  bool short_of = k < all->best.kstar || all->best.run_s > (1 + all->slower) * q->d->iter_kstar *
+  bool short_of = k < all->best.kstar || all->best.run_s > (1 + all->slower) * q->d->iter_fast *
                                                                plan_job_iterations(q->job);
   if (short_of && (flags & OURS_WAIT) &&
       (region_later_is_better(s, q, all) || later_is_better(s, q, flags, all)))
