@@ -150,12 +150,23 @@ typedef struct options {
   int n;
 } options;
 
+/* A change to a region's free GPUs at a predicted time: what the wait for a region walks. */
+typedef struct gpu_event {
+  double t;
+  int region, gpus; /* > 0: given back; < 0: held by a job that chose to wait for the region */
+} gpu_event;
+
 struct ours_memo {
   start_offer *offers;     /* OFFERS */
   chain_time *chain_times; /* CHAIN_TIMES */
   alone_time *alone_times; /* ALONE_TIMES */
   replays ahead;
-  int *freed, nfreed; /* region_later_is_better's running count of free GPUs */
+  int *freed, nfreed; /* region_later_is_better's free GPUs and their count before a time */
+  /* This planning round's events (round_events), sorted by time: the finishes of the jobs placed
+   * in it and the GPUs of those that chose to wait for a region */
+  gpu_event *ev;
+  int nev, cap_ev, ev_placed;
+  uint64_t ev_round;
   stayed stays[STAYED];
   options all;                /* the current choice: too big for deep stacks */
   double costs[OPTION_COSTS]; /* choose's first pass's option costs, for its second */
@@ -173,6 +184,7 @@ void plan_ours_memo_free(struct ours_memo *m) {
   free(m->chain_times);
   free(m->alone_times);
   free(m->freed);
+  free(m->ev);
   free(m);
 }
 
@@ -488,63 +500,106 @@ static bool worth_waiting(const plan_state *s, options *all, option *o) {
          o->wait_s + o->run_s < all->best.wait_s + all->best.run_s;
 }
 
-/* The jobs placed earlier in this planning round (plan_memo's placed), each with its finish
- * predicted on s the first time it is seen, kept sorted by it: they give their GPUs back too. */
-static const plan_release *round_releases(const plan_state *s, int *n) {
-  plan_memo *pm = s->memo;
-  for (int i = 0; i < pm->nplaced; i++) {
-    plan_release *r = &pm->placed[i];
-    if (isinf(r->t))
-      r->t = s->now + plan_predict_iter(s, r->job, r->p) * plan_job_iterations(r->job);
-    for (int k = i; k > 0 && pm->placed[k - 1].t > pm->placed[k].t; k--) {
-      plan_release t = pm->placed[k];
-      pm->placed[k] = pm->placed[k - 1];
-      pm->placed[k - 1] = t;
-    }
+/* At one time, what is given back comes before what is taken. */
+static bool event_after(const gpu_event *a, const gpu_event *b) {
+  return a->t > b->t || (a->t == b->t && a->gpus < b->gpus);
+}
+
+/* Inserts e in time order; without memory it is not kept (the estimate knows less). */
+static void event_insert(struct ours_memo *m, gpu_event e) {
+  if (m->nev == m->cap_ev) {
+    int cap = CORE_MAX(64, 2 * m->cap_ev);
+    gpu_event *grown = realloc(m->ev, (size_t)cap * sizeof *grown);
+    if (grown == NULL) return;
+    m->ev = grown;
+    m->cap_ev = cap;
   }
-  *n = pm->nplaced;
-  return pm->placed;
+  int k = m->nev++;
+  for (; k > 0 && event_after(&m->ev[k - 1], &e); k--)
+    m->ev[k] = m->ev[k - 1];
+  m->ev[k] = e;
+}
+
+/* This round's events: the jobs placed earlier in it (plan_memo's placed) give their GPUs back
+ * at their predicted finish, as the running jobs do; the reservations of jobs that chose to wait
+ * for a region (region_later_is_better) were added as they chose. A new round starts empty. */
+static void round_events(const plan_state *s, struct ours_memo *m) {
+  const plan_memo *pm = s->memo;
+  if (m->ev_round != pm->rounds) {
+    m->nev = m->ev_placed = 0;
+    m->ev_round = pm->rounds;
+  }
+  for (; m->ev_placed < pm->nplaced; m->ev_placed++) {
+    const plan_release *r = &pm->placed[m->ev_placed];
+    double t = s->now + plan_predict_iter(s, r->job, r->p) * plan_job_iterations(r->job);
+    for (int k = 0; k < r->p->nseg; k++)
+      event_insert(m, (gpu_event){t, r->p->seg[k].region, plan_seg_gpus(r->p, k)});
+  }
+}
+
+/* Marks region r changed at the current time, keeping its free GPUs before (freed[n + r]). */
+static void touch(int *freed, int n, int *touched, int *ntouched, int r) {
+  if (freed[n + r] >= 0) return;
+  freed[n + r] = freed[r];
+  touched[(*ntouched)++] = r;
 }
 
 /* Whether waiting for one region to hold the job's K* of its type alone scores better than now's
  * best. The wait is estimated from the predicted releases of the running jobs (s->releases) and
- * of those placed earlier in this round, in time order: the first release after which the
- * region's free GPUs reach that K*, as far ahead as the releases go, past the lookahead's few.
- * Only the region alone is priced there (no links to share, so the time model needs no replayed
- * state): what a job short of K* on a slow chain waits for. Other jobs may take those GPUs
- * first; the job is planned again at every event. */
+ * this round's events (round_events), in time order: a time at which the region's free GPUs
+ * come to reach that K*, as far ahead as the releases go, past the lookahead's few. A job that
+ * waits holds its K* there from then for its run, so that the jobs behind it in the queue, which
+ * it goes before, do not count on the same GPUs. Only the region alone is priced there (no
+ * links to share, so the time model needs no replayed state): what a job short of K* on a slow
+ * chain waits for. The job is planned again at every event. */
 static bool region_later_is_better(const plan_state *s, const plan_queued *q, options *all) {
   struct ours_memo *m = memo_of(s);
   const plan_cluster *c = s->c;
-  if (m->nfreed < c->nregions) {
+  int n = c->nregions;
+  if (m->nfreed < 3 * n) {
     free(m->freed);
-    m->freed = malloc((size_t)c->nregions * sizeof *m->freed);
-    m->nfreed = m->freed ? c->nregions : 0;
+    m->freed = malloc(3 * (size_t)n * sizeof *m->freed);
+    m->nfreed = m->freed ? 3 * n : 0;
     if (m->freed == NULL) return false;
   }
-  int *freed = m->freed, nround, a = 0, b = 0;
-  memcpy(freed, s->free, (size_t)c->nregions * sizeof *freed);
-  const plan_release *round = round_releases(s, &nround);
+  int *freed = m->freed, *touched = m->freed + 2 * n, ntouched = 0, a = 0, b = 0;
+  memcpy(freed, s->free, (size_t)n * sizeof *freed);
+  for (int r = 0; r < n; r++)
+    freed[n + r] = -1; /* untouched at this time */
+  round_events(s, m);
   double iters = plan_job_iterations(q->job);
   double floor = (isfinite(all->tfloor) ? all->tfloor : all->tmin) * (1 + all->slower);
-  while (a < s->nreleases || b < nround) {
-    bool running = b >= nround || (a < s->nreleases && s->releases[a].t <= round[b].t);
-    const plan_release *rel = running ? &s->releases[a++] : &round[b++];
-    if (rel->t - s->now > floor) break; /* sorted: every later wait alone is past the floor */
-    for (int k = 0; k < rel->p->nseg; k++) {
-      int r = rel->p->seg[k].region, kstar = plan_kstar_at(c, q->d, r);
-      int before = freed[r];
-      freed[r] += plan_seg_gpus(rel->p, k);
-      if (before >= kstar || freed[r] < kstar || kstar < 1) continue; /* not the first time */
+  while (a < s->nreleases || b < m->nev) {
+    double t = a < s->nreleases ? s->releases[a].t : INFINITY;
+    if (b < m->nev) t = fmin(t, m->ev[b].t);
+    if (t - s->now > floor) break; /* sorted: every later wait alone is past the floor */
+    for (; a < s->nreleases && s->releases[a].t == t; a++)
+      for (int k = 0; k < s->releases[a].p->nseg; k++) {
+        touch(freed, n, touched, &ntouched, s->releases[a].p->seg[k].region);
+        freed[s->releases[a].p->seg[k].region] += plan_seg_gpus(s->releases[a].p, k);
+      }
+    for (; b < m->nev && m->ev[b].t == t; b++) {
+      touch(freed, n, touched, &ntouched, m->ev[b].region);
+      freed[m->ev[b].region] += m->ev[b].gpus;
+    }
+    for (int i = 0; i < ntouched; i++) {
+      int r = touched[i], kstar = plan_kstar_at(c, q->d, r), before = freed[n + r];
+      freed[n + r] = -1;
+      if (kstar < 1 || before >= kstar || freed[r] < kstar) continue; /* not come to K* now */
       const alone_time *at = alone_at(s, q, r, kstar);
       if (!at->fits) continue;
       option *o = &all->o;
       o->p = at->p;
-      o->wait_s = CORE_MAX(s->now, rel->t) - s->now;
+      o->wait_s = CORE_MAX(s->now, t) - s->now;
       o->kstar = kstar;
       o->run_s = at->iter * iters;
-      if (worth_waiting(s, all, o)) return true;
+      if (!worth_waiting(s, all, o)) continue;
+      double start = s->now + o->wait_s;
+      event_insert(m, (gpu_event){start, r, -kstar});
+      event_insert(m, (gpu_event){start + o->run_s, r, kstar});
+      return true;
     }
+    ntouched = 0;
   }
   return false;
 }

@@ -191,6 +191,7 @@ int plan_decide(const plan_policy *pol, plan_state *s, plan_queued *q, int n, pl
   if (m) {
     m->wake_at = INFINITY;
     m->nplaced = 0;
+    m->rounds++;
     if (m->cap_placed < n) { /* without room the round's placements are not kept: less known */
       plan_release *grown = realloc(m->placed, (size_t)n * sizeof *grown);
       if (grown) {
@@ -209,6 +210,9 @@ int plan_decide(const plan_policy *pol, plan_state *s, plan_queued *q, int n, pl
     placed[i] = 1;
     count++;
   }
-  if (m) m->nplaced = 0; /* their placements are the caller's now */
+  if (m) { /* their placements are the caller's now */
+    m->nplaced = 0;
+    m->rounds++;
+  }
   return count;
 }
