@@ -167,6 +167,13 @@ struct ours_memo {
   gpu_event *ev;
   int nev, cap_ev, ev_placed;
   uint64_t ev_round;
+  /* By the caller's job index: until when a job that chose to wait for a region may go on
+   * waiting for one (region_later_is_better) */
+  struct wait_due {
+    const plan_job *job;
+    double due;
+  } *due;
+  int ndue;
   stayed stays[STAYED];
   options all;                /* the current choice: too big for deep stacks */
   double costs[OPTION_COSTS]; /* choose's first pass's option costs, for its second */
@@ -185,6 +192,7 @@ void plan_ours_memo_free(struct ours_memo *m) {
   free(m->alone_times);
   free(m->freed);
   free(m->ev);
+  free(m->due);
   free(m);
 }
 
@@ -458,48 +466,6 @@ static const replays *replayed(const plan_state *s) {
   return a;
 }
 
-/* Whether a start after one of the next releases scores better than now's best. Only chains
- * from the regions the releases give GPUs back in are looked at: the others were there now. */
-static bool later_is_better(const plan_state *s, const plan_queued *q, unsigned flags,
-                            options *all) {
-  const replays *a = s->nreleases > 0 ? replayed(s) : NULL;
-  double now_score = all->score_best;
-  for (int i = 0; a != NULL && i < a->n; i++) {
-    const plan_state *later = &a->after[i];
-    options then = *all; /* scored against now's minima: one scale for both */
-    then.n = 0;
-    each_option(later, q, flags, later->now - s->now, a->freed[i], &then, visit_score, NULL, NULL);
-    if (then.n > 0 && then.score_best < now_score) return true;
-  }
-  return false;
-}
-
-/* The job shape at its K* of region r alone, from the table or computed into it. */
-static const alone_time *alone_at(const plan_state *s, const plan_queued *q, int r, int kstar) {
-  const plan_cluster *c = s->c;
-  uint64_t h = (uint64_t)q->job->layers << 40 ^ (uint64_t)q->job->hidden << 20 ^
-               (uint64_t)q->job->microbatches << 8 ^ (uint64_t)(unsigned)r;
-  alone_time *a = &memo_of(s)->alone_times[core_splitmix64(&h) & (ALONE_TIMES - 1)];
-  if (a->set && a->cluster_id == s->cluster_id && a->region == r &&
-      plan_job_same_shape(&a->shape, q->job))
-    return a;
-  *a = (alone_time){.shape = *q->job, .cluster_id = s->cluster_id, .set = true, .region = r};
-  a->fits = plan_build_at(s, q->job, &r, &kstar, 1, &a->p);
-  a->iter = a->fits ? plan_iter_time(c, q->job, &a->p, NULL, 0) : INFINITY;
-  a->fits = a->fits && isfinite(a->iter);
-  return a;
-}
-
-/* Whether the option o (placement, wait, run time set) scores better than now's best and is
- * faster, its wait counted: what waiting for it must give. */
-static bool worth_waiting(const plan_state *s, options *all, option *o) {
-  options then = *all;
-  then.n = 0;
-  visit_priced(s, &then, o, visit_score);
-  return then.n > 0 && then.score_best < all->score_best &&
-         o->wait_s + o->run_s < all->best.wait_s + all->best.run_s;
-}
-
 /* At one time, what is given back comes before what is taken. */
 static bool event_after(const gpu_event *a, const gpu_event *b) {
   return a->t > b->t || (a->t == b->t && a->gpus < b->gpus);
@@ -537,11 +503,84 @@ static void round_events(const plan_state *s, struct ours_memo *m) {
   }
 }
 
+/* A job that chose to wait holds placement p from start for run_s in this round's events: the
+ * jobs behind it in the queue, which it goes before, do not count on the same GPUs. */
+static void hold(const plan_state *s, const plan_placement *p, double start, double run_s) {
+  struct ours_memo *m = memo_of(s);
+  round_events(s, m);
+  for (int k = 0; k < p->nseg; k++) {
+    int g = plan_seg_gpus(p, k);
+    event_insert(m, (gpu_event){start, p->seg[k].region, -g});
+    event_insert(m, (gpu_event){start + run_s, p->seg[k].region, g});
+  }
+}
+
+/* Whether a start after one of the next releases scores better than now's best (then held:
+ * hold). Only chains from the regions the releases give GPUs back in are looked at: the others
+ * were there now. */
+static bool later_is_better(const plan_state *s, const plan_queued *q, unsigned flags,
+                            options *all) {
+  const replays *a = s->nreleases > 0 ? replayed(s) : NULL;
+  double now_score = all->score_best;
+  for (int i = 0; a != NULL && i < a->n; i++) {
+    const plan_state *later = &a->after[i];
+    options then = *all; /* scored against now's minima: one scale for both */
+    then.n = 0;
+    each_option(later, q, flags, later->now - s->now, a->freed[i], &then, visit_score, NULL, NULL);
+    if (then.n > 0 && then.score_best < now_score) {
+      hold(s, &then.best.p, s->now + then.best.wait_s, then.best.run_s);
+      return true;
+    }
+  }
+  return false;
+}
+
+/* The job shape at its K* of region r alone, from the table or computed into it. */
+static const alone_time *alone_at(const plan_state *s, const plan_queued *q, int r, int kstar) {
+  const plan_cluster *c = s->c;
+  uint64_t h = (uint64_t)q->job->layers << 40 ^ (uint64_t)q->job->hidden << 20 ^
+               (uint64_t)q->job->microbatches << 8 ^ (uint64_t)(unsigned)r;
+  alone_time *a = &memo_of(s)->alone_times[core_splitmix64(&h) & (ALONE_TIMES - 1)];
+  if (a->set && a->cluster_id == s->cluster_id && a->region == r &&
+      plan_job_same_shape(&a->shape, q->job))
+    return a;
+  *a = (alone_time){.shape = *q->job, .cluster_id = s->cluster_id, .set = true, .region = r};
+  a->fits = plan_build_at(s, q->job, &r, &kstar, 1, &a->p);
+  a->iter = a->fits ? plan_iter_time(c, q->job, &a->p, NULL, 0) : INFINITY;
+  a->fits = a->fits && isfinite(a->iter);
+  return a;
+}
+
+/* Whether the option o (placement, wait, run time set) scores better than now's best and is
+ * faster, its wait counted: what waiting for it must give. */
+static bool worth_waiting(const plan_state *s, options *all, option *o) {
+  options then = *all;
+  then.n = 0;
+  visit_priced(s, &then, o, visit_score);
+  return then.n > 0 && then.score_best < all->score_best &&
+         o->wait_s + o->run_s < all->best.wait_s + all->best.run_s;
+}
+
 /* Marks region r changed at the current time, keeping its free GPUs before (freed[n + r]). */
 static void touch(int *freed, int n, int *touched, int *ntouched, int r) {
   if (freed[n + r] >= 0) return;
   freed[n + r] = freed[r];
   touched[(*ntouched)++] = r;
+}
+
+/* The job's entry in the table of waits for a region, grown to hold its index; NULL without
+ * memory. An entry whose job is another is not the job's: it has not waited for one yet. */
+static struct wait_due *wait_due_of(struct ours_memo *m, const plan_queued *q) {
+  if (q->id < 0) return NULL;
+  if (q->id >= m->ndue) {
+    int n = CORE_MAX(q->id + 1, 2 * m->ndue);
+    struct wait_due *grown = realloc(m->due, (size_t)n * sizeof *grown);
+    if (grown == NULL) return NULL;
+    memset(grown + m->ndue, 0, (size_t)(n - m->ndue) * sizeof *grown);
+    m->due = grown;
+    m->ndue = n;
+  }
+  return &m->due[q->id];
 }
 
 /* Whether waiting for one region to hold the job's K* of its type alone scores better than now's
@@ -555,6 +594,8 @@ static void touch(int *freed, int n, int *touched, int *ntouched, int r) {
 static bool region_later_is_better(const plan_state *s, const plan_queued *q, options *all) {
   struct ours_memo *m = memo_of(s);
   const plan_cluster *c = s->c;
+  struct wait_due *due = wait_due_of(m, q);
+  if (due == NULL || (due->job == q->job && s->now > due->due)) return false;
   int n = c->nregions;
   if (m->nfreed < 3 * n) {
     free(m->freed);
@@ -594,9 +635,8 @@ static bool region_later_is_better(const plan_state *s, const plan_queued *q, op
       o->kstar = kstar;
       o->run_s = at->iter * iters;
       if (!worth_waiting(s, all, o)) continue;
-      double start = s->now + o->wait_s;
-      event_insert(m, (gpu_event){start, r, -kstar});
-      event_insert(m, (gpu_event){start + o->run_s, r, kstar});
+      hold(s, &o->p, s->now + o->wait_s, o->run_s);
+      if (due->job != q->job) *due = (struct wait_due){q->job, s->now + o->wait_s * (1 + all->slower)};
       return true;
     }
     ntouched = 0;
@@ -648,6 +688,8 @@ static stayed *stay_slot(const plan_state *s, const plan_job *j, unsigned flags)
 
 static bool stays_queued(const plan_state *s, const plan_queued *q, unsigned flags) {
   const stayed *st = stay_slot(s, q->job, flags);
+  const struct wait_due *due = wait_due_of(memo_of(s), q);
+  if (due && due->job == q->job && s->now > due->due) return false; /* its own rule differs */
   return st->shape != NULL && st->version == s->version && st->now == s->now &&
          st->flags == flags && plan_job_same_shape(st->shape, q->job) &&
          same_objective(&st->shape->objective, &q->job->objective) &&
