@@ -50,6 +50,7 @@ enum {
   OURS_DP = 64u,
   OURS_FAST = 128u,      /* the tight floor under the JCT side (SLOWER_FAST) */
   OURS_UNCHECKED = 256u, /* chains grown without the link check (point 5; choose sets it) */
+  OURS_FASTEST = 512u,   /* "far slower" counted from the fastest GPU type (plan_demand) */
   OURS_FLAGS = PLAN_BACE_TRIM | OURS_WAIT | OURS_EDP | OURS_DP
 };
 
@@ -167,13 +168,6 @@ struct ours_memo {
   gpu_event *ev;
   int nev, cap_ev, ev_placed;
   uint64_t ev_round;
-  /* By the caller's job index: until when a job that chose to wait for a region may go on
-   * waiting for one (region_later_is_better) */
-  struct wait_due {
-    const plan_job *job;
-    double due;
-  } *due;
-  int ndue;
   stayed stays[STAYED];
   options all;                /* the current choice: too big for deep stacks */
   double costs[OPTION_COSTS]; /* choose's first pass's option costs, for its second */
@@ -192,7 +186,6 @@ void plan_ours_memo_free(struct ours_memo *m) {
   free(m->alone_times);
   free(m->freed);
   free(m->ev);
-  free(m->due);
   free(m);
 }
 
@@ -568,21 +561,6 @@ static void touch(int *freed, int n, int *touched, int *ntouched, int r) {
   touched[(*ntouched)++] = r;
 }
 
-/* The job's entry in the table of waits for a region, grown to hold its index; NULL without
- * memory. An entry whose job is another is not the job's: it has not waited for one yet. */
-static struct wait_due *wait_due_of(struct ours_memo *m, const plan_queued *q) {
-  if (q->id < 0) return NULL;
-  if (q->id >= m->ndue) {
-    int n = CORE_MAX(q->id + 1, 2 * m->ndue);
-    struct wait_due *grown = realloc(m->due, (size_t)n * sizeof *grown);
-    if (grown == NULL) return NULL;
-    memset(grown + m->ndue, 0, (size_t)(n - m->ndue) * sizeof *grown);
-    m->due = grown;
-    m->ndue = n;
-  }
-  return &m->due[q->id];
-}
-
 /* Whether waiting for one region to hold the job's K* of its type alone scores better than now's
  * best. The wait is estimated from the predicted releases of the running jobs (s->releases) and
  * this round's events (round_events), in time order: a time at which the region's free GPUs
@@ -594,8 +572,6 @@ static struct wait_due *wait_due_of(struct ours_memo *m, const plan_queued *q) {
 static bool region_later_is_better(const plan_state *s, const plan_queued *q, options *all) {
   struct ours_memo *m = memo_of(s);
   const plan_cluster *c = s->c;
-  struct wait_due *due = wait_due_of(m, q);
-  if (due == NULL || (due->job == q->job && s->now > due->due)) return false;
   int n = c->nregions;
   if (m->nfreed < 3 * n) {
     free(m->freed);
@@ -636,7 +612,6 @@ static bool region_later_is_better(const plan_state *s, const plan_queued *q, op
       o->run_s = at->iter * iters;
       if (!worth_waiting(s, all, o)) continue;
       hold(s, &o->p, s->now + o->wait_s, o->run_s);
-      if (due->job != q->job) *due = (struct wait_due){q->job, s->now + o->wait_s * (1 + all->slower)};
       return true;
     }
     ntouched = 0;
@@ -688,8 +663,6 @@ static stayed *stay_slot(const plan_state *s, const plan_job *j, unsigned flags)
 
 static bool stays_queued(const plan_state *s, const plan_queued *q, unsigned flags) {
   const stayed *st = stay_slot(s, q->job, flags);
-  const struct wait_due *due = wait_due_of(memo_of(s), q);
-  if (due && due->job == q->job && s->now > due->due) return false; /* its own rule differs */
   return st->shape != NULL && st->version == s->version && st->now == s->now &&
          st->flags == flags && plan_job_same_shape(st->shape, q->job) &&
          same_objective(&st->shape->objective, &q->job->objective) &&
@@ -713,8 +686,9 @@ static bool place_with_memo(const plan_policy *pol, const plan_state *s, const p
     k += gpus[i] = all->best.p.seg[i].gpus;
   }
   /* short of K*, or far slower than at K* alone: a release may offer better */
-  bool short_of = k < all->best.kstar || all->best.run_s > (1 + all->slower) * q->d->iter_fast *
-                                                               plan_job_iterations(q->job);
+  double alone = (flags & OURS_FASTEST) ? q->d->iter_fast : q->d->iter_kstar;
+  bool short_of = k < all->best.kstar ||
+                  all->best.run_s > (1 + all->slower) * alone * plan_job_iterations(q->job);
   if (short_of && (flags & OURS_WAIT) &&
       (region_later_is_better(s, q, all) || later_is_better(s, q, flags, all)))
     return stay(s, q, pol->flags);
@@ -741,6 +715,9 @@ const plan_policy plan_policy_ours_online = {
     ours_place, OURS_FLAGS};
 const plan_policy plan_policy_ours_fast = {"ours-fast", "ours-online with the tight floor on JCT",
                                            ours_order, ours_place, OURS_FLAGS | OURS_FAST};
+const plan_policy plan_policy_ours_fastest = {
+    "ours-fastest", "ours-online, waiting looked at when far slower than on the fastest GPU type",
+    ours_order, ours_place, OURS_FLAGS | OURS_FASTEST};
 const plan_policy plan_policy_ours_trim = {"ours-trim", "ours without EDP sizing, DP or waiting",
                                            ours_order, ours_place, PLAN_BACE_TRIM};
 const plan_policy plan_policy_ours_nodp = {"ours-nodp", "ours-online without DP x PP", ours_order,
@@ -752,8 +729,9 @@ const plan_policy plan_policy_ours_nowait = {"ours-nowait", "ours-online without
 extern const plan_policy plan_policy_bace, plan_policy_lcf, plan_policy_ldf, plan_policy_crlcf,
     plan_policy_crldf;
 /* the fullest rules first; then ours-nowait, at a tenth of their CPU (results.md) */
-static const plan_policy *const ours_members[] = {
-    &plan_policy_ours_online, &plan_policy_ours_nowait, &plan_policy_ours_fast, NULL};
+static const plan_policy *const ours_members[] = {&plan_policy_ours_online, &plan_policy_ours_nowait,
+                                                  &plan_policy_ours_fast,
+                                                  &plan_policy_ours_fastest, NULL};
 static const plan_policy *const ours_rivals[] = {&plan_policy_bace,  &plan_policy_lcf,
                                                  &plan_policy_ldf,   &plan_policy_crlcf,
                                                  &plan_policy_crldf, NULL};
