@@ -30,6 +30,7 @@
 #include "core/mix.h"
 #include "plan/memo.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -554,9 +555,13 @@ static bool worth_waiting(const plan_state *s, options *all, option *o) {
          o->wait_s + o->run_s < all->best.wait_s + all->best.run_s;
 }
 
+/* Not changed at the current time: a count of free GPUs can go below 0 in the estimate (a job
+ * that waits holds what the estimate did not see come free). */
+#define UNTOUCHED INT_MIN
+
 /* Marks region r changed at the current time, keeping its free GPUs before (freed[n + r]). */
 static void touch(int *freed, int n, int *touched, int *ntouched, int r) {
-  if (freed[n + r] >= 0) return;
+  if (freed[n + r] != UNTOUCHED) return;
   freed[n + r] = freed[r];
   touched[(*ntouched)++] = r;
 }
@@ -582,7 +587,7 @@ static bool region_later_is_better(const plan_state *s, const plan_queued *q, op
   int *freed = m->freed, *touched = m->freed + 2 * n, ntouched = 0, a = 0, b = 0;
   memcpy(freed, s->free, (size_t)n * sizeof *freed);
   for (int r = 0; r < n; r++)
-    freed[n + r] = -1; /* untouched at this time */
+    freed[n + r] = UNTOUCHED;
   round_events(s, m);
   double iters = plan_job_iterations(q->job);
   double floor = (isfinite(all->tfloor) ? all->tfloor : all->tmin) * (1 + all->slower);
@@ -601,7 +606,7 @@ static bool region_later_is_better(const plan_state *s, const plan_queued *q, op
     }
     for (int i = 0; i < ntouched; i++) {
       int r = touched[i], kstar = plan_kstar_at(c, q->d, r), before = freed[n + r];
-      freed[n + r] = -1;
+      freed[n + r] = UNTOUCHED;
       if (kstar < 1 || before >= kstar || freed[r] < kstar) continue; /* not come to K* now */
       const alone_time *at = alone_at(s, q, r, kstar);
       if (!at->fits) continue;
