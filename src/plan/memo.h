@@ -26,7 +26,7 @@ struct plan_memo {
    * state's releases, but they will give their GPUs back too (ours' wait for a region). */
   plan_release *placed; /* t unset: the reader predicts it */
   int nplaced, cap_placed;
-  uint64_t rounds; /* counts plan_decide's starts and ends: names what placed holds */
+  uint64_t rounds;  /* counts plan_decide's starts and ends: names what placed holds */
   uint64_t touches; /* plan_state_touch's count: a run's versions are the same in every run */
 };
 

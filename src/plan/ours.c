@@ -734,8 +734,8 @@ const plan_policy plan_policy_ours_nowait = {"ours-nowait", "ours-online without
 extern const plan_policy plan_policy_bace, plan_policy_lcf, plan_policy_ldf, plan_policy_crlcf,
     plan_policy_crldf;
 /* the fullest rules first; then ours-nowait, at a tenth of their CPU (results.md) */
-static const plan_policy *const ours_members[] = {&plan_policy_ours_online, &plan_policy_ours_nowait,
-                                                  &plan_policy_ours_fast,
+static const plan_policy *const ours_members[] = {&plan_policy_ours_online,
+                                                  &plan_policy_ours_nowait, &plan_policy_ours_fast,
                                                   &plan_policy_ours_fastest, NULL};
 static const plan_policy *const ours_rivals[] = {&plan_policy_bace,  &plan_policy_lcf,
                                                  &plan_policy_ldf,   &plan_policy_crlcf,

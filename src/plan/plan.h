@@ -116,12 +116,12 @@ typedef struct plan_demand {
   int kedp;                       /* the count that minimises energy x delay, K T^2 (ours.c) */
   int smin[PLAN_MAX_TYPES];       /* fewest GPUs of each type that hold the job in memory */
   double iter_kstar;              /* iteration time at K* on the reference region, s */
-  double iter_fast; /* least over GPU types of the iteration time at the type's K* on its largest
-                     * pool, s: the fastest one region of the idle cluster runs the job */
-  double stage_fb_s;              /* forward+backward time of one stage at K*, s */
-  double demand_Bps;              /* bandwidth one stage boundary needs not to stall, bytes/s */
-  double work_flops;              /* FLOPs of the whole training run */
-  int ref;                        /* the region K* was searched on */
+  double iter_fast;  /* least over GPU types of the iteration time at the type's K* on its largest
+                      * pool, s: the fastest one region of the idle cluster runs the job */
+  double stage_fb_s; /* forward+backward time of one stage at K*, s */
+  double demand_Bps; /* bandwidth one stage boundary needs not to stall, bytes/s */
+  double work_flops; /* FLOPs of the whole training run */
+  int ref;           /* the region K* was searched on */
 } plan_demand;
 
 double plan_job_iterations(const plan_job *j);
