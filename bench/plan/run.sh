@@ -42,6 +42,13 @@ gpus-x1.25 1 1.25 8
 jobs-16 1 1 16
 jobs-24 1 1 24"
 
+family_set() { # title dir-suffix first-last: one set of the family's seeds, without fixtures
+  echo
+  echo "## The family, $1"
+  echo
+  /usr/bin/python3 bench/plan/family.py "$tern" "$out/family-$2" "$3" --no-fixtures
+}
+
 gen() { # name bw gpus jobs seed -> path of the scenario
   local f="$out/$1-seed$5.json"
   if [ "$1" = fixture ]; then echo "$fixture"; return; fi
@@ -158,22 +165,10 @@ seeds_table() {
   echo "bench/plan/family.py, seeds 1-10 and the fixtures (the policy was shaped on these):"
   echo
   /usr/bin/python3 bench/plan/family.py "$tern" "$out/family" 1-10
-  echo
-  echo "## The family, seeds 11-20 (held out until ours-nowait joined the portfolio after them)"
-  echo
-  /usr/bin/python3 bench/plan/family.py "$tern" "$out/family-11-20" 11-20 --no-fixtures
-  echo
-  echo "## The family, seeds 21-30 (held out until the wait estimate's fixes after them)"
-  echo
-  /usr/bin/python3 bench/plan/family.py "$tern" "$out/family-21-30" 21-30 --no-fixtures
-  echo
-  echo "## The family, seeds 31-40 (held out until ours-fastest became a member after them)"
-  echo
-  /usr/bin/python3 bench/plan/family.py "$tern" "$out/family-31-40" 31-40 --no-fixtures
-  echo
-  echo "## The family, held out: seeds 41-50 (never looked at while shaping the policy)"
-  echo
-  /usr/bin/python3 bench/plan/family.py "$tern" "$out/family-heldout" 41-50 --no-fixtures
+  family_set "seeds 11-20 (held out until ours-nowait joined the portfolio after them)" 11-20 11-20
+  family_set "seeds 21-30 (held out until the wait estimate's fixes after them)" 21-30 21-30
+  family_set "seeds 31-40 (held out until ours-fastest became a member after them)" 31-40 31-40
+  family_set "held out: seeds 41-50 (never looked at while shaping the policy)" heldout 41-50
 } >"$docs/results.md"
 /usr/bin/python3 bench/plan/chart.py "$out/family/family.csv" "$docs/compare.png"
 /usr/bin/python3 bench/plan/chart.py "$out/family-heldout/family.csv" "$docs/compare-heldout.png"
