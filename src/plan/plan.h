@@ -321,7 +321,9 @@ void plan_state_apply(plan_state *s, const plan_job *j, const plan_demand *d,
 
 /* One planning round: orders the queue (q is sorted in place) and places every job the policy
  * can place now, applying each to s. For q's new order, placed[i] is 1 and out[i] filled for
- * the jobs placed, 0 for the others. Returns how many were placed. */
+ * the jobs placed, 0 for the others. Returns how many were placed. During the round s's memo
+ * lists the jobs placed so far (their GPUs come back too: ours' wait estimate); out must stay
+ * put until it returns. */
 int plan_decide(const plan_policy *pol, plan_state *s, plan_queued *q, int n, plan_placement *out,
                 unsigned char *placed);
 
