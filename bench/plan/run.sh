@@ -11,11 +11,11 @@
 #   4. the planner's speed: one planning round over 1,000 queued jobs on 50 regions, and the
 #      planning CPU time of a whole 1,000-job workload on 50 regions per policy;
 #   5. the family of bench/plan/family.py (random 3-type clusters, bandwidth x0.3-x30, GPUs
-#      x0.5, 24 jobs, hourly prices, 16/32 micro-batches): seeds 1-10 and the fixtures, on which
-#      the policy was shaped, seeds 11-20 (held out until the last change), and seeds 21-30
-#      held out; the comparison charts
-#      docs/plan/compare.png and compare-heldout.png (bench/plan/chart.py).
-# Generated scenarios go to bench/out/plan/ (not committed). Takes about 15 minutes on 2 cores.
+#      x0.5, 24 jobs, hourly prices, 16/32 micro-batches): seeds 1-10 and the fixtures, 11-20,
+#      21-30 and 31-40, each used while shaping the policy (docs/PLANNING.md says in which
+#      order), and seeds 41-50, held out; the comparison charts docs/plan/compare.png (seeds
+#      1-10) and compare-heldout.png (41-50) (bench/plan/chart.py).
+# Generated scenarios go to bench/out/plan/ (not committed). Takes about 20 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
@@ -41,6 +41,13 @@ gpus-x0.5 1 0.5 8
 gpus-x1.25 1 1.25 8
 jobs-16 1 1 16
 jobs-24 1 1 24"
+
+family_set() { # title dir-suffix first-last: one set of the family's seeds, without fixtures
+  echo
+  echo "## The family, $1"
+  echo
+  /usr/bin/python3 bench/plan/family.py "$tern" "$out/family-$2" "$3" --no-fixtures
+}
 
 gen() { # name bw gpus jobs seed -> path of the scenario
   local f="$out/$1-seed$5.json"
@@ -158,14 +165,10 @@ seeds_table() {
   echo "bench/plan/family.py, seeds 1-10 and the fixtures (the policy was shaped on these):"
   echo
   /usr/bin/python3 bench/plan/family.py "$tern" "$out/family" 1-10
-  echo
-  echo "## The family, seeds 11-20 (held out until ours-nowait joined the portfolio after them)"
-  echo
-  /usr/bin/python3 bench/plan/family.py "$tern" "$out/family-11-20" 11-20 --no-fixtures
-  echo
-  echo "## The family, held out: seeds 21-30 (never looked at while shaping the policy)"
-  echo
-  /usr/bin/python3 bench/plan/family.py "$tern" "$out/family-heldout" 21-30 --no-fixtures
+  family_set "seeds 11-20 (held out until ours-nowait joined the portfolio after them)" 11-20 11-20
+  family_set "seeds 21-30 (held out until the wait estimate's fixes after them)" 21-30 21-30
+  family_set "seeds 31-40 (held out until ours-fastest became a member after them)" 31-40 31-40
+  family_set "held out: seeds 41-50 (never looked at while shaping the policy)" heldout 41-50
 } >"$docs/results.md"
 /usr/bin/python3 bench/plan/chart.py "$out/family/family.csv" "$docs/compare.png"
 /usr/bin/python3 bench/plan/chart.py "$out/family-heldout/family.csv" "$docs/compare-heldout.png"

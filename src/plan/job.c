@@ -133,14 +133,16 @@ static void kstar_per_type(const plan_cluster *c, const plan_job *j, plan_demand
     gpus[t] += c->regions[r].gpus;
     if (pool[t] < 0 || c->regions[r].gpus > c->regions[pool[t]].gpus) pool[t] = r;
   }
+  d->iter_fast = d->iter_kstar;
   for (int t = 0; t < c->ntypes; t++) {
     int kedp;
-    double iter, stage;
+    double iter = INFINITY, stage;
     d->kstar_type[t] = pool[t] < 0 || d->smin[t] == INT_MAX
                            ? 0
                            : search_counts(c, j, pool[t], d->smin[t],
                                            CORE_MIN(CORE_MIN(j->layers, PLAN_MAX_STAGES), gpus[t]),
                                            &kedp, &iter, &stage, p);
+    if (d->kstar_type[t] > 0) d->iter_fast = fmin(d->iter_fast, iter);
   }
 }
 

@@ -22,6 +22,11 @@ struct plan_memo {
   plan_state *idle;          /* pathfind.c: the cluster with nothing running; NULL until used */
   linked_can linked[LINKED_CAN];
   double wake_at;
+  /* The jobs plan_decide placed so far in its current round: not running yet, so not among the
+   * state's releases, but they will give their GPUs back too (ours' wait for a region). */
+  plan_release *placed; /* t unset: the reader predicts it */
+  int nplaced, cap_placed;
+  uint64_t rounds;  /* counts plan_decide's starts and ends: names what placed holds */
   uint64_t touches; /* plan_state_touch's count: a run's versions are the same in every run */
 };
 

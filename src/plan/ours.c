@@ -30,6 +30,7 @@
 #include "core/mix.h"
 #include "plan/memo.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,7 @@ enum {
   OURS_DP = 64u,
   OURS_FAST = 128u,      /* the tight floor under the JCT side (SLOWER_FAST) */
   OURS_UNCHECKED = 256u, /* chains grown without the link check (point 5; choose sets it) */
+  OURS_FASTEST = 512u,   /* "far slower" counted from the fastest GPU type (plan_demand) */
   OURS_FLAGS = PLAN_BACE_TRIM | OURS_WAIT | OURS_EDP | OURS_DP
 };
 
@@ -150,12 +152,23 @@ typedef struct options {
   int n;
 } options;
 
+/* A change to a region's free GPUs at a predicted time: what the wait for a region walks. */
+typedef struct gpu_event {
+  double t;
+  int region, gpus; /* > 0: given back; < 0: held by a job that chose to wait for the region */
+} gpu_event;
+
 struct ours_memo {
   start_offer *offers;     /* OFFERS */
   chain_time *chain_times; /* CHAIN_TIMES */
   alone_time *alone_times; /* ALONE_TIMES */
   replays ahead;
-  int *freed, nfreed; /* region_later_is_better's running count of free GPUs */
+  int *freed, nfreed; /* region_later_is_better's free GPUs and their count before a time */
+  /* This planning round's events (round_events), sorted by time: the finishes of the jobs placed
+   * in it and the GPUs of those that chose to wait for a region */
+  gpu_event *ev;
+  int nev, cap_ev, ev_placed;
+  uint64_t ev_round;
   stayed stays[STAYED];
   options all;                /* the current choice: too big for deep stacks */
   double costs[OPTION_COSTS]; /* choose's first pass's option costs, for its second */
@@ -173,6 +186,7 @@ void plan_ours_memo_free(struct ours_memo *m) {
   free(m->chain_times);
   free(m->alone_times);
   free(m->freed);
+  free(m->ev);
   free(m);
 }
 
@@ -446,8 +460,58 @@ static const replays *replayed(const plan_state *s) {
   return a;
 }
 
-/* Whether a start after one of the next releases scores better than now's best. Only chains
- * from the regions the releases give GPUs back in are looked at: the others were there now. */
+/* At one time, what is given back comes before what is taken. */
+static bool event_after(const gpu_event *a, const gpu_event *b) {
+  return a->t > b->t || (a->t == b->t && a->gpus < b->gpus);
+}
+
+/* Inserts e in time order; without memory it is not kept (the estimate knows less). */
+static void event_insert(struct ours_memo *m, gpu_event e) {
+  if (m->nev == m->cap_ev) {
+    int cap = CORE_MAX(64, 2 * m->cap_ev);
+    gpu_event *grown = realloc(m->ev, (size_t)cap * sizeof *grown);
+    if (grown == NULL) return;
+    m->ev = grown;
+    m->cap_ev = cap;
+  }
+  int k = m->nev++;
+  for (; k > 0 && event_after(&m->ev[k - 1], &e); k--)
+    m->ev[k] = m->ev[k - 1];
+  m->ev[k] = e;
+}
+
+/* This round's events: the jobs placed earlier in it (plan_memo's placed) give their GPUs back
+ * at their predicted finish, as the running jobs do; the reservations of jobs that chose to wait
+ * for a region (region_later_is_better) were added as they chose. A new round starts empty. */
+static void round_events(const plan_state *s, struct ours_memo *m) {
+  const plan_memo *pm = s->memo;
+  if (m->ev_round != pm->rounds) {
+    m->nev = m->ev_placed = 0;
+    m->ev_round = pm->rounds;
+  }
+  for (; m->ev_placed < pm->nplaced; m->ev_placed++) {
+    const plan_release *r = &pm->placed[m->ev_placed];
+    double t = s->now + plan_predict_iter(s, r->job, r->p) * plan_job_iterations(r->job);
+    for (int k = 0; k < r->p->nseg; k++)
+      event_insert(m, (gpu_event){t, r->p->seg[k].region, plan_seg_gpus(r->p, k)});
+  }
+}
+
+/* A job that chose to wait holds placement p from start for run_s in this round's events: the
+ * jobs behind it in the queue, which it goes before, do not count on the same GPUs. */
+static void hold(const plan_state *s, const plan_placement *p, double start, double run_s) {
+  struct ours_memo *m = memo_of(s);
+  round_events(s, m);
+  for (int k = 0; k < p->nseg; k++) {
+    int g = plan_seg_gpus(p, k);
+    event_insert(m, (gpu_event){start, p->seg[k].region, -g});
+    event_insert(m, (gpu_event){start + run_s, p->seg[k].region, g});
+  }
+}
+
+/* Whether a start after one of the next releases scores better than now's best (then held:
+ * hold). Only chains from the regions the releases give GPUs back in are looked at: the others
+ * were there now. */
 static bool later_is_better(const plan_state *s, const plan_queued *q, unsigned flags,
                             options *all) {
   const replays *a = s->nreleases > 0 ? replayed(s) : NULL;
@@ -457,7 +521,10 @@ static bool later_is_better(const plan_state *s, const plan_queued *q, unsigned 
     options then = *all; /* scored against now's minima: one scale for both */
     then.n = 0;
     each_option(later, q, flags, later->now - s->now, a->freed[i], &then, visit_score, NULL, NULL);
-    if (then.n > 0 && then.score_best < now_score) return true;
+    if (then.n > 0 && then.score_best < now_score) {
+      hold(s, &then.best.p, s->now + then.best.wait_s, then.best.run_s);
+      return true;
+    }
   }
   return false;
 }
@@ -488,42 +555,71 @@ static bool worth_waiting(const plan_state *s, options *all, option *o) {
          o->wait_s + o->run_s < all->best.wait_s + all->best.run_s;
 }
 
+/* Not changed at the current time: a count of free GPUs can go below 0 in the estimate (a job
+ * that waits holds what the estimate did not see come free). */
+#define UNTOUCHED INT_MIN
+
+/* Marks region r changed at the current time, keeping its free GPUs before (freed[n + r]). */
+static void touch(int *freed, int n, int *touched, int *ntouched, int r) {
+  if (freed[n + r] != UNTOUCHED) return;
+  freed[n + r] = freed[r];
+  touched[(*ntouched)++] = r;
+}
+
 /* Whether waiting for one region to hold the job's K* of its type alone scores better than now's
- * best. The wait is estimated from the running jobs' predicted releases (s->releases, sorted):
- * the first release after which the region's free GPUs reach that K*, as far ahead as the
- * releases go, past the lookahead's few. Only the region alone is priced there (no links to
- * share, so the time model needs no replayed state): what a job short of K* on a slow chain
- * waits for. Other jobs may take those GPUs first; the job is planned again at every event. */
+ * best. The wait is estimated from the predicted releases of the running jobs (s->releases) and
+ * this round's events (round_events), in time order: a time at which the region's free GPUs
+ * come to reach that K*, as far ahead as the releases go, past the lookahead's few. A job that
+ * waits holds its K* there from then for its run, so that the jobs behind it in the queue, which
+ * it goes before, do not count on the same GPUs. Only the region alone is priced there (no
+ * links to share, so the time model needs no replayed state): what a job short of K* on a slow
+ * chain waits for. The job is planned again at every event. */
 static bool region_later_is_better(const plan_state *s, const plan_queued *q, options *all) {
   struct ours_memo *m = memo_of(s);
   const plan_cluster *c = s->c;
-  if (m->nfreed < c->nregions) {
+  int n = c->nregions;
+  if (m->nfreed < 3 * n) {
     free(m->freed);
-    m->freed = malloc((size_t)c->nregions * sizeof *m->freed);
-    m->nfreed = m->freed ? c->nregions : 0;
+    m->freed = malloc(3 * (size_t)n * sizeof *m->freed);
+    m->nfreed = m->freed ? 3 * n : 0;
     if (m->freed == NULL) return false;
   }
-  int *freed = m->freed;
-  memcpy(freed, s->free, (size_t)c->nregions * sizeof *freed);
+  int *freed = m->freed, *touched = m->freed + 2 * n, ntouched = 0, a = 0, b = 0;
+  memcpy(freed, s->free, (size_t)n * sizeof *freed);
+  for (int r = 0; r < n; r++)
+    freed[n + r] = UNTOUCHED;
+  round_events(s, m);
   double iters = plan_job_iterations(q->job);
   double floor = (isfinite(all->tfloor) ? all->tfloor : all->tmin) * (1 + all->slower);
-  for (int i = 0; i < s->nreleases; i++) {
-    const plan_release *rel = &s->releases[i];
-    if (rel->t - s->now > floor) break; /* sorted: every later wait alone is past the floor */
-    for (int k = 0; k < rel->p->nseg; k++) {
-      int r = rel->p->seg[k].region, kstar = plan_kstar_at(c, q->d, r);
-      int before = freed[r];
-      freed[r] += plan_seg_gpus(rel->p, k);
-      if (before >= kstar || freed[r] < kstar || kstar < 1) continue; /* not the first time */
-      const alone_time *a = alone_at(s, q, r, kstar);
-      if (!a->fits) continue;
-      option *o = &all->o;
-      o->p = a->p;
-      o->wait_s = CORE_MAX(s->now, rel->t) - s->now;
-      o->kstar = kstar;
-      o->run_s = a->iter * iters;
-      if (worth_waiting(s, all, o)) return true;
+  while (a < s->nreleases || b < m->nev) {
+    double t = a < s->nreleases ? s->releases[a].t : INFINITY;
+    if (b < m->nev) t = fmin(t, m->ev[b].t);
+    if (t - s->now > floor) break; /* sorted: every later wait alone is past the floor */
+    for (; a < s->nreleases && s->releases[a].t == t; a++)
+      for (int k = 0; k < s->releases[a].p->nseg; k++) {
+        touch(freed, n, touched, &ntouched, s->releases[a].p->seg[k].region);
+        freed[s->releases[a].p->seg[k].region] += plan_seg_gpus(s->releases[a].p, k);
+      }
+    for (; b < m->nev && m->ev[b].t == t; b++) {
+      touch(freed, n, touched, &ntouched, m->ev[b].region);
+      freed[m->ev[b].region] += m->ev[b].gpus;
     }
+    for (int i = 0; i < ntouched; i++) {
+      int r = touched[i], kstar = plan_kstar_at(c, q->d, r), before = freed[n + r];
+      freed[n + r] = UNTOUCHED;
+      if (kstar < 1 || before >= kstar || freed[r] < kstar) continue; /* not come to K* now */
+      const alone_time *at = alone_at(s, q, r, kstar);
+      if (!at->fits) continue;
+      option *o = &all->o;
+      o->p = at->p;
+      o->wait_s = CORE_MAX(s->now, t) - s->now;
+      o->kstar = kstar;
+      o->run_s = at->iter * iters;
+      if (!worth_waiting(s, all, o)) continue;
+      hold(s, &o->p, s->now + o->wait_s, o->run_s);
+      return true;
+    }
+    ntouched = 0;
   }
   return false;
 }
@@ -595,8 +691,9 @@ static bool place_with_memo(const plan_policy *pol, const plan_state *s, const p
     k += gpus[i] = all->best.p.seg[i].gpus;
   }
   /* short of K*, or far slower than at K* alone: a release may offer better */
-  bool short_of = k < all->best.kstar || all->best.run_s > (1 + all->slower) * q->d->iter_kstar *
-                                                               plan_job_iterations(q->job);
+  double alone = (flags & OURS_FASTEST) ? q->d->iter_fast : q->d->iter_kstar;
+  bool short_of = k < all->best.kstar ||
+                  all->best.run_s > (1 + all->slower) * alone * plan_job_iterations(q->job);
   if (short_of && (flags & OURS_WAIT) &&
       (region_later_is_better(s, q, all) || later_is_better(s, q, flags, all)))
     return stay(s, q, pol->flags);
@@ -623,6 +720,9 @@ const plan_policy plan_policy_ours_online = {
     ours_place, OURS_FLAGS};
 const plan_policy plan_policy_ours_fast = {"ours-fast", "ours-online with the tight floor on JCT",
                                            ours_order, ours_place, OURS_FLAGS | OURS_FAST};
+const plan_policy plan_policy_ours_fastest = {
+    "ours-fastest", "ours-online, waiting looked at when far slower than on the fastest GPU type",
+    ours_order, ours_place, OURS_FLAGS | OURS_FASTEST};
 const plan_policy plan_policy_ours_trim = {"ours-trim", "ours without EDP sizing, DP or waiting",
                                            ours_order, ours_place, PLAN_BACE_TRIM};
 const plan_policy plan_policy_ours_nodp = {"ours-nodp", "ours-online without DP x PP", ours_order,
@@ -634,8 +734,9 @@ const plan_policy plan_policy_ours_nowait = {"ours-nowait", "ours-online without
 extern const plan_policy plan_policy_bace, plan_policy_lcf, plan_policy_ldf, plan_policy_crlcf,
     plan_policy_crldf;
 /* the fullest rules first; then ours-nowait, at a tenth of their CPU (results.md) */
-static const plan_policy *const ours_members[] = {
-    &plan_policy_ours_online, &plan_policy_ours_nowait, &plan_policy_ours_fast, NULL};
+static const plan_policy *const ours_members[] = {&plan_policy_ours_online,
+                                                  &plan_policy_ours_nowait, &plan_policy_ours_fast,
+                                                  &plan_policy_ours_fastest, NULL};
 static const plan_policy *const ours_rivals[] = {&plan_policy_bace,  &plan_policy_lcf,
                                                  &plan_policy_ldf,   &plan_policy_crlcf,
                                                  &plan_policy_crldf, NULL};

@@ -116,10 +116,12 @@ typedef struct plan_demand {
   int kedp;                       /* the count that minimises energy x delay, K T^2 (ours.c) */
   int smin[PLAN_MAX_TYPES];       /* fewest GPUs of each type that hold the job in memory */
   double iter_kstar;              /* iteration time at K* on the reference region, s */
-  double stage_fb_s;              /* forward+backward time of one stage at K*, s */
-  double demand_Bps;              /* bandwidth one stage boundary needs not to stall, bytes/s */
-  double work_flops;              /* FLOPs of the whole training run */
-  int ref;                        /* the region K* was searched on */
+  double iter_fast;  /* least over GPU types of the iteration time at the type's K* on its largest
+                      * pool, s: the fastest one region of the idle cluster runs the job */
+  double stage_fb_s; /* forward+backward time of one stage at K*, s */
+  double demand_Bps; /* bandwidth one stage boundary needs not to stall, bytes/s */
+  double work_flops; /* FLOPs of the whole training run */
+  int ref;           /* the region K* was searched on */
 } plan_demand;
 
 double plan_job_iterations(const plan_job *j);
@@ -319,7 +321,9 @@ void plan_state_apply(plan_state *s, const plan_job *j, const plan_demand *d,
 
 /* One planning round: orders the queue (q is sorted in place) and places every job the policy
  * can place now, applying each to s. For q's new order, placed[i] is 1 and out[i] filled for
- * the jobs placed, 0 for the others. Returns how many were placed. */
+ * the jobs placed, 0 for the others. Returns how many were placed. During the round s's memo
+ * lists the jobs placed so far (their GPUs come back too: ours' wait estimate); out must stay
+ * put until it returns. */
 int plan_decide(const plan_policy *pol, plan_state *s, plan_queued *q, int n, plan_placement *out,
                 unsigned char *placed);
 

@@ -20,14 +20,17 @@
 extern const plan_policy plan_policy_bace, plan_policy_bace_noprio, plan_policy_bace_nopath,
     plan_policy_bace_nocost, plan_policy_lcf, plan_policy_ldf, plan_policy_crlcf, plan_policy_crldf,
     plan_policy_ours, plan_policy_ours_online, plan_policy_ours_fast, plan_policy_ours_trim,
-    plan_policy_ours_nowait, plan_policy_ours_nodp;
+    plan_policy_ours_nowait, plan_policy_ours_nodp, plan_policy_ours_fastest;
 
 static const plan_policy *const table[] = {
-    &plan_policy_ours,        &plan_policy_bace,        &plan_policy_lcf,
-    &plan_policy_ldf,         &plan_policy_crlcf,       &plan_policy_crldf,
-    &plan_policy_bace_noprio, &plan_policy_bace_nopath, &plan_policy_bace_nocost,
-    &plan_policy_ours_online, &plan_policy_ours_fast,   &plan_policy_ours_trim,
-    &plan_policy_ours_nowait, &plan_policy_ours_nodp,   NULL,
+    &plan_policy_ours,         &plan_policy_bace,
+    &plan_policy_lcf,          &plan_policy_ldf,
+    &plan_policy_crlcf,        &plan_policy_crldf,
+    &plan_policy_bace_noprio,  &plan_policy_bace_nopath,
+    &plan_policy_bace_nocost,  &plan_policy_ours_online,
+    &plan_policy_ours_fast,    &plan_policy_ours_trim,
+    &plan_policy_ours_nowait,  &plan_policy_ours_nodp,
+    &plan_policy_ours_fastest, NULL,
 };
 
 const plan_policy *const *plan_policies(void) {
@@ -117,6 +120,7 @@ void plan_memo_free(plan_memo *m) {
   if (m == NULL) return;
   plan_splits_free(m->splits);
   plan_ours_memo_free(m->ours);
+  free(m->placed);
   if (m->idle) plan_state_free(m->idle);
   free(m->idle);
   free(m);
@@ -186,14 +190,32 @@ int plan_decide(const plan_policy *pol, plan_state *s, plan_queued *q, int n, pl
   for (int i = 0; i < n; i++)
     want += q[i].d->kstar;
   s->contended = want > free;
-  if (s->memo) s->memo->wake_at = INFINITY;
+  plan_memo *m = s->memo;
+  if (m) {
+    m->wake_at = INFINITY;
+    m->nplaced = 0;
+    m->rounds++;
+    if (m->cap_placed < n) { /* without room the round's placements are not kept: less known */
+      plan_release *grown = realloc(m->placed, (size_t)n * sizeof *grown);
+      if (grown) {
+        m->placed = grown;
+        m->cap_placed = n;
+      }
+    }
+  }
   pol->order(pol, s, q, n);
   for (int i = 0; i < n; i++) {
     placed[i] = 0;
     if (!pol->place(pol, s, &q[i], &out[i])) continue;
     plan_state_apply(s, q[i].job, q[i].d, &out[i], +1);
+    if (m && m->nplaced < m->cap_placed)
+      m->placed[m->nplaced++] = (plan_release){INFINITY, q[i].job, q[i].d, &out[i]};
     placed[i] = 1;
     count++;
+  }
+  if (m) { /* their placements are the caller's now */
+    m->nplaced = 0;
+    m->rounds++;
   }
   return count;
 }

@@ -107,7 +107,7 @@ static void reference_holds_the_job(void **state) {
 }
 
 /* The least iteration time over every stage count on region r, searched here from scratch. */
-static int kstar_by_hand(const plan_scenario *m, int r) {
+static int kstar_by_hand(const plan_scenario *m, int r, double *iter) {
   static plan_placement p;
   int best = 0;
   double t_best = INFINITY;
@@ -116,6 +116,7 @@ static int kstar_by_hand(const plan_scenario *m, int r) {
     double t = plan_iter_time(&m->c, &m->jobs[0], &p, NULL, 0);
     if (t < t_best) t_best = t, best = k;
   }
+  *iter = t_best;
   return best;
 }
 
@@ -135,12 +136,16 @@ static void kstar_per_type(void **state) {
   pt_load(text, &m);
   plan_demand d[2], alone;
   assert_true(plan_jobs_demand(&m.c, m.jobs, 2, d, NULL, NULL));
-  int ks = kstar_by_hand(&m, 0), kf = kstar_by_hand(&m, 1);
+  double ts, tf;
+  int ks = kstar_by_hand(&m, 0, &ts), kf = kstar_by_hand(&m, 1, &tf);
   assert_true(ks != kf); /* the types disagree, so one K* for both would be wrong for one */
   assert_int_equal(d[0].kstar_type[0], ks);
   assert_int_equal(d[0].kstar_type[1], kf);
   assert_int_equal(plan_kstar_at(&m.c, &d[0], 1), kf);
   assert_int_equal(d[0].kstar, ks); /* the reference: the largest pool, S */
+  /* the fastest one region runs it, whichever type K* was searched on (ours-fastest's floor) */
+  assert_true(tf < ts && fabs(d[0].iter_kstar - ts) <= 1e-12 * ts);
+  assert_true(fabs(d[0].iter_fast - tf) <= 1e-12 * tf);
   assert_true(plan_job_demand(&m.c, &m.jobs[1], &alone, NULL));
   assert_memory_equal(&alone, &d[1], sizeof alone); /* the shared search is the same search */
   assert_true(fabs(d[1].work_flops / plan_job_iterations(&m.jobs[1]) -
