@@ -33,6 +33,14 @@ diloco (Douillard et al., 2023, "DiLoCo"; Moshpit SGD's local updates): step() r
 (inner) optimizer; after local_steps inner steps the peers average the pseudo-gradient
 theta_outer - theta (weighted by samples) and take an outer step with SGD, Nesterov momentum
 (outer_lr, outer_momentum), from theta_outer; the inner optimizer's state stays local.
+overlap=True: the round of outer step t runs in the background while the inner steps of t + 1
+go on (a one-step-delayed outer gradient, as in Streaming DiLoCo's overlapped communication and
+the "eager updates" of DiLoCo): at each boundary the peer starts averaging this round's local
+progress d (parameters at the round's start minus now), collects the round started one boundary
+earlier, takes the outer step on that average, and carries on from the new outer parameters
+minus its own d, so its latest local progress stands in for the swarm's until the average of it
+lands one round later. Every peer that took part in the same rounds holds the same outer
+parameters; finish() collects the last round. Details and figures: docs/SWARM_TRAINING.md.
 
 A joiner: after each epoch every peer serves (Swarm.serve_state) its parameters, the optimizer's
 state and the epoch as one float32 vector; load_state_from_peers() fills its own from a
@@ -42,11 +50,13 @@ accumulated gradients as they were; step() tries again in the next round, up to 
 then raises.
 """
 
+import copy
 import logging
 import time
 
 import torch
 
+from . import TernError
 from .swarm_averager import Averager, AveragingError
 
 __all__ = ["Optimizer"]
@@ -56,7 +66,8 @@ _log = logging.getLogger("tern.swarm")
 class Optimizer:
     def __init__(self, swarm, params, optimizer, mode="collaborative", target_batch_size=None,
                  expected_peers=1, local_steps=None, outer_lr=0.7, outer_momentum=0.9,
-                 compression="none", retries=3, average_parameters=True, **average_options):
+                 compression="none", retries=3, average_parameters=True, overlap=False,
+                 catch_up_timeout=30.0, **average_options):
         if mode not in ("collaborative", "diloco"):
             raise ValueError(f"mode '{mode}': want 'collaborative' or 'diloco'")
         if mode == "collaborative" and not (isinstance(target_batch_size, int)
@@ -64,6 +75,8 @@ class Optimizer:
             raise ValueError("collaborative: target_batch_size must be an integer > 0")
         if mode == "diloco" and not (isinstance(local_steps, int) and local_steps > 0):
             raise ValueError("diloco: local_steps must be an integer > 0")
+        if overlap and mode != "diloco":
+            raise ValueError("overlap: only for mode='diloco'")
         self.swarm, self.opt, self.mode = swarm, optimizer, mode
         self.params = [p for p in params if p.requires_grad]
         self.target, self.local_steps, self.retries = target_batch_size, local_steps, retries
@@ -85,6 +98,13 @@ class Optimizer:
             self.outer = torch.optim.SGD(self.params, lr=outer_lr, momentum=outer_momentum,
                                          nesterov=True)
             self._ensure_state(self.outer)
+        # overlap: the round under way (started at the last boundary), its weight, where this
+        # round's inner steps started from, and whether a loaded state still lacks the round
+        # that was in flight when it was served
+        self.overlap, self.catch_up_timeout = bool(overlap), catch_up_timeout
+        self._pending, self._pending_weight, self._stale = None, 0.0, False
+        self._round_start = [p.detach().float().clone() for p in self.params] \
+            if self.overlap else []
         self.serve()
 
     # ---- state: parameters, optimizer state, epoch as one float32 vector ----------------------
@@ -175,6 +195,11 @@ class Optimizer:
         for b in self._buf:
             b.zero_()
         self.samples = 0
+        if self.overlap:
+            self._reset_round_start()
+            # the donor's outer parameters lack the round it had in flight: at the first
+            # boundary this peer takes the outer state again, once the donor has applied it
+            self._stale = True
         self.serve()
 
     # ---- steps ------------------------------------------------------------------------------
@@ -247,22 +272,127 @@ class Optimizer:
         self.inner += 1
         if self.inner < self.local_steps:
             return False
+        if self.overlap:
+            return self._diloco_overlapped()
         with torch.no_grad():
             for b, p, o in zip(self._buf, self.params, self._outer_params):
                 b.copy_(o.float() - p.float())
         rep = self._average(float(self.samples))
-        with torch.no_grad():
-            for b, p, o in zip(self._buf, self.params, self._outer_params):
-                p.copy_(o)
-                p.grad = b.to(p.dtype).clone()
-        self.outer.step()
-        with torch.no_grad():
-            for p, o in zip(self.params, self._outer_params):
-                p.grad = None
-                o.copy_(p)
+        self._outer_step(self._buf)
         self.last_report = dict(rep, swarm_samples=rep["weight_after"] * rep["group_size"],
                                 time=time.time())
         self.samples, self.inner = 0, 0
         self.epoch += 1
         self.serve()
         return True
+
+    # ---- DiLoCo with the outer round overlapping the next inner steps ----------------------------
+
+    def _reset_round_start(self):
+        with torch.no_grad():
+            for r, p in zip(self._round_start, self.params):
+                r.copy_(p)
+
+    def _outer_step(self, avg):
+        """theta_outer <- the outer optimizer's step on the averaged pseudo-gradient avg."""
+        with torch.no_grad():
+            for a, p, o in zip(avg, self.params, self._outer_params):
+                p.copy_(o)
+                p.grad = a.to(p.dtype).clone()
+        self.outer.step()
+        with torch.no_grad():
+            for p, o in zip(self.params, self._outer_params):
+                p.grad = None
+                o.copy_(p)
+
+    def _collect(self):
+        """The round started at the last boundary: its report, once self._buf holds the
+        average. A round that failed is averaged again, blocking (the other survivors of its
+        group fail at the same round and meet here), up to retries times, then AveragingError
+        (no outer step for it; self._buf is left as this peer's own delta)."""
+        pending, self._pending = self._pending, None
+        try:
+            return pending.result()[-1]
+        except AveragingError as e:
+            if self.retries == 0:
+                raise
+            _log.warning("tern.swarm.Optimizer epoch %d: %s; averaging it again", self.epoch, e)
+            return self._average(self._pending_weight)
+
+    def _take_outer_state(self, timeout):
+        """A joiner's first boundary: the donor's outer parameters and momentum once it has
+        served an epoch past this peer's (the round in flight at the download applied), this
+        peer's own parameters and inner state kept. False when none came within timeout."""
+        v = self.state_vector()
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.swarm.download_state(v, timeout=max(1.0, deadline - time.monotonic()))
+                if int(v[-2].item()) > self.epoch:
+                    break
+            except TernError as e:
+                _log.warning("tern.swarm.Optimizer: no state from the bootstrap peers: %s", e)
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.2)
+        mine = [p.detach().clone() for p in self.params]
+        inner = copy.deepcopy(self.opt.state_dict())
+        self.load_state_vector(v)
+        self.epoch -= 1  # this boundary advances it to the donor's
+        self.opt.load_state_dict(inner)
+        with torch.no_grad():
+            for p, m in zip(self.params, mine):
+                p.copy_(m)
+        return True
+
+    def _diloco_overlapped(self):
+        with torch.no_grad():
+            delta = [r - p.float() for r, p in zip(self._round_start, self.params)]
+        weight, error, rep = float(self.samples), None, None
+        if self._pending is not None:
+            try:
+                rep = self._collect()
+                self._outer_step(self._buf)
+            except AveragingError as e:  # the outer step of that round is lost
+                error = e
+        elif self._stale:
+            if not self._take_outer_state(self.catch_up_timeout):
+                _log.warning("tern.swarm.Optimizer epoch %d: no peer served the next epoch's "
+                             "state within %g s; this peer's outer parameters lag one round",
+                             self.epoch, self.catch_up_timeout)
+        self._stale = False
+        with torch.no_grad():  # the newest outer parameters plus this round's own progress
+            for p, o, d in zip(self.params, self._outer_params, delta):
+                p.copy_((o.float() - d).to(p.dtype))
+            for b, d in zip(self._buf, delta):
+                b.copy_(d)
+        self._reset_round_start()
+        self.samples, self.inner = 0, 0
+        self.epoch += 1
+        self.serve()  # between rounds: never while the averager's thread uses the swarm
+        self._pending_weight = weight
+        self._pending = self.averager.step(weight, wait=False)
+        if rep is not None:
+            self.last_report = dict(rep, swarm_samples=rep["weight_after"] * rep["group_size"],
+                                    time=time.time())
+        if error is not None:
+            raise error
+        return True
+
+    def finish(self, timeout=None):
+        """overlap: collects the round still under way and takes its outer step, so that the
+        outer parameters hold every round (call it after the last step, before saving the
+        model). Nothing to do otherwise. Returns the round's report, or None."""
+        if self._pending is None:
+            return None
+        if timeout is not None and not self._pending._done.wait(timeout):
+            raise TimeoutError(f"the swarm round is still under way after {timeout} s")
+        rep = self._collect()
+        self._outer_step(self._buf)
+        with torch.no_grad():
+            for p, o in zip(self.params, self._outer_params):
+                p.copy_(o)
+        self._reset_round_start()
+        self.last_report = dict(rep, swarm_samples=rep["weight_after"] * rep["group_size"],
+                                time=time.time())
+        return rep
