@@ -181,40 +181,53 @@ def join():
           f"{float(ds[0]['step']):g}) from the donor, bit for bit")
 
 
-def diloco():
-    n, outer_steps, h = 2, 2, 3
-    sws = swarms(f"opt-diloco-{time.time_ns()}", n)
+def diloco_peers(name, n, h, outer_steps, data, overlap=False):
+    """n peers (threads) training DiLoCo, SGD inside, outer_steps rounds of h steps (overlap:
+    then finish()); their swarms, models and optimizers."""
+    sws = swarms(f"opt-{name}-{time.time_ns()}", n)
     models = [net() for _ in range(n)]
     opts = [tern.swarm.Optimizer(sw, m.parameters(), torch.optim.SGD(m.parameters(), lr=0.1),
                                  mode="diloco", local_steps=h, outer_lr=0.7, outer_momentum=0.9,
-                                 min_group=n, target_group=n, **OPTS)
+                                 overlap=overlap, min_group=n, target_group=n, **OPTS)
             for sw, m in zip(sws, models)]
 
     def peer(i):
-        data = batches(i)
+        batches_of = data(i)
         for _ in range(outer_steps * h):
-            x, y = next(data)
+            x, y = next(batches_of)
             opts[i].opt.zero_grad()
             loss_of(models[i], x, y).backward()
             opts[i].step(len(x))
+        opts[i].finish()  # nothing without overlap
     run_peers([lambda i=i: peer(i) for i in range(n)])
+    return sws, models, opts
+
+
+def local_round(model, inner, data, h):
+    """h inner steps of model on data; what they changed (start - end), per parameter."""
+    begin = [p.detach().clone() for p in model.parameters()]
+    for _ in range(h):
+        x, y = next(data)
+        inner.zero_grad()
+        loss_of(model, x, y).backward()
+        inner.step()
+    return [b - p.detach() for b, p in zip(begin, model.parameters())]
+
+
+def diloco():
+    n, outer_steps, h = 2, 2, 3
+    sws, models, opts = diloco_peers("diloco", n, h, outer_steps, batches)
     # the same by hand
     ref = net()
     outer = torch.optim.SGD(ref.parameters(), lr=0.7, momentum=0.9, nesterov=True)
     data = [batches(i) for i in range(n)]
     for _ in range(outer_steps):
-        start = [p.detach().clone() for p in ref.parameters()]
         deltas, weights = [], []
         for i in range(n):
             local = net()
             local.load_state_dict(ref.state_dict())
-            inner = torch.optim.SGD(local.parameters(), lr=0.1)
-            for _ in range(h):
-                x, y = next(data[i])
-                inner.zero_grad()
-                loss_of(local, x, y).backward()
-                inner.step()
-            deltas.append([s - p.detach() for s, p in zip(start, local.parameters())])
+            deltas.append(local_round(local, torch.optim.SGD(local.parameters(), lr=0.1),
+                                      data[i], h))
             weights.append(h * (2 + i))
         for k, p in enumerate(ref.parameters()):
             p.grad = sum(w * d[k] for w, d in zip(weights, deltas)) / sum(weights)
@@ -253,23 +266,8 @@ def same_task(peer):
 
 def overlap():
     n, boundaries, h = 2, 4, 3
-    sws = swarms(f"opt-overlap-{time.time_ns()}", n)
-    models = [net() for _ in range(n)]
-    opts = [tern.swarm.Optimizer(sw, m.parameters(), torch.optim.SGD(m.parameters(), lr=0.1),
-                                 mode="diloco", local_steps=h, outer_lr=0.7, outer_momentum=0.9,
-                                 overlap=True, min_group=n, target_group=n, **OPTS)
-            for sw, m in zip(sws, models)]
     start = eval_loss(list(net().parameters()))
-
-    def peer(i):
-        data = same_task(i)
-        for _ in range(boundaries * h):
-            x, y = next(data)
-            opts[i].opt.zero_grad()
-            loss_of(models[i], x, y).backward()
-            opts[i].step(len(x))
-        opts[i].finish()
-    run_peers([lambda i=i: peer(i) for i in range(n)])
+    sws, models, opts = diloco_peers("overlap", n, h, boundaries, same_task, overlap=True)
     # by hand: each peer's round starts from the newest outer parameters minus its own last
     # round's progress; the outer step of round k lands at boundary k + 1 (or finish)
     ref = net()
@@ -284,15 +282,7 @@ def overlap():
             p.grad = a.clone()
         outer.step()
     for _ in range(boundaries):
-        deltas = []
-        for i in range(n):
-            begin = [p.detach().clone() for p in local[i].parameters()]
-            for _ in range(h):
-                x, y = next(data[i])
-                inner[i].zero_grad()
-                loss_of(local[i], x, y).backward()
-                inner[i].step()
-            deltas.append([b - p.detach() for b, p in zip(begin, local[i].parameters())])
+        deltas = [local_round(local[i], inner[i], data[i], h) for i in range(n)]
         if pending is not None:
             outer_step(pending)
         weights = [h * (2 + i) for i in range(n)]
