@@ -9,7 +9,7 @@
 # A run whose curve.csv exists is not run again (an interrupted bench goes on where it stopped);
 # RUNS="ddp-3 diloco-3 ..." runs just those, in that order.
 # The configurations' options: DDP_ARGS, COLLAB_ARGS, DILOCO_ARGS, DILOCO_OV_ARGS (below),
-# KILL_EVERY (40 s).
+# KILL_EVERY (40 s); WAN_ARGS, wan.sh's options (e.g. "--peers 2 --regions Virginia,Tokyo").
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -34,7 +34,7 @@ run() { # NAME MODE ARGS [churn]
   mkdir -p "$out/$name"
   echo "before $(cat /proc/loadavg)" >"$out/$name/load"
   TRAIN_ARGS="$args" timeout $((seconds + 600)) bash "$root/tests/wan/wan.sh" \
-    --bin "$root/build/tests/wan" --deadline $((seconds + 500)) -- \
+    --bin "$root/build/tests/wan" --deadline $((seconds + 500)) ${WAN_ARGS:-} -- \
     bash "$here/wan_run.sh" "$mode" "$seconds" "$out/$name" $churn >"$out/$name.log" 2>&1 || true
   echo "after $(cat /proc/loadavg)" >>"$out/$name/load"
   # scored while the next run goes (one process against its eight: under a load of 30-40 from

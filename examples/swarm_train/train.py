@@ -40,8 +40,9 @@ def args():
     p.add_argument("--outer-lr", type=float, default=0.7)
     p.add_argument("--outer-momentum", type=float, default=0.9)
     p.add_argument("--compress", default="none")
-    p.add_argument("--overlap", action="store_true",
-                   help="diloco: the outer round in the background during the next inner steps")
+    p.add_argument("--overlap", type=int, nargs="?", const=0, default=None,
+                   help="diloco: the outer round in the background, landing after N of the "
+                        "next inner steps (no N: at the next boundary)")
     p.add_argument("--match-timeout", type=float,
                    help="seconds a round waits for the others (default: collaborative 8, its "
                         "rounds come often and a slow peer takes the next; diloco 30, its rounds "
@@ -139,7 +140,8 @@ def swarm(a, model, train):
         if a.mode == "collaborative" else dict(mode="diloco", local_steps=a.local_steps,
                                                outer_lr=a.outer_lr,
                                                outer_momentum=a.outer_momentum,
-                                               overlap=a.overlap)
+                                               overlap=False if a.overlap is None
+                                               else a.overlap or True)
     opt = tern.swarm.Optimizer(sw, model.parameters(), inner, compression=a.compress,
                                min_group=2, target_group=a.peers,
                                match_timeout=a.match_timeout or (30 if a.mode == "diloco" else 8),

@@ -33,14 +33,15 @@ diloco (Douillard et al., 2023, "DiLoCo"; Moshpit SGD's local updates): step() r
 (inner) optimizer; after local_steps inner steps the peers average the pseudo-gradient
 theta_outer - theta (weighted by samples) and take an outer step with SGD, Nesterov momentum
 (outer_lr, outer_momentum), from theta_outer; the inner optimizer's state stays local.
-overlap=True: the round of outer step t runs in the background while the inner steps of t + 1
-go on (a one-step-delayed outer gradient, as in Streaming DiLoCo's overlapped communication and
-the "eager updates" of DiLoCo): at each boundary the peer starts averaging this round's local
-progress d (parameters at the round's start minus now), collects the round started one boundary
-earlier, takes the outer step on that average, and carries on from the new outer parameters
-minus its own d, so its latest local progress stands in for the swarm's until the average of it
-lands one round later. Every peer that took part in the same rounds holds the same outer
-parameters; finish() collects the last round. Details and figures: docs/SWARM_TRAINING.md.
+overlap (Streaming DiLoCo's overlapped communication, Douillard et al. 2025; a whole round's
+delay is the one-step-delayed outer gradient of Kale et al. 2025): the round started at a
+boundary runs in the background while the next inner steps go on, and lands after `overlap`
+of them (True: a whole round, at the next boundary): the outer step is taken on its average and
+the peer carries on from the new outer parameters plus the progress it made since the boundary
+(the "mark"). With overlap = tau < local_steps, the pseudo-gradient of every round is measured
+from the outer parameters the round's steps end up on, as without overlap; only tau steps are
+taken before the outer step lands. Every peer that took part in the same rounds holds the same
+outer parameters; finish() lands the last round. docs/SWARM_TRAINING.md.
 
 A joiner: after each epoch every peer serves (Swarm.serve_state) its parameters, the optimizer's
 state and the epoch as one float32 vector; load_state_from_peers() fills its own from a
@@ -75,8 +76,11 @@ class Optimizer:
             raise ValueError("collaborative: target_batch_size must be an integer > 0")
         if mode == "diloco" and not (isinstance(local_steps, int) and local_steps > 0):
             raise ValueError("diloco: local_steps must be an integer > 0")
-        if overlap and mode != "diloco":
-            raise ValueError("overlap: only for mode='diloco'")
+        if overlap is True:
+            overlap = local_steps
+        if overlap and (mode != "diloco" or not isinstance(overlap, int)
+                        or not 0 < overlap <= local_steps):
+            raise ValueError(f"overlap {overlap!r}: for mode='diloco', True or 1..local_steps")
         self.swarm, self.opt, self.mode = swarm, optimizer, mode
         self.params = [p for p in params if p.requires_grad]
         self.target, self.local_steps, self.retries = target_batch_size, local_steps, retries
@@ -98,13 +102,12 @@ class Optimizer:
             self.outer = torch.optim.SGD(self.params, lr=outer_lr, momentum=outer_momentum,
                                          nesterov=True)
             self._ensure_state(self.outer)
-        # overlap: the round under way (started at the last boundary), its weight, where this
-        # round's inner steps started from, and whether a loaded state still lacks the round
-        # that was in flight when it was served
-        self.overlap, self.catch_up_timeout = bool(overlap), catch_up_timeout
+        # overlap: inner steps after a boundary when its round lands (0: none); the round under
+        # way, its weight, the parameters at the boundary (the mark), and whether a loaded state
+        # lacks a round that was in flight when it was served
+        self.overlap, self.catch_up_timeout = int(overlap or 0), catch_up_timeout
         self._pending, self._pending_weight, self._stale = None, 0.0, False
-        self._round_start = [p.detach().float().clone() for p in self.params] \
-            if self.overlap else []
+        self._mark = [p.detach().float().clone() for p in self.params] if self.overlap else []
         self.serve()
 
     # ---- state: parameters, optimizer state, epoch as one float32 vector ----------------------
@@ -196,10 +199,10 @@ class Optimizer:
             b.zero_()
         self.samples = 0
         if self.overlap:
-            self._reset_round_start()
-            # the donor's outer parameters lack the round it had in flight: at the first
-            # boundary this peer takes the outer state again, once the donor has applied it
-            self._stale = True
+            self._set_mark()
+            # the donor's outer parameters lack the round it had in flight: when that round
+            # lands, this peer takes the outer state again, once the donor has served it
+            self._stale = not self._landed(self.epoch, self.inner)
         self.serve()
 
     # ---- steps ------------------------------------------------------------------------------
@@ -270,6 +273,12 @@ class Optimizer:
         self.opt.step()
         self.samples += batch_size
         self.inner += 1
+        if self.overlap and self.inner == self.overlap and self.overlap < self.local_steps:
+            error = self._land()
+            # what a joiner downloads from now on holds this round (_take_outer_state)
+            self.swarm.serve_state(self.state_vector())
+            if error is not None:
+                raise error
         if self.inner < self.local_steps:
             return False
         if self.overlap:
@@ -288,10 +297,14 @@ class Optimizer:
 
     # ---- DiLoCo with the outer round overlapping the next inner steps ----------------------------
 
-    def _reset_round_start(self):
+    def _set_mark(self):
         with torch.no_grad():
-            for r, p in zip(self._round_start, self.params):
+            for r, p in zip(self._mark, self.params):
                 r.copy_(p)
+
+    def _landed(self, epoch, inner):
+        """Whether a state served at (epoch, inner) holds the round its epoch started."""
+        return self.overlap < self.local_steps and inner >= self.overlap
 
     def _outer_step(self, avg):
         """theta_outer <- the outer optimizer's step on the averaged pseudo-gradient avg."""
@@ -320,15 +333,17 @@ class Optimizer:
             return self._average(self._pending_weight)
 
     def _take_outer_state(self, timeout):
-        """A joiner's first boundary: the donor's outer parameters and momentum once it has
-        served an epoch past this peer's (the round in flight at the download applied), this
-        peer's own parameters and inner state kept. False when none came within timeout."""
+        """A joiner, where the round in flight at its download lands: the donor's outer
+        parameters and momentum once it has served a state that holds that round; this peer's
+        own parameters, inner state and step count kept. False when none came within timeout."""
         v = self.state_vector()
+        epoch, inner = self.epoch, self.inner
         deadline = time.monotonic() + timeout
         while True:
             try:
                 self.swarm.download_state(v, timeout=max(1.0, deadline - time.monotonic()))
-                if int(v[-2].item()) > self.epoch:
+                e, i = int(v[-2].item()), int(v[-1].item())
+                if e > epoch or (e == epoch and self._landed(e, i)):
                     break
             except TernError as e:
                 _log.warning("tern.swarm.Optimizer: no state from the bootstrap peers: %s", e)
@@ -336,63 +351,73 @@ class Optimizer:
                 return False
             time.sleep(0.2)
         mine = [p.detach().clone() for p in self.params]
-        inner = copy.deepcopy(self.opt.state_dict())
+        state = copy.deepcopy(self.opt.state_dict())
         self.load_state_vector(v)
-        self.epoch -= 1  # this boundary advances it to the donor's
-        self.opt.load_state_dict(inner)
+        self.epoch, self.inner = epoch, inner
+        self.opt.load_state_dict(state)
         with torch.no_grad():
             for p, m in zip(self.params, mine):
                 p.copy_(m)
         return True
 
-    def _diloco_overlapped(self):
+    def _land(self):
+        """The round started at the last boundary lands: the outer step on its average, and the
+        parameters become the new outer ones plus what this peer did since the boundary. A
+        joiner whose state lacked that round takes the outer state from a peer instead. A round
+        that failed for good: no outer step (the parameters stay), AveragingError."""
         with torch.no_grad():
-            delta = [r - p.float() for r, p in zip(self._round_start, self.params)]
-        weight, error, rep = float(self.samples), None, None
+            since = [p.float() - m for p, m in zip(self.params, self._mark)]
+        error = None
         if self._pending is not None:
             try:
                 rep = self._collect()
                 self._outer_step(self._buf)
-            except AveragingError as e:  # the outer step of that round is lost
+                self.last_report = dict(rep, time=time.time(),
+                                        swarm_samples=rep["weight_after"] * rep["group_size"])
+            except AveragingError as e:  # that round's outer step is lost
                 error = e
         elif self._stale:
             if not self._take_outer_state(self.catch_up_timeout):
-                _log.warning("tern.swarm.Optimizer epoch %d: no peer served the next epoch's "
-                             "state within %g s; this peer's outer parameters lag one round",
+                _log.warning("tern.swarm.Optimizer epoch %d: no peer served the state with the "
+                             "round in flight within %g s; this peer's outer parameters lack it",
                              self.epoch, self.catch_up_timeout)
         self._stale = False
-        with torch.no_grad():  # the newest outer parameters plus this round's own progress
-            for p, o, d in zip(self.params, self._outer_params, delta):
-                p.copy_((o.float() - d).to(p.dtype))
-            for b, d in zip(self._buf, delta):
-                b.copy_(d)
-        self._reset_round_start()
+        if error is None:
+            with torch.no_grad():
+                for p, o, d in zip(self.params, self._outer_params, since):
+                    p.copy_((o.float() + d).to(p.dtype))
+        return error
+
+    def _diloco_overlapped(self):
+        error = self._land() if self.overlap == self.local_steps else None
+        with torch.no_grad():  # this round's pseudo-gradient, as without overlap
+            for b, p, o in zip(self._buf, self.params, self._outer_params):
+                b.copy_(o.float() - p.float())
+        self._set_mark()
+        weight = float(self.samples)
         self.samples, self.inner = 0, 0
         self.epoch += 1
         self.serve()  # between rounds: never while the averager's thread uses the swarm
         self._pending_weight = weight
         self._pending = self.averager.step(weight, wait=False)
-        if rep is not None:
-            self.last_report = dict(rep, swarm_samples=rep["weight_after"] * rep["group_size"],
-                                    time=time.time())
         if error is not None:
             raise error
         return True
 
     def finish(self, timeout=None):
-        """overlap: collects the round still under way and takes its outer step, so that the
-        outer parameters hold every round (call it after the last step, before saving the
-        model). Nothing to do otherwise. Returns the round's report, or None."""
+        """overlap: lands the round still under way (its outer step), and puts the outer
+        parameters in the model, so that it holds every round (call it after the last step,
+        before saving the model). Nothing to do otherwise. Returns the round's report, or
+        None."""
         if self._pending is None:
             return None
         if timeout is not None and not self._pending._done.wait(timeout):
             raise TimeoutError(f"the swarm round is still under way after {timeout} s")
-        rep = self._collect()
-        self._outer_step(self._buf)
+        error = self._land()
+        if error is not None:
+            raise error
         with torch.no_grad():
             for p, o in zip(self.params, self._outer_params):
                 p.copy_(o)
-        self._reset_round_start()
-        self.last_report = dict(rep, swarm_samples=rep["weight_after"] * rep["group_size"],
-                                time=time.time())
-        return rep
+        self._set_mark()
+        return self.last_report

@@ -13,14 +13,16 @@ this process, a Swarm each), on a small MLP with one initialisation.
                sample-weighted mean pseudo-gradient; after 2 outer steps both peers' parameters
                equal (1e-5) the same computation done by hand in one process
     overlap    2 peers, DiLoCo with overlap=True (the outer round in the background during the
-               next inner steps): 4 boundaries and finish(); both peers' outer parameters equal
-               (1e-5) the delayed outer step done by hand, and the loss on held-out data fell
+               next round's inner steps, landing at the next boundary): 4 boundaries and
+               finish(); both peers' outer parameters equal (1e-5) the delayed outer step done
+               by hand, and the loss on held-out data fell
+    overlap_1  the same with overlap=1: each round lands after the next round's first step
     overlap_kill   3 peer processes, DiLoCo with overlap=True; peer 2 is SIGKILLed once it has
                started its second round: both survivors take every one of their boundaries
                (the round the victim was in fails and is averaged again among them, or the
                victim is simply left out), end in groups of 2, with the same outer parameters
                (1e-5), and a loss under half its start
-    overlap_die_matched   the same, but peer 2 dies inside a round, once matched
+    overlap_die_matched   the same with overlap=1, but peer 2 dies inside a round, once matched
                (TERN_SWARM_FAULT=exit-after-match from its first boundary on): the survivors'
                round comes back with a member lost; each averages that round again with the
                other (a warning, no AveragingError) and goes on
@@ -264,35 +266,46 @@ def same_task(peer):
         yield x, torch.sin(x[:, :3])
 
 
-def overlap():
+def overlap(tau):
     n, boundaries, h = 2, 4, 3
     start = eval_loss(list(net().parameters()))
-    sws, models, opts = diloco_peers("overlap", n, h, boundaries, same_task, overlap=True)
-    # by hand: each peer's round starts from the newest outer parameters minus its own last
-    # round's progress; the outer step of round k lands at boundary k + 1 (or finish)
+    sws, models, opts = diloco_peers(f"overlap{tau}", n, h, boundaries, same_task, overlap=tau)
+    # by hand: the round started at a boundary lands tau inner steps later (tau = h: at the
+    # next boundary; finish() lands the last): the outer step on its average, and each peer goes
+    # on from the new outer parameters plus its progress since the boundary
+    tau = h if tau is True else tau
     ref = net()
     outer = torch.optim.SGD(ref.parameters(), lr=0.7, momentum=0.9, nesterov=True)
     data = [same_task(i) for i in range(n)]
     local = [net() for _ in range(n)]
     inner = [torch.optim.SGD(m.parameters(), lr=0.1) for m in local]
+    marks = [[p.detach().clone() for p in m.parameters()] for m in local]
     pending = None
 
-    def outer_step(avg):
-        for p, a in zip(ref.parameters(), avg):
+    def land():
+        since = [[p.detach() - q for p, q in zip(m.parameters(), mk)]
+                 for m, mk in zip(local, marks)]
+        for p, a in zip(ref.parameters(), pending):
             p.grad = a.clone()
         outer.step()
+        with torch.no_grad():
+            for m, d in zip(local, since):
+                for p, o, x in zip(m.parameters(), ref.parameters(), d):
+                    p.copy_(o + x)
     for _ in range(boundaries):
-        deltas = [local_round(local[i], inner[i], data[i], h) for i in range(n)]
-        if pending is not None:
-            outer_step(pending)
+        for step in range(1, h + 1):
+            for i in range(n):
+                local_round(local[i], inner[i], data[i], 1)
+            if pending is not None and step == tau:
+                land()
+                pending = None
+        deltas = [[o.detach() - p.detach() for o, p in zip(ref.parameters(), m.parameters())]
+                  for m in local]
+        marks = [[p.detach().clone() for p in m.parameters()] for m in local]
         weights = [h * (2 + i) for i in range(n)]
         pending = [sum(w * d[k] for w, d in zip(weights, deltas)) / sum(weights)
                    for k in range(len(deltas[0]))]
-        with torch.no_grad():
-            for i in range(n):
-                for p, o, d in zip(local[i].parameters(), ref.parameters(), deltas[i]):
-                    p.copy_(o - d)
-    outer_step(pending)
+    land()
     for i, m in enumerate(models):
         d = max_diff(m, ref)
         assert d <= 1e-5, f"peer {i}: {d:.3g} from overlapped DiLoCo by hand"
@@ -301,15 +314,15 @@ def overlap():
     assert end < 0.8 * start, f"held-out loss {start:.4f} -> {end:.4f}: it did not fall"
     for sw in sws:
         sw.leave()
-    print(f"overlapped DiLoCo, {n} peers, {boundaries} rounds of {h} inner steps: within "
-          f"{max(max_diff(m, ref) for m in models):.2g} of the same by hand; held-out loss "
-          f"{start:.4f} -> {end:.4f}")
+    print(f"DiLoCo with rounds landing {tau} inner steps later, {n} peers, {boundaries} rounds of "
+          f"{h} inner steps: within {max(max_diff(m, ref) for m in models):.2g} of the same by "
+          f"hand; held-out loss {start:.4f} -> {end:.4f}")
 
 
 KILL_BOUNDARIES, KILL_H = 10, 4
 
 
-def worker(run, boot, index, out, die_matched=False):
+def worker(run, boot, index, out, die_matched, tau):
     """One peer of overlap_kill: prints 'address A', then 'epoch E' at every boundary;
     die_matched: dies (failpoint) right after the matching of a round from its first boundary
     on (the first round's, when its matching is still under way then)."""
@@ -322,7 +335,7 @@ def worker(run, boot, index, out, die_matched=False):
     print(f"address {sw.address}", flush=True)
     model = net()
     opt = tern.swarm.Optimizer(sw, model.parameters(), torch.optim.SGD(model.parameters(), 0.1),
-                               mode="diloco", local_steps=KILL_H, overlap=True, min_group=2,
+                               mode="diloco", local_steps=KILL_H, overlap=tau, min_group=2,
                                target_group=3, match_timeout=6, average_timeout=10, retries=2)
     sw.average(torch.zeros(1), 1.0, min_group=3, target_group=3, match_timeout=120)
     start, data, groups, errors = eval_loss(opt.outer_params()), same_task(index), [], []
@@ -358,7 +371,8 @@ def overlap_kill(die_matched=False):
 
     def spawn(i, boot):
         return subprocess.Popen([sys.executable, __file__, "worker", run, boot, str(i),
-                                 f"{tmp}-{i}", "die" if die_matched and i == 2 else "live"],
+                                 f"{tmp}-{i}", "die" if die_matched and i == 2 else "live",
+                                 "1" if die_matched else str(KILL_H)],
                                 stdout=subprocess.PIPE, text=True)
     procs = [spawn(0, "-")]
     boot = procs[0].stdout.readline().split()[1]
@@ -413,10 +427,12 @@ if __name__ == "__main__":
     if case == "collab":
         collab(int(sys.argv[2]))
     elif case == "worker":
-        worker(*sys.argv[2:4], int(sys.argv[4]), sys.argv[5], sys.argv[6] == "die")
+        worker(*sys.argv[2:4], int(sys.argv[4]), sys.argv[5], sys.argv[6] == "die",
+               int(sys.argv[7]))
         sys.exit(0)
     else:
-        {"join": join, "diloco": diloco, "overlap": overlap,
+        {"join": join, "diloco": diloco, "overlap": lambda: overlap(True),
+         "overlap_1": lambda: overlap(1),
          "overlap_kill": overlap_kill,
          "overlap_die_matched": lambda: overlap_kill(die_matched=True)}[case]()
     print(f"1 passed, 0 failed ({time.monotonic() - t0:.1f} s)")
