@@ -1,5 +1,6 @@
 """epoch_times.py OUT_DIR PNG: what an outer step costs, DiLoCo against DiLoCo with the outer
-round overlapped (bench.sh's diloco-N and diloco-ov-N runs; docs/SWARM_TRAINING.md).
+round overlapped (bench.sh's diloco-N, diloco-ov-N: landing at the next boundary, and
+diloco-ov1-N: landing after one inner step; docs/SWARM_TRAINING.md).
 
 From every peer's progress lines (OUT/RUN/peer-K.err, train.py: "epoch E t T ... averaging
 M+A s boundary B s"): the seconds between a peer's consecutive epochs (one outer step: H inner
@@ -29,9 +30,18 @@ def runs(out, cfg):
         yield d
 
 
-def measure(out, cfg):
+def load_of(d):
+    """The 1-minute load average before and after the run (bench.sh's OUT/RUN/load)."""
+    try:
+        return "-".join(line.split()[1] for line in open(os.path.join(d, "load")))
+    except OSError:
+        return "?"
+
+
+def measure(out, cfg, per_run=None):
     step, block, match, avg = [], [], [], []
     for d in runs(out, cfg):
+        n = len(step)
         for f in glob.glob(os.path.join(d, "peer-*.err")):
             prev = None
             for line in open(f, errors="replace"):
@@ -47,26 +57,33 @@ def measure(out, cfg):
                     match.append(float(m.group(4)))
                     avg.append(float(m.group(5)))
                 prev = (e, t)
+        if per_run is not None and len(step) > n:
+            per_run.append((os.path.basename(d), statistics.median(step[n:]),
+                            statistics.median(block[n:]), load_of(d)))
     return step, block, match, avg
 
 
 def main():
     out, png = sys.argv[1:3]
-    rows = {}
+    rows, per_run = {}, []
     print("\nouter step (s between a peer's epochs) and the boundary's blocking step() (s); "
           "medians over every peer's epochs")
     print(f"{'config':10s} {'epochs':>6s} {'outer step':>10s} {'boundary':>9s} "
           f"{'matching':>9s} {'averaging':>9s}")
-    for cfg in ("diloco", "diloco-ov"):
-        step, block, match, avg = measure(out, cfg)
+    for cfg in ("diloco", "diloco-ov", "diloco-ov1"):
+        step, block, match, avg = measure(out, cfg, per_run)
         if not step:
             continue
         rows[cfg] = (statistics.median(step), statistics.median(block))
         print(f"{cfg:10s} {len(step):6d} {rows[cfg][0]:10.2f} {rows[cfg][1]:9.2f} "
               f"{statistics.median(match):9.2f} {statistics.median(avg):9.2f}")
-    if "diloco" in rows and "diloco-ov" in rows:
-        print(f"overlap: outer step {rows['diloco-ov'][0] / rows['diloco'][0]:.3f} x, boundary "
-              f"{rows['diloco-ov'][1] / rows['diloco'][1]:.3f} x without overlap")
+    print("per run: outer step, boundary (medians over its peers' epochs), load before-after")
+    for name, st, bl, load in per_run:
+        print(f"  {name:13s} {st:6.2f} {bl:6.2f}  {load}")
+    for ov in ("diloco-ov", "diloco-ov1"):
+        if "diloco" in rows and ov in rows:
+            print(f"{ov}: outer step {rows[ov][0] / rows['diloco'][0]:.3f} x, boundary "
+                  f"{rows[ov][1] / rows['diloco'][1]:.3f} x without overlap")
     fig, ax = plt.subplots(figsize=(6, 3.6))
     names = list(rows)
     ax.bar([i - 0.2 for i in range(len(names))], [rows[c][0] for c in names], 0.4,
@@ -76,8 +93,8 @@ def main():
     for i, c in enumerate(names):
         for dx, v in ((-0.2, rows[c][0]), (0.2, rows[c][1])):
             ax.text(i + dx, v, f"{v:.1f}", ha="center", va="bottom")
-    ax.set_xticks(range(len(names)), [f"{c}\n(no overlap)" if c == "diloco" else
-                                      f"{c}\n(overlap=True)" for c in names])
+    what = {"diloco": "no overlap", "diloco-ov": "overlap=True", "diloco-ov1": "overlap=1"}
+    ax.set_xticks(range(len(names)), [f"{c}\n({what[c]})" for c in names])
     ax.set_ylabel("seconds (median over peers and epochs)")
     ax.set_title("DiLoCo, 8 peers in 4 emulated regions")
     ax.legend(loc="upper right", fontsize=8)
