@@ -322,7 +322,8 @@ class Optimizer:
         """The round started at the last boundary: its report, once self._buf holds the
         average. A round that failed is averaged again, blocking (the other survivors of its
         group fail at the same round and meet here), up to retries times, then AveragingError
-        (no outer step for it; self._buf is left as this peer's own delta)."""
+        (no outer step for it); so also when the round averaged again had no one else in it
+        (the others had taken the round), rather than an outer step on this peer's delta alone."""
         pending, self._pending = self._pending, None
         try:
             return pending.result()[-1]
@@ -330,7 +331,11 @@ class Optimizer:
             if self.retries == 0:
                 raise
             _log.warning("tern.swarm.Optimizer epoch %d: %s; averaging it again", self.epoch, e)
-            return self._average(self._pending_weight)
+            rep = self._average(self._pending_weight)
+            if rep["group_size"] < 2:  # the others took that round: alone it would step apart
+                raise AveragingError(f"round {rep['round']}: averaged again, but alone; its "
+                                     f"progress goes into the next round", report=rep) from e
+            return rep
 
     def _take_outer_state(self, timeout):
         """A joiner, where the round in flight at its download lands: the donor's outer
