@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # bench.sh OUT [REPS] [SECONDS]: the runs of docs/SWARM_TRAINING.md, one command (root, for the
 # WAN harness's namespaces). REPS rounds (default 3), each of: DDP, DiLoCo, DiLoCo with the outer
-# round overlapped (diloco-ov), collaborative, and the three swarm modes with churn (wan_run.sh, 8
-# peers in 4 regions, SECONDS of training from the start, default 120); then one DDP run with a
-# rank killed. Each run's snapshots are
+# round overlapped (diloco-ov: a round late; diloco-ov1: one inner step late), collaborative,
+# and the four swarm modes with churn (wan_run.sh, 8 peers in 4 regions, SECONDS of training
+# from the start, default 120); then one DDP run with a rank killed. Each run's snapshots are
 # scored (evaluate.py) while the next run goes, and the load average is noted before and after it
-# (OUT/RUN/load). Ends with summarize.py: OUT/summary.txt, OUT/runs.csv, OUT/loss_vs_time.png.
+# (OUT/RUN/load). Ends with summarize.py (OUT/summary.txt, OUT/runs.csv, OUT/loss_vs_time.png)
+# and epoch_times.py (OUT/outer_step.png).
 # A run whose curve.csv exists is not run again (an interrupted bench goes on where it stopped);
 # RUNS="ddp-3 diloco-3 ..." runs just those, in that order.
-# The configurations' options: DDP_ARGS, COLLAB_ARGS, DILOCO_ARGS, DILOCO_OV_ARGS (below),
+# The configurations' options: DDP_ARGS, COLLAB_ARGS, DILOCO_ARGS, DILOCO_OV_ARGS, DILOCO_OV1_ARGS,
 # KILL_EVERY (40 s); WAN_ARGS, wan.sh's options (e.g. "--peers 2 --regions Virginia,Tokyo").
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,8 +20,10 @@ common="--every 10"
 DDP_ARGS=${DDP_ARGS:-"$common"}
 COLLAB_ARGS=${COLLAB_ARGS:-"$common --target-batch 64"}
 DILOCO_ARGS=${DILOCO_ARGS:-"$common --local-steps 5 --compress fp16"}
-# diloco-ov: the same with the outer round behind the next inner steps (Optimizer overlap=True)
+# diloco-ov: the same with the outer round behind the next inner steps, landing at the next
+# boundary (Optimizer overlap=True); diloco-ov1: landing after one inner step (overlap=1)
 DILOCO_OV_ARGS=${DILOCO_OV_ARGS:-"$DILOCO_ARGS --overlap"}
+DILOCO_OV1_ARGS=${DILOCO_OV1_ARGS:-"$DILOCO_ARGS --overlap 1"}
 # Swarm peers on non-loopback addresses need a key (docs/SWARM.md, "Security"); DDP's
 # connections are authenticated with it too.
 export TERN_LIBRARY=$root/build/libtern.so PYTHONPATH=$root/python TERN_TIMEOUT=60
@@ -46,6 +49,8 @@ run_named() { # CONFIG-REP
   case $1 in
     ddp-kill-*) run "$1" ddp "$DDP_ARGS" churn ;;
     ddp-*) run "$1" ddp "$DDP_ARGS" ;;
+    diloco-ov1-churn-*) run "$1" diloco "$DILOCO_OV1_ARGS" churn ;;
+    diloco-ov1-*) run "$1" diloco "$DILOCO_OV1_ARGS" ;;
     diloco-ov-churn-*) run "$1" diloco "$DILOCO_OV_ARGS" churn ;;
     diloco-ov-*) run "$1" diloco "$DILOCO_OV_ARGS" ;;
     diloco-churn-*) run "$1" diloco "$DILOCO_ARGS" churn ;;
@@ -60,7 +65,8 @@ if [ -n "${RUNS:-}" ]; then # e.g. RUNS="ddp-3 diloco-3": these runs, in this or
   for name in $RUNS; do run_named "$name"; done
 else
   for rep in $(seq "$reps"); do
-    for cfg in ddp diloco diloco-ov collab diloco-churn diloco-ov-churn collab-churn; do
+    for cfg in ddp diloco diloco-ov diloco-ov1 collab diloco-churn diloco-ov-churn \
+      diloco-ov1-churn collab-churn; do
       run_named "$cfg-$rep"
     done
   done

@@ -8,7 +8,8 @@ steps plus whatever the boundary blocks), and the seconds the boundary's step() 
 last inner step, plus, without overlap, the whole round; with overlap, collecting the round
 started one epoch earlier, the outer step and starting the next). A peer's first epoch (it
 includes the start) is left out, and churn runs are not read.
-Prints the medians per configuration over every peer and run; PNG: the two as bars.
+Prints the medians per configuration over every peer and run, and per run with its load;
+PNG: the two per run, with its load (runs at different loads are not comparable).
 """
 import glob
 import os
@@ -84,19 +85,18 @@ def main():
         if "diloco" in rows and ov in rows:
             print(f"{ov}: outer step {rows[ov][0] / rows['diloco'][0]:.3f} x, boundary "
                   f"{rows[ov][1] / rows['diloco'][1]:.3f} x without overlap")
-    fig, ax = plt.subplots(figsize=(6, 3.6))
-    names = list(rows)
-    ax.bar([i - 0.2 for i in range(len(names))], [rows[c][0] for c in names], 0.4,
+    # per run, in the order they ran within each configuration: runs at different loads are
+    # not comparable, so the figure shows each run with its load rather than pooled medians
+    fig, ax = plt.subplots(figsize=(8, 3.8))
+    x = range(len(per_run))
+    ax.bar([i - 0.2 for i in x], [r[1] for r in per_run], 0.4,
            label="outer step (H = 5 inner steps + boundary)")
-    ax.bar([i + 0.2 for i in range(len(names))], [rows[c][1] for c in names], 0.4,
-           label="boundary step() call")
-    for i, c in enumerate(names):
-        for dx, v in ((-0.2, rows[c][0]), (0.2, rows[c][1])):
-            ax.text(i + dx, v, f"{v:.1f}", ha="center", va="bottom")
-    what = {"diloco": "no overlap", "diloco-ov": "overlap=True", "diloco-ov1": "overlap=1"}
-    ax.set_xticks(range(len(names)), [f"{c}\n({what[c]})" for c in names])
-    ax.set_ylabel("seconds (median over peers and epochs)")
-    ax.set_title("DiLoCo, 8 peers in 4 emulated regions")
+    ax.bar([i + 0.2 for i in x], [r[2] for r in per_run], 0.4, label="boundary step() call")
+    for i, r in enumerate(per_run):
+        ax.text(i - 0.2, r[1], f"{r[1]:.1f}", ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(list(x), [f"{r[0]}\nload {r[3]}" for r in per_run], fontsize=6.5)
+    ax.set_ylabel("seconds (median over the run's peers)")
+    ax.set_title("DiLoCo: diloco no overlap, diloco-ov overlap=True, diloco-ov1 overlap=1")
     ax.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
     fig.savefig(png, dpi=110)
