@@ -25,7 +25,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-ORDER = ["ddp", "collab", "diloco", "collab-churn", "diloco-churn", "ddp-kill"]
+ORDER = ["ddp", "collab", "diloco", "diloco-ov", "diloco-ov1", "collab-churn", "diloco-churn",
+         "diloco-ov-churn", "diloco-ov1-churn", "ddp-kill"]
 
 
 def load(d):
@@ -62,7 +63,7 @@ def main():
     target = last["ddp"]
     # a second, looser target: the worst of the healthy configurations' median last losses,
     # which each of them reaches, so that their times can be compared
-    common = max(last[c] for c in ("ddp", "collab", "diloco") if c in last)
+    common = max(last[c] for c in ("ddp", "collab", "diloco", "diloco-ov1") if c in last)
     # and the worst of every configuration's (churn included), to compare churn with health
     loosest = max(last[c] for c in cfgs if c != "ddp-kill")
     targets = ((target, "the median of the DDP runs' last losses"),

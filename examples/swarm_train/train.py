@@ -40,6 +40,9 @@ def args():
     p.add_argument("--outer-lr", type=float, default=0.7)
     p.add_argument("--outer-momentum", type=float, default=0.9)
     p.add_argument("--compress", default="none")
+    p.add_argument("--overlap", type=int, nargs="?", const=0, default=None,
+                   help="diloco: the outer round in the background, landing after N of the "
+                        "next inner steps (no N: at the next boundary)")
     p.add_argument("--match-timeout", type=float,
                    help="seconds a round waits for the others (default: collaborative 8, its "
                         "rounds come often and a slow peer takes the next; diloco 30, its rounds "
@@ -136,7 +139,9 @@ def swarm(a, model, train):
     mode = dict(mode="collaborative", target_batch_size=a.target_batch, expected_peers=a.peers) \
         if a.mode == "collaborative" else dict(mode="diloco", local_steps=a.local_steps,
                                                outer_lr=a.outer_lr,
-                                               outer_momentum=a.outer_momentum)
+                                               outer_momentum=a.outer_momentum,
+                                               overlap=False if a.overlap is None
+                                               else a.overlap or True)
     opt = tern.swarm.Optimizer(sw, model.parameters(), inner, compression=a.compress,
                                min_group=2, target_group=a.peers,
                                match_timeout=a.match_timeout or (30 if a.mode == "diloco" else 8),
@@ -155,20 +160,27 @@ def swarm(a, model, train):
         x, y = lm.batch(train, a.batch, gen)
         inner.zero_grad()
         model.loss(x, y).backward()
+        t_step = time.time()
         try:
             stepped = opt.step(len(x))
         except tern.swarm.AveragingError as e:
             print(f"epoch {opt.epoch}: {e}", file=sys.stderr, flush=True)
             continue
         if stepped:
-            r = opt.last_report
             now = time.time()
+            # overlap: the report is of the round collected now, started one epoch earlier
+            r = opt.last_report or dict(group_size=0, swarm_samples=0, seconds_matching=0,
+                                        seconds_averaging=0)
             print(f"epoch {opt.epoch} t {now - a.t0:.1f} group {r['group_size']} swarm samples "
                   f"{r['swarm_samples']:.0f} ({r['swarm_samples'] / (now - last):.1f}/s) "
-                  f"averaging {r['seconds_matching']:.2f}+{r['seconds_averaging']:.2f} s",
-                  file=sys.stderr, flush=True)
+                  f"averaging {r['seconds_matching']:.2f}+{r['seconds_averaging']:.2f} s "
+                  f"boundary {time.time() - t_step:.2f} s", file=sys.stderr, flush=True)
             last = now
             ev.due(opt.epoch)
+    try:  # overlap: the last round's outer step, so that the final snapshot holds it
+        opt.finish(timeout=60)
+    except (tern.swarm.AveragingError, TimeoutError) as e:
+        print(f"finish: {e}", file=sys.stderr, flush=True)
     ev.due(opt.epoch, force=True)
     sw.leave()
 

@@ -33,6 +33,15 @@ diloco (Douillard et al., 2023, "DiLoCo"; Moshpit SGD's local updates): step() r
 (inner) optimizer; after local_steps inner steps the peers average the pseudo-gradient
 theta_outer - theta (weighted by samples) and take an outer step with SGD, Nesterov momentum
 (outer_lr, outer_momentum), from theta_outer; the inner optimizer's state stays local.
+overlap (Streaming DiLoCo's overlapped communication, Douillard et al. 2025; a whole round's
+delay is the one-step-delayed outer gradient of Kale et al. 2025): the round started at a
+boundary runs in the background while the next inner steps go on, and lands after `overlap`
+of them (True: a whole round, at the next boundary): the outer step is taken on its average and
+the peer carries on from the new outer parameters plus the progress it made since the boundary
+(the "mark"). With overlap = tau < local_steps, the pseudo-gradient of every round is measured
+from the outer parameters the round's steps end up on, as without overlap; only tau steps are
+taken before the outer step lands. Every peer that took part in the same rounds holds the same
+outer parameters; finish() lands the last round. docs/SWARM_TRAINING.md.
 
 A joiner: after each epoch every peer serves (Swarm.serve_state) its parameters, the optimizer's
 state and the epoch as one float32 vector; load_state_from_peers() fills its own from a
@@ -42,11 +51,13 @@ accumulated gradients as they were; step() tries again in the next round, up to 
 then raises.
 """
 
+import copy
 import logging
 import time
 
 import torch
 
+from . import TernError
 from .swarm_averager import Averager, AveragingError
 
 __all__ = ["Optimizer"]
@@ -56,7 +67,8 @@ _log = logging.getLogger("tern.swarm")
 class Optimizer:
     def __init__(self, swarm, params, optimizer, mode="collaborative", target_batch_size=None,
                  expected_peers=1, local_steps=None, outer_lr=0.7, outer_momentum=0.9,
-                 compression="none", retries=3, average_parameters=True, **average_options):
+                 compression="none", retries=3, average_parameters=True, overlap=False,
+                 catch_up_timeout=30.0, **average_options):
         if mode not in ("collaborative", "diloco"):
             raise ValueError(f"mode '{mode}': want 'collaborative' or 'diloco'")
         if mode == "collaborative" and not (isinstance(target_batch_size, int)
@@ -64,6 +76,11 @@ class Optimizer:
             raise ValueError("collaborative: target_batch_size must be an integer > 0")
         if mode == "diloco" and not (isinstance(local_steps, int) and local_steps > 0):
             raise ValueError("diloco: local_steps must be an integer > 0")
+        if overlap is True:
+            overlap = local_steps
+        if overlap and (mode != "diloco" or not isinstance(overlap, int)
+                        or not 0 < overlap <= local_steps):
+            raise ValueError(f"overlap {overlap!r}: for mode='diloco', True or 1..local_steps")
         self.swarm, self.opt, self.mode = swarm, optimizer, mode
         self.params = [p for p in params if p.requires_grad]
         self.target, self.local_steps, self.retries = target_batch_size, local_steps, retries
@@ -85,6 +102,12 @@ class Optimizer:
             self.outer = torch.optim.SGD(self.params, lr=outer_lr, momentum=outer_momentum,
                                          nesterov=True)
             self._ensure_state(self.outer)
+        # overlap: inner steps after a boundary when its round lands (0: none); the round under
+        # way, its weight, the parameters at the boundary (the mark), and whether a loaded state
+        # lacks a round that was in flight when it was served
+        self.overlap, self.catch_up_timeout = int(overlap or 0), catch_up_timeout
+        self._pending, self._pending_weight, self._stale = None, 0.0, False
+        self._mark = [p.detach().float().clone() for p in self.params] if self.overlap else []
         self.serve()
 
     # ---- state: parameters, optimizer state, epoch as one float32 vector ----------------------
@@ -175,6 +198,11 @@ class Optimizer:
         for b in self._buf:
             b.zero_()
         self.samples = 0
+        if self.overlap:
+            self._set_mark()
+            # the donor's outer parameters lack the round it had in flight: when that round
+            # lands, this peer takes the outer state again, once the donor has served it
+            self._stale = not self._landed(self.epoch, self.inner)
         self.serve()
 
     # ---- steps ------------------------------------------------------------------------------
@@ -245,24 +273,156 @@ class Optimizer:
         self.opt.step()
         self.samples += batch_size
         self.inner += 1
+        if self.overlap and self.inner == self.overlap and self.overlap < self.local_steps:
+            error = self._land()
+            # what a joiner downloads from now on holds this round (_take_outer_state)
+            self.swarm.serve_state(self.state_vector())
+            if error is not None:
+                raise error
         if self.inner < self.local_steps:
             return False
+        if self.overlap:
+            return self._diloco_overlapped()
         with torch.no_grad():
             for b, p, o in zip(self._buf, self.params, self._outer_params):
                 b.copy_(o.float() - p.float())
         rep = self._average(float(self.samples))
-        with torch.no_grad():
-            for b, p, o in zip(self._buf, self.params, self._outer_params):
-                p.copy_(o)
-                p.grad = b.to(p.dtype).clone()
-        self.outer.step()
-        with torch.no_grad():
-            for p, o in zip(self.params, self._outer_params):
-                p.grad = None
-                o.copy_(p)
+        self._outer_step(self._buf)
         self.last_report = dict(rep, swarm_samples=rep["weight_after"] * rep["group_size"],
                                 time=time.time())
         self.samples, self.inner = 0, 0
         self.epoch += 1
         self.serve()
         return True
+
+    # ---- DiLoCo with the outer round overlapping the next inner steps ----------------------------
+
+    def _set_mark(self):
+        with torch.no_grad():
+            for r, p in zip(self._mark, self.params):
+                r.copy_(p)
+
+    def _landed(self, epoch, inner):
+        """Whether a state served at (epoch, inner) holds the round its epoch started."""
+        return self.overlap < self.local_steps and inner >= self.overlap
+
+    def _outer_step(self, avg):
+        """theta_outer <- the outer optimizer's step on the averaged pseudo-gradient avg."""
+        with torch.no_grad():
+            for a, p, o in zip(avg, self.params, self._outer_params):
+                p.copy_(o)
+                p.grad = a.to(p.dtype).clone()
+        self.outer.step()
+        with torch.no_grad():
+            for p, o in zip(self.params, self._outer_params):
+                p.grad = None
+                o.copy_(p)
+
+    def _collect(self):
+        """The round started at the last boundary: its report, once self._buf holds the
+        average. A round that failed is averaged again, blocking (the other survivors of its
+        group fail at the same round and meet here), up to retries times, then AveragingError
+        (no outer step for it); so also when the round averaged again had no one else in it
+        (the others had taken the round), rather than an outer step on this peer's delta alone."""
+        pending, self._pending = self._pending, None
+        try:
+            return pending.result()[-1]
+        except AveragingError as e:
+            if self.retries == 0:
+                raise
+            _log.warning("tern.swarm.Optimizer epoch %d: %s; averaging it again", self.epoch, e)
+            rep = self._average(self._pending_weight)
+            if rep["group_size"] < 2:  # the others took that round: alone it would step apart
+                raise AveragingError(f"round {rep['round']}: averaged again, but alone; its "
+                                     f"progress goes into the next round", report=rep) from e
+            return rep
+
+    def _take_outer_state(self, timeout):
+        """A joiner, where the round in flight at its download lands: the donor's outer
+        parameters and momentum once it has served a state that holds that round; this peer's
+        own parameters, inner state and step count kept. False when none came within timeout."""
+        v = self.state_vector()
+        epoch, inner = self.epoch, self.inner
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.swarm.download_state(v, timeout=max(1.0, deadline - time.monotonic()))
+                e, i = int(v[-2].item()), int(v[-1].item())
+                if e > epoch or (e == epoch and self._landed(e, i)):
+                    break
+            except TernError as e:
+                _log.warning("tern.swarm.Optimizer: no state from the bootstrap peers: %s", e)
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.2)
+        mine = [p.detach().clone() for p in self.params]
+        state = copy.deepcopy(self.opt.state_dict())
+        self.load_state_vector(v)
+        self.epoch, self.inner = epoch, inner
+        self.opt.load_state_dict(state)
+        with torch.no_grad():
+            for p, m in zip(self.params, mine):
+                p.copy_(m)
+        return True
+
+    def _land(self):
+        """The round started at the last boundary lands: the outer step on its average, and the
+        parameters become the new outer ones plus what this peer did since the boundary. A
+        joiner whose state lacked that round takes the outer state from a peer instead. A round
+        that failed for good: no outer step (the parameters stay), AveragingError."""
+        with torch.no_grad():
+            since = [p.float() - m for p, m in zip(self.params, self._mark)]
+        error = None
+        if self._pending is not None:
+            try:
+                rep = self._collect()
+                self._outer_step(self._buf)
+                self.last_report = dict(rep, time=time.time(),
+                                        swarm_samples=rep["weight_after"] * rep["group_size"])
+            except AveragingError as e:  # that round's outer step is lost
+                error = e
+        elif self._stale:
+            if not self._take_outer_state(self.catch_up_timeout):
+                _log.warning("tern.swarm.Optimizer epoch %d: no peer served the state with the "
+                             "round in flight within %g s; this peer's outer parameters lack it",
+                             self.epoch, self.catch_up_timeout)
+        self._stale = False
+        if error is None:
+            with torch.no_grad():
+                for p, o, d in zip(self.params, self._outer_params, since):
+                    p.copy_((o.float() + d).to(p.dtype))
+        return error
+
+    def _diloco_overlapped(self):
+        error = self._land() if self.overlap == self.local_steps else None
+        with torch.no_grad():  # this round's pseudo-gradient, as without overlap
+            for b, p, o in zip(self._buf, self.params, self._outer_params):
+                b.copy_(o.float() - p.float())
+        self._set_mark()
+        weight = float(self.samples)
+        self.samples, self.inner = 0, 0
+        self.epoch += 1
+        self.serve()  # between rounds: never while the averager's thread uses the swarm
+        self._pending_weight = weight
+        self._pending = self.averager.step(weight, wait=False)
+        if error is not None:
+            raise error
+        return True
+
+    def finish(self, timeout=None):
+        """overlap: lands the round still under way (its outer step), and puts the outer
+        parameters in the model, so that it holds every round (call it after the last step,
+        before saving the model). Nothing to do otherwise. Returns the round's report, or
+        None."""
+        if self._pending is None:
+            return None
+        if timeout is not None and not self._pending._done.wait(timeout):
+            raise TimeoutError(f"the swarm round is still under way after {timeout} s")
+        error = self._land()
+        if error is not None:
+            raise error
+        with torch.no_grad():
+            for p, o in zip(self.params, self._outer_params):
+                p.copy_(o)
+        self._set_mark()
+        return self.last_report

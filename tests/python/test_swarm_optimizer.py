@@ -12,8 +12,26 @@ this process, a Swarm each), on a small MLP with one initialisation.
     diloco     2 peers, DiLoCo: 3 inner SGD steps, then the outer Nesterov step on the
                sample-weighted mean pseudo-gradient; after 2 outer steps both peers' parameters
                equal (1e-5) the same computation done by hand in one process
+    overlap    2 peers, DiLoCo with overlap=True (the outer round in the background during the
+               next round's inner steps, landing at the next boundary): 4 boundaries and
+               finish(); both peers' outer parameters equal (1e-5) the delayed outer step done
+               by hand, and the loss on held-out data fell
+    overlap_1  the same with overlap=1: each round lands after the next round's first step
+    overlap_kill   3 peer processes, DiLoCo with overlap=True; peer 2 is SIGKILLed once it has
+               started its second round: both survivors take every one of their boundaries
+               (the round the victim was in fails and is averaged again among them, or the
+               victim is simply left out), end in groups of 2, with the same outer parameters
+               (1e-5), and a loss under half its start
+    overlap_die_matched   the same with overlap=1, but peer 2 dies inside a round, once matched
+               (TERN_SWARM_FAULT=exit-after-match from its first boundary on): the survivors'
+               round comes back with a member lost; each averages that round again with the
+               other (a warning, no AveragingError) and goes on
+    worker ...     one peer process of overlap_kill / overlap_die_matched
 """
+import json
+import logging
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -165,40 +183,53 @@ def join():
           f"{float(ds[0]['step']):g}) from the donor, bit for bit")
 
 
-def diloco():
-    n, outer_steps, h = 2, 2, 3
-    sws = swarms(f"opt-diloco-{time.time_ns()}", n)
+def diloco_peers(name, n, h, outer_steps, data, overlap=False):
+    """n peers (threads) training DiLoCo, SGD inside, outer_steps rounds of h steps (overlap:
+    then finish()); their swarms, models and optimizers."""
+    sws = swarms(f"opt-{name}-{time.time_ns()}", n)
     models = [net() for _ in range(n)]
     opts = [tern.swarm.Optimizer(sw, m.parameters(), torch.optim.SGD(m.parameters(), lr=0.1),
                                  mode="diloco", local_steps=h, outer_lr=0.7, outer_momentum=0.9,
-                                 min_group=n, target_group=n, **OPTS)
+                                 overlap=overlap, min_group=n, target_group=n, **OPTS)
             for sw, m in zip(sws, models)]
 
     def peer(i):
-        data = batches(i)
+        batches_of = data(i)
         for _ in range(outer_steps * h):
-            x, y = next(data)
+            x, y = next(batches_of)
             opts[i].opt.zero_grad()
             loss_of(models[i], x, y).backward()
             opts[i].step(len(x))
+        opts[i].finish()  # nothing without overlap
     run_peers([lambda i=i: peer(i) for i in range(n)])
+    return sws, models, opts
+
+
+def local_round(model, inner, data, h):
+    """h inner steps of model on data; what they changed (start - end), per parameter."""
+    begin = [p.detach().clone() for p in model.parameters()]
+    for _ in range(h):
+        x, y = next(data)
+        inner.zero_grad()
+        loss_of(model, x, y).backward()
+        inner.step()
+    return [b - p.detach() for b, p in zip(begin, model.parameters())]
+
+
+def diloco():
+    n, outer_steps, h = 2, 2, 3
+    sws, models, opts = diloco_peers("diloco", n, h, outer_steps, batches)
     # the same by hand
     ref = net()
     outer = torch.optim.SGD(ref.parameters(), lr=0.7, momentum=0.9, nesterov=True)
     data = [batches(i) for i in range(n)]
     for _ in range(outer_steps):
-        start = [p.detach().clone() for p in ref.parameters()]
         deltas, weights = [], []
         for i in range(n):
             local = net()
             local.load_state_dict(ref.state_dict())
-            inner = torch.optim.SGD(local.parameters(), lr=0.1)
-            for _ in range(h):
-                x, y = next(data[i])
-                inner.zero_grad()
-                loss_of(local, x, y).backward()
-                inner.step()
-            deltas.append([s - p.detach() for s, p in zip(start, local.parameters())])
+            deltas.append(local_round(local, torch.optim.SGD(local.parameters(), lr=0.1),
+                                      data[i], h))
             weights.append(h * (2 + i))
         for k, p in enumerate(ref.parameters()):
             p.grad = sum(w * d[k] for w, d in zip(weights, deltas)) / sum(weights)
@@ -213,11 +244,195 @@ def diloco():
           f"{max(max_diff(m, ref) for m in models):.2g} of the same by hand")
 
 
+def held_out():
+    x = torch.randn(64, 8, generator=torch.Generator().manual_seed(5))
+    return x, torch.sin(x[:, :3])
+
+
+def eval_loss(params):
+    m = net()
+    with torch.no_grad():
+        for p, q in zip(m.parameters(), params):
+            p.copy_(q)
+    x, y = held_out()
+    return loss_of(m, x, y).item()
+
+
+def same_task(peer):
+    """The overlap cases' batches: one target function for every peer (so the loss can fall)."""
+    g = torch.Generator().manual_seed(200 + peer)
+    while True:
+        x = torch.randn(2 + peer, 8, generator=g)
+        yield x, torch.sin(x[:, :3])
+
+
+def overlap(tau):
+    n, boundaries, h = 2, 4, 3
+    start = eval_loss(list(net().parameters()))
+    sws, models, opts = diloco_peers(f"overlap{tau}", n, h, boundaries, same_task, overlap=tau)
+    # by hand: the round started at a boundary lands tau inner steps later (tau = h: at the
+    # next boundary; finish() lands the last): the outer step on its average, and each peer goes
+    # on from the new outer parameters plus its progress since the boundary
+    tau = h if tau is True else tau
+    ref = net()
+    outer = torch.optim.SGD(ref.parameters(), lr=0.7, momentum=0.9, nesterov=True)
+    data = [same_task(i) for i in range(n)]
+    local = [net() for _ in range(n)]
+    inner = [torch.optim.SGD(m.parameters(), lr=0.1) for m in local]
+    marks = [[p.detach().clone() for p in m.parameters()] for m in local]
+    pending = None
+
+    def land():
+        since = [[p.detach() - q for p, q in zip(m.parameters(), mk)]
+                 for m, mk in zip(local, marks)]
+        for p, a in zip(ref.parameters(), pending):
+            p.grad = a.clone()
+        outer.step()
+        with torch.no_grad():
+            for m, d in zip(local, since):
+                for p, o, x in zip(m.parameters(), ref.parameters(), d):
+                    p.copy_(o + x)
+    for _ in range(boundaries):
+        for step in range(1, h + 1):
+            for i in range(n):
+                local_round(local[i], inner[i], data[i], 1)
+            if pending is not None and step == tau:
+                land()
+                pending = None
+        deltas = [[o.detach() - p.detach() for o, p in zip(ref.parameters(), m.parameters())]
+                  for m in local]
+        marks = [[p.detach().clone() for p in m.parameters()] for m in local]
+        weights = [h * (2 + i) for i in range(n)]
+        pending = [sum(w * d[k] for w, d in zip(weights, deltas)) / sum(weights)
+                   for k in range(len(deltas[0]))]
+    land()
+    for i, m in enumerate(models):
+        d = max_diff(m, ref)
+        assert d <= 1e-5, f"peer {i}: {d:.3g} from overlapped DiLoCo by hand"
+        assert opts[i].epoch == boundaries, f"peer {i} at epoch {opts[i].epoch}"
+    end = eval_loss(opts[0].outer_params())
+    assert end < 0.8 * start, f"held-out loss {start:.4f} -> {end:.4f}: it did not fall"
+    for sw in sws:
+        sw.leave()
+    print(f"DiLoCo with rounds landing {tau} inner steps later, {n} peers, {boundaries} rounds of "
+          f"{h} inner steps: within {max(max_diff(m, ref) for m in models):.2g} of the same by "
+          f"hand; held-out loss {start:.4f} -> {end:.4f}")
+
+
+KILL_BOUNDARIES, KILL_H = 10, 4
+
+
+def worker(run, boot, index, out, die_matched, tau):
+    """One peer of overlap_kill: prints 'address A', then 'epoch E' at every boundary;
+    die_matched: dies (failpoint) right after the matching of a round from its first boundary
+    on (the first round's, when its matching is still under way then)."""
+    retried = []
+    log = logging.getLogger("tern.swarm")
+    log.addHandler(logging.StreamHandler(sys.stderr))
+    log.addHandler(type("Keep", (logging.Handler,), {
+        "emit": lambda self, rec: retried.append(rec.getMessage())})())
+    sw = tern.swarm.Swarm("127.0.0.1:0", run, bootstrap=[boot] if boot != "-" else [])
+    print(f"address {sw.address}", flush=True)
+    model = net()
+    opt = tern.swarm.Optimizer(sw, model.parameters(), torch.optim.SGD(model.parameters(), 0.1),
+                               mode="diloco", local_steps=KILL_H, overlap=tau, min_group=2,
+                               target_group=3, match_timeout=6, average_timeout=10, retries=2)
+    sw.average(torch.zeros(1), 1.0, min_group=3, target_group=3, match_timeout=120)
+    start, data, groups, errors = eval_loss(opt.outer_params()), same_task(index), [], []
+    times = [time.monotonic()]
+    while opt.epoch < KILL_BOUNDARIES:
+        x, y = next(data)
+        opt.opt.zero_grad()
+        loss_of(model, x, y).backward()
+        try:
+            stepped = opt.step(len(x))
+        except tern.swarm.AveragingError as e:
+            errors.append(str(e))
+            stepped = True
+        if stepped:
+            times.append(time.monotonic())
+            if opt.last_report:
+                groups.append(opt.last_report["group_size"])
+            print(f"epoch {opt.epoch}", flush=True)
+            if die_matched and opt.epoch == 1:  # read by the C library at the next round
+                os.environ["TERN_SWARM_FAULT"] = "exit-after-match"
+        time.sleep(0.05)  # a step that takes time, so that rounds overlap steps
+    opt.finish()
+    groups.append(opt.last_report["group_size"])
+    torch.save([p.detach().clone() for p in opt.outer_params()], out + ".pt")
+    with open(out + ".json", "w") as f:
+        json.dump(dict(start=start, end=eval_loss(opt.outer_params()), groups=groups,
+                       errors=errors, retried=retried, gaps=[b - a for a, b in zip(times, times[1:])]), f)
+    sw.leave()
+
+
+def overlap_kill(die_matched=False):
+    run, tmp = f"opt-overlap-kill-{time.time_ns()}", f"/tmp/tern-overlap-kill-{os.getpid()}"
+
+    def spawn(i, boot):
+        return subprocess.Popen([sys.executable, __file__, "worker", run, boot, str(i),
+                                 f"{tmp}-{i}", "die" if die_matched and i == 2 else "live",
+                                 "1" if die_matched else str(KILL_H)],
+                                stdout=subprocess.PIPE, text=True)
+    procs = [spawn(0, "-")]
+    boot = procs[0].stdout.readline().split()[1]
+    procs += [spawn(i, boot) for i in (1, 2)]
+    try:
+        victim = procs[2]
+        deadline = time.monotonic() + 180
+        for line in victim.stdout:  # its second round has started in the background
+            if line.strip() == "epoch 2" and not die_matched:
+                victim.send_signal(signal.SIGKILL)
+                break
+            assert time.monotonic() < deadline, "the victim never reached its second round"
+        killed = time.monotonic()
+        rc = victim.wait(max(1, deadline - time.monotonic()))
+        assert rc == (-signal.SIGKILL if not die_matched else 9), f"the victim exited {rc}"
+        for i in (0, 1):
+            rc = procs[i].wait(max(1, deadline - time.monotonic()))
+            assert rc == 0, f"survivor {i} exited {rc}"
+        took = time.monotonic() - killed
+        res = []
+        for i in (0, 1):
+            with open(f"{tmp}-{i}.json") as f:
+                res.append(json.load(f))
+        outer = [torch.load(f"{tmp}-{i}.pt") for i in (0, 1)]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait(10)
+    diff = max((a - b).abs().max().item() for a, b in zip(*outer))
+    for i, r in enumerate(res):
+        assert r["groups"][-1] == 2, f"survivor {i}'s last groups {r['groups']}: want 2"
+        assert r["end"] < 0.5 * r["start"], f"survivor {i}: loss {r['start']:.4f} -> {r['end']:.4f}"
+        assert not r["errors"], f"survivor {i} raised {r['errors']}"
+        # died matched: the round it was in came back with a member lost, and was averaged
+        # again with the other survivor (a warning)
+        assert not die_matched or any("lost" in m for m in r["retried"]), r["retried"]
+        print(f"survivor {i}: groups {r['groups']}, loss {r['start']:.4f} -> {r['end']:.4f}, "
+              f"longest boundary gap {max(r['gaps']):.1f} s, warnings {r['retried']}")
+    assert diff <= 1e-5, f"the survivors' outer parameters differ by {diff:.3g}"
+    for i in (0, 1):
+        for ext in (".json", ".pt"):
+            os.remove(f"{tmp}-{i}{ext}")
+    how = "died after a matching" if die_matched else "SIGKILLed in its second round"
+    print(f"peer 2 {how}; both survivors took all {KILL_BOUNDARIES} "
+          f"boundaries {took:.1f} s after the kill, outer parameters within {diff:.2g}")
+
+
 if __name__ == "__main__":
     t0 = time.monotonic()
     case = sys.argv[1]
     if case == "collab":
         collab(int(sys.argv[2]))
+    elif case == "worker":
+        worker(*sys.argv[2:4], int(sys.argv[4]), sys.argv[5], sys.argv[6] == "die",
+               int(sys.argv[7]))
+        sys.exit(0)
     else:
-        {"join": join, "diloco": diloco}[case]()
+        {"join": join, "diloco": diloco, "overlap": lambda: overlap(True),
+         "overlap_1": lambda: overlap(1),
+         "overlap_kill": overlap_kill,
+         "overlap_die_matched": lambda: overlap_kill(die_matched=True)}[case]()
     print(f"1 passed, 0 failed ({time.monotonic() - t0:.1f} s)")
