@@ -252,12 +252,8 @@ static int line_absent(tern_swarm *sw, seen *s);
 static bool line_all_here(const tern_swarm *sw, const seen *s) {
   if (s->pool) return true;
   int axis = (int)(s->round % (uint32_t)sw->ndims);
-  for (int i = 0; i < sw->line_seen[axis]; i++) {
-    bool here = false;
-    for (int j = 0; j < s->n && !here; j++)
-      here = s->m[j].id == sw->line[axis][i].id;
-    if (!here) return false;
-  }
+  for (int i = 0; i < sw->line_seen[axis]; i++)
+    if (!in_members(s->m, s->n, sw->line[axis][i].id)) return false;
   return true;
 }
 
@@ -463,11 +459,8 @@ static bool others_moved_on(tern_swarm *sw, seen *s, uint64_t gtag, const swarm_
 static bool still_reading(tern_swarm *sw, const seen *s, uint64_t gtag, const swarm_member *group,
                           int n, uint64_t by_ns) {
   for (int i = 0; i < s->n; i++) {
-    bool joined = false;
-    for (int j = 0; j < n; j++)
-      joined |= group[j].id == s->m[i].id;
     uint64_t now = core_now_ns();
-    if (joined || now >= by_ns) continue;
+    if (in_members(group, n, s->m[i].id) || now >= by_ns) continue;
     uint32_t open = 0;
     double left = CORE_MIN(ALIVE_ASK_SECONDS, (double)(by_ns - now) / 1e9);
     if (round_state(sw, &s->m[i], s->round, gtag, left, &open) == ROUND_OPEN) {
