@@ -22,15 +22,18 @@ bool coll_learned_fits(const coll_learned_model *m, const coll_args *a) {
   return a->ppn == m->rph && a->size % a->ppn == 0 && a->size > a->ppn;
 }
 
+/* One side's constants in the order of its terms: alpha, beta, gamma, o. */
+static void side_prices(const coll_net_model *m, double p[4]) {
+  p[0] = m->alpha, p[1] = m->beta, p[2] = m->gamma, p[3] = m->o;
+}
+
 /* The prices of a site of constants intra, inter, in the order of a row's weights: each term at
- * its own side's constant (alpha, beta, gamma, o), then the terms across hosts at the slower of
- * the two sides' (select_learned.h). */
+ * its own side's constant, then the terms across hosts at the slower of the two sides'
+ * (select_learned.h). */
 static void prices(const coll_net_model *intra, const coll_net_model *inter,
                    double p[COLL_LEARNED_WEIGHTS]) {
-  const coll_net_model *side[2] = {intra, inter};
-  for (int s = 0; s < 2; s++)
-    p[4 * s] = side[s]->alpha, p[4 * s + 1] = side[s]->beta, p[4 * s + 2] = side[s]->gamma,
-            p[4 * s + 3] = side[s]->o;
+  side_prices(intra, p);
+  side_prices(inter, p + 4);
   for (int i = 0; i < 4; i++)
     p[8 + i] = fmax(p[i], p[4 + i]);
 }

@@ -31,7 +31,8 @@
 #include "coll/sched.h"
 
 #define COLL_LEARNED_TERMS 8
-#define COLL_LEARNED_WEIGHTS 12 /* the terms at their own side's prices, then across at the slower */
+/* a row's weights: the terms at their own side's prices, then those across at the slower side's */
+#define COLL_LEARNED_WEIGHTS 12
 
 typedef struct coll_learned_row {
   coll_kind kind;
@@ -40,8 +41,8 @@ typedef struct coll_learned_row {
 } coll_learned_row;
 
 typedef struct coll_learned_model {
-  int rph;                     /* ranks per host of the platform it was trained on */
-  coll_net_model intra, inter; /* the constants its weights are given at, within a host and across */
+  int rph;                     /* ranks per host of the platforms it was trained on */
+  coll_net_model intra, inter; /* the weights' constants, within a host and across */
   const coll_learned_row *rows;
   size_t nrows;
 } coll_learned_model;
