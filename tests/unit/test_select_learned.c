@@ -1,12 +1,13 @@
 /* test_select_learned.c: the runtime selector across hosts (coll_choose) against the simulated
- * sweep it was trained on (bench/scale/results/sweep.csv), the site as exec.c builds it (the
- * learned weights of coll/select_learned.c, scaled to the site's constants) on the sweep's
- * platform: on the cells train.py held out of its training (the rule below is train.py's: a
- * fifth of the cells, and every cell of two whole rank counts, one beyond the trained range),
- * the algorithm it picks, from terms it computes itself, must be within 5% of the cell's best
- * simulated time in at least 95% of cells, 4096 ranks included; the terms it computes must be
- * the ones the sweep recorded for the same schedules; the weights apply only where the placement
- * is theirs, and scale with the site's constants. */
+ * sweeps of bench/scale/results/, the site as exec.c builds it (the learned weights of
+ * coll/select_learned.c, scaled to the site's constants): on the sweep.csv platform's cells
+ * train.py held out of its training (the rule below is train.py's: a fifth of the cells, and
+ * every cell of two whole rank counts, one beyond the trained range), the algorithm it picks,
+ * from terms it computes itself, must be within 5% of the cell's best simulated time in at least
+ * 95% of cells, 4096 ranks included; on three platforms train.py never fits on (other NICs),
+ * on every cell, as train.py reports; the terms it computes must be the ones the sweep recorded
+ * for the same schedules; the weights apply only where the placement is theirs, and scale with
+ * the site's constants. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
