@@ -118,14 +118,14 @@ def nnls(a, b, iters=500):
 RIDGE = 1e-5  # a cell's weight of the pull of each factor toward its prior (fit())
 
 
-def fit(sets, ridge=RIDGE):
+def fit(sets, ridge=RIDGE, n=len(TERMS) + len(TERMS) // 2):
     """Factors per (collective, algorithm) over the training cells of sets ((cells, c) pairs).
 
     Each factor is pulled weakly toward its prior: 1 for the cost model's own eight (terms that
     grow together, such as a ring's bytes across hosts and the bytes it reduces, would otherwise
     trade weight freely), 0 for the four at the slower link's price, a correction the data must
-    ask for."""
-    prior = np.array([1.0] * len(TERMS) + [0.0] * (len(TERMS) // 2))
+    ask for. n: the first n features only (--cv compares the eight alone)."""
+    prior = np.array([1.0] * len(TERMS) + [0.0] * (len(TERMS) // 2))[:n]
     data = collections.defaultdict(lambda: ([], []))
     for cells, c in sets:
         for (kind, ranks, nbytes), runs in cells.items():
@@ -133,7 +133,7 @@ def fit(sets, ridge=RIDGE):
                 continue
             for algo, t, x in runs:
                 if math.isfinite(t):
-                    data[(kind, algo)][0].append(features(x, c) / t)  # relative error
+                    data[(kind, algo)][0].append(features(x, c)[:n] / t)  # relative error
                     data[(kind, algo)][1].append(1.0)
     factors = {}
     for key, (xs, ys) in data.items():
@@ -142,6 +142,11 @@ def fit(sets, ridge=RIDGE):
         b = np.concatenate([np.array(ys), pull @ prior])
         factors[key] = nnls(a, b)
     return factors
+
+
+def predict(factors, x, c):
+    """A row's predicted time (inf without a row): its factors on the first features."""
+    return math.inf if factors is None else float(factors @ features(x, c)[:len(factors)])
 
 
 def evaluate(cells, factors, c, held=None):
@@ -153,8 +158,7 @@ def evaluate(cells, factors, c, held=None):
         if held is not None and held_out(kind, ranks, nbytes) != held:
             continue
         best = min(t for _, t, _ in runs if math.isfinite(t))
-        pred = [(float(factors[(kind, a)] @ features(x, c)) if (kind, a) in factors else math.inf,
-                 a, t) for a, t, x in runs]
+        pred = [(predict(factors.get((kind, a)), x, c), a, t) for a, t, x in runs]
         _, pick, t = min(pred)
         ratio = t / best if math.isfinite(t) else math.inf
         hits += ratio <= MARGIN
@@ -163,12 +167,12 @@ def evaluate(cells, factors, c, held=None):
     return hits, total, worst
 
 
-def leave_one_out(sets, ridge):
+def leave_one_out(sets, ridge, n):
     """Hits and cells of each smaller training platform (all its cells), fitted on the others."""
     hits = total = 0
     for i in range(1, len(sets)):
-        h, n, _ = evaluate(sets[i][0], fit(sets[:i] + sets[i + 1:], ridge), sets[i][1])
-        hits, total = hits + h, total + n
+        h, cells, _ = evaluate(sets[i][0], fit(sets[:i] + sets[i + 1:], ridge, n), sets[i][1])
+        hits, total = hits + h, total + cells
     return hits, total
 
 
@@ -219,9 +223,10 @@ def main():
     a = ap.parse_args()
     sets = [(load(os.path.join(a.results, f)), platform(bw, us)) for f, bw, us in TRAIN]
     if a.cv:
-        for ridge in (1e-3, 1e-4, 1e-5, 1e-6):
-            print("train: pull %g: left-out platforms %d of %d" % ((ridge,) + leave_one_out(
-                sets, ridge)))
+        for n in (len(TERMS), len(prices(sets[0][1]))):
+            for ridge in (1e-3, 1e-4, 1e-5, 1e-6):
+                print("train: %d prices, pull %g: left-out platforms %d of %d" % (
+                    (n, ridge) + leave_one_out(sets, ridge, n)))
         return
     factors = fit(sets)
     acc = []
