@@ -22,19 +22,20 @@ bool coll_learned_fits(const coll_learned_model *m, const coll_args *a) {
   return a->ppn == m->rph && a->size % a->ppn == 0 && a->size > a->ppn;
 }
 
-/* A model's constants in the order of the terms: alpha, beta, gamma, o. */
-static void constants(const coll_net_model *m, double c[4]) {
-  c[0] = m->alpha, c[1] = m->beta, c[2] = m->gamma, c[3] = m->o;
+/* One side's constants in the order of its terms: alpha, beta, gamma, o. */
+static void side_prices(const coll_net_model *m, double p[4]) {
+  p[0] = m->alpha, p[1] = m->beta, p[2] = m->gamma, p[3] = m->o;
 }
 
-/* The factor that carries weight i from m's platform to a site of constants intra, inter: the
- * site's constant over the platform's (1 when the platform's is 0: nothing to scale). */
-static double site_factor(const coll_learned_model *m, const coll_net_model *intra,
-                          const coll_net_model *inter, int i) {
-  double site[4], own[4];
-  constants(i < 4 ? (intra ? intra : &m->intra) : (inter ? inter : &m->inter), site);
-  constants(i < 4 ? &m->intra : &m->inter, own);
-  return own[i % 4] > 0 ? site[i % 4] / own[i % 4] : 1;
+/* The prices of a site of constants intra, inter, in the order of a row's weights: each term at
+ * its own side's constant, then the terms across hosts at the slower of the two sides'
+ * (select_learned.h). */
+static void prices(const coll_net_model *intra, const coll_net_model *inter,
+                   double p[COLL_LEARNED_WEIGHTS]) {
+  side_prices(intra, p);
+  side_prices(inter, p + 4);
+  for (int i = 0; i < 4; i++)
+    p[8 + i] = fmax(p[i], p[4 + i]);
 }
 
 double coll_learned_cost(const coll_learned_model *m, const coll_learned_row *row,
@@ -43,10 +44,14 @@ double coll_learned_cost(const coll_learned_model *m, const coll_learned_row *ro
   coll_args r = *a;
   r.kind = row->kind, r.inner = row->inner, r.rank = 0;
   if (coll_build(scratch, &r, row->algo) != TERN_OK) return HUGE_VAL;
-  double f[COLL_LEARNED_TERMS], t = 0;
+  double f[COLL_LEARNED_TERMS], site[COLL_LEARNED_WEIGHTS], own[COLL_LEARNED_WEIGHTS], t = 0;
   coll_learned_terms(scratch, elem_size, &r, 0, f);
-  for (int i = 0; i < COLL_LEARNED_TERMS; i++)
-    t += row->w[i] * site_factor(m, intra, inter, i) * f[i];
+  prices(intra ? intra : &m->intra, inter ? inter : &m->inter, site);
+  prices(&m->intra, &m->inter, own);
+  /* each weight over its price where it was given is the fitted factor; 1 where that price is 0
+   * (nothing to scale) */
+  for (int i = 0; i < COLL_LEARNED_WEIGHTS; i++)
+    t += row->w[i] * (own[i] > 0 ? site[i] / own[i] : 1) * f[i < 8 ? i : i - 4];
   return t;
 }
 
