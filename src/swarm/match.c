@@ -473,24 +473,6 @@ static bool others_moved_on(tern_swarm *sw, seen *s, uint64_t gtag, const swarm_
   return s->pool && here == 0;
 }
 
-/* Whether a peer seen on the key that has not joined (group: those who did) says it is still in
- * this round, asked until by_ns at most (ALIVE_ASK_SECONDS each). */
-static bool still_reading(tern_swarm *sw, const seen *s, uint64_t gtag, const swarm_member *group,
-                          int n, uint64_t by_ns) {
-  for (int i = 0; i < s->n; i++) {
-    uint64_t now = core_now_ns();
-    if (in_members(group, n, s->m[i].id) || now >= by_ns) continue;
-    uint32_t open = 0;
-    double left = CORE_MIN(ALIVE_ASK_SECONDS, (double)(by_ns - now) / 1e9);
-    if (round_state(sw, &s->m[i], s->round, gtag, left, &open) == ROUND_OPEN) {
-      CORE_INFO("swarm: round %u: %016llx has not joined and is still in the round; waiting",
-                s->round, (unsigned long long)s->m[i].id);
-      return true;
-    }
-  }
-  return false;
-}
-
 /* Whether a peer this lonely one would meet on its line has closed the round already (the
  * round to catch up to is then noted): the line's members of last time, or, not knowing them
  * yet (its first visit, or a hello since), the peers it knows of (bootstrap, hellos). A peer
@@ -559,15 +541,21 @@ static int line_absent(tern_swarm *sw, seen *s) {
 }
 
 /* How many of the peers seen that have not joined (group: this peer and those who did) are
- * gone: silent (dead: refused at once; stalled) or, in the pool, no longer there. */
-static int not_joined_gone(tern_swarm *sw, seen *s, uint64_t gtag, const swarm_member *group,
-                           int n) {
+ * gone: silent (dead: refused at once; stalled) or, in the pool, no longer there. *still_in:
+ * whether one of them says it is still in this round (it may still be reading: lead). */
+static int not_joined_gone(tern_swarm *sw, seen *s, uint64_t gtag, const swarm_member *group, int n,
+                           bool *still_in) {
   int gone = 0;
+  *still_in = false;
   for (int i = 0; i < s->n; i++) {
     uint32_t open = 0;
     if (in_members(group, n, s->m[i].id)) continue;
     int st = round_state(sw, &s->m[i], s->round, gtag, ALIVE_ASK_SECONDS, &open);
     gone += st == ROUND_SILENT || st == ROUND_GONE;
+    if (st == ROUND_OPEN && !*still_in)
+      CORE_INFO("swarm: round %u: %016llx has not joined and is still in the round", s->round,
+                (unsigned long long)s->m[i].id);
+    *still_in |= st == ROUND_OPEN;
   }
   return gone;
 }
@@ -613,9 +601,10 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
   bool asked = false, reading = false, gone_asked = false;
   while (*n < want) {
     swarm_conn c;
-    /* The members seen are waited for past a settling time after the last join only while
-     * one of them says it is still in this round (still_reading): a member that died after
-     * writing its record (the pace test's victim) is refused at once and costs no more. */
+    /* The members seen are waited for past a settling time after the last join only if one
+     * of them said it was still in this round when asked at the glance (not_joined_gone; one
+     * ask, not a second a settling time on): a member that died after writing its record (the
+     * pace test's victim) is refused at once and costs no more. */
     uint64_t until = *n >= o->min_group
                          ? CORE_MIN(deadline_ns, reading ? CORE_MAX(last_join + settle, all_read_by)
                                                          : last_join + settle)
@@ -627,12 +616,9 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
     if (!swarm_queue_take(sw, is_join, &gtag, until, &c)) {
       if (!gone_asked) {
         gone_asked = true;
-        want = CORE_MIN(s->n - not_joined_gone(sw, s, gtag, group, *n), o->target_group);
+        want = CORE_MIN(s->n - not_joined_gone(sw, s, gtag, group, *n, &reading), o->target_group);
         continue;
       }
-      if (*n >= o->min_group && !reading && core_now_ns() < CORE_MIN(deadline_ns, all_read_by) &&
-          (reading = still_reading(sw, s, gtag, group, *n, all_read_by)))
-        continue;
       if (*n >= o->min_group || asked) break;
       asked = true;
       if (others_moved_on(sw, s, gtag, group, *n)) {
