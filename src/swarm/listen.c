@@ -124,8 +124,7 @@ bool swarm_departed(tern_swarm *sw, uint64_t id) {
   return found;
 }
 
-/* A join for the round this peer follows someone in: point it at the leader. */
-static bool redirect(tern_swarm *sw, int fd, const swarm_hdr *j) {
+bool swarm_redirect_join(tern_swarm *sw, int fd, const swarm_hdr *j) {
   swarm_member leader;
   pthread_mutex_lock(&sw->mu);
   bool yes = sw->following && j->tag == sw->follow_tag && sw->leader.id < j->sender;
@@ -181,8 +180,9 @@ static void dispatch(tern_swarm *sw, pending *p) {
   int fd = p->hs.fd;
   swarm_limit_done(&sw->limits, p->hs.from, false, core_now_ns());
   bool pool = p->h.tag == sw->pool_tag; /* set before the listener starts */
-  if (p->h.type == SWARM_JOIN && (turn_away_from_pool(sw, fd, &p->h) || redirect(sw, fd, &p->h) ||
-                                  (!pool && turn_away_late(sw, fd, &p->h)))) {
+  if (p->h.type == SWARM_JOIN &&
+      (turn_away_from_pool(sw, fd, &p->h) || swarm_redirect_join(sw, fd, &p->h) ||
+       (!pool && turn_away_late(sw, fd, &p->h)))) {
     close(fd);
   } else if (p->h.type == SWARM_ROUND_REQ) {
     if (!turn_away_from_pool(sw, fd, &p->h) &&

@@ -89,6 +89,13 @@ static bool in_members(const swarm_member *m, int n, uint64_t id) {
   return false;
 }
 
+/* Whether id was in this peer's last whole all-reduce (sw->partners): the pool avoids it. */
+static bool last_partner(const tern_swarm *sw, uint64_t id) {
+  for (int i = 0; i < sw->npartners; i++)
+    if (sw->partners[i] == id) return true;
+  return false;
+}
+
 /* Ignores id's records up to stamp from now on. */
 static void note_gone(seen *s, uint64_t id, uint64_t stamp) {
   for (int i = 0; i < s->ndead; i++)
@@ -178,9 +185,8 @@ static bool on_record(const uint8_t *v, size_t len, void *arg) {
     return s->n >= s->enough;
   }
   swarm_member m = r.m;
-  bool skip = swarm_departed(s->sw, m.id) || is_dead(s, m.id, r.stamp_ms);
-  for (int i = 0; s->pool && i < s->sw->npartners; i++)
-    skip |= s->sw->partners[i] == m.id;
+  bool skip = swarm_departed(s->sw, m.id) || is_dead(s, m.id, r.stamp_ms) ||
+              (s->pool && last_partner(s->sw, m.id));
   if (!skip && s->pool) skip = !pool_record(s, &r);
   for (int i = 0; i < s->n && !skip; i++)
     skip |= s->m[i].id == m.id;
@@ -257,6 +263,12 @@ static bool line_all_here(const tern_swarm *sw, const seen *s) {
   return true;
 }
 
+/* Whether a peer reading its line may ask if the others have moved on (lonely_moved_on): alone
+ * on a grid's line, not in the pool. */
+static bool lonely_may_ask(const swarm_match_opts *o, const seen *s) {
+  return s->n == 1 && !s->pool && o->random_groups == 0;
+}
+
 static unsigned hellos_heard(tern_swarm *sw) {
   pthread_mutex_lock(&sw->mu);
   unsigned n = sw->nhellos;
@@ -308,7 +320,14 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
     if (s->n > before) last_growth = now;
     if (s->n > before || h != heard) last_news = now;
     heard = h;
-    if (s->n >= o->target_group || now >= deadline_ns || now - last_news >= quiet_ns) break;
+    if (s->n >= o->target_group || now >= deadline_ns || now - last_news >= quiet_ns) {
+      /* Alone to the end: asked once more before it leaves the line (the asks below come a
+       * settling time apart, and the reading may end first). Asked only a settling time in,
+       * the last of 7 peers on 3x3 heard that the others were one round on (a jump needs them
+       * a cycle on), read its row out (T/2) and then met nobody: by its end they can tell. */
+      if (lonely_may_ask(o, s)) s->late = lonely_moved_on(sw, s);
+      break;
+    }
     /* Everyone who was here last time is here again: nobody else is coming (a peer new to the
      * line is seen next time). */
     if (o->expect >= o->min_group && s->n >= o->expect && line_all_here(sw, s)) break;
@@ -332,7 +351,7 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
      * alone: a peer that started after the others asks before they are far enough on to tell
      * (lonely_moved_on), and with one question only, the last of 7 peers on 3x3 read its row
      * out (T/2) while the others ran their 16 rounds. */
-    if (s->n == 1 && !s->pool && o->random_groups == 0 && now >= ask_at) {
+    if (lonely_may_ask(o, s) && now >= ask_at) {
       ask_at = core_now_ns() + (uint64_t)(settle * 1e9);
       if ((s->late = lonely_moved_on(sw, s))) break;
     }
@@ -454,24 +473,6 @@ static bool others_moved_on(tern_swarm *sw, seen *s, uint64_t gtag, const swarm_
   return s->pool && here == 0;
 }
 
-/* Whether a peer seen on the key that has not joined (group: those who did) says it is still in
- * this round, asked until by_ns at most (ALIVE_ASK_SECONDS each). */
-static bool still_reading(tern_swarm *sw, const seen *s, uint64_t gtag, const swarm_member *group,
-                          int n, uint64_t by_ns) {
-  for (int i = 0; i < s->n; i++) {
-    uint64_t now = core_now_ns();
-    if (in_members(group, n, s->m[i].id) || now >= by_ns) continue;
-    uint32_t open = 0;
-    double left = CORE_MIN(ALIVE_ASK_SECONDS, (double)(by_ns - now) / 1e9);
-    if (round_state(sw, &s->m[i], s->round, gtag, left, &open) == ROUND_OPEN) {
-      CORE_INFO("swarm: round %u: %016llx has not joined and is still in the round; waiting",
-                s->round, (unsigned long long)s->m[i].id);
-      return true;
-    }
-  }
-  return false;
-}
-
 /* Whether a peer this lonely one would meet on its line has closed the round already (the
  * round to catch up to is then noted): the line's members of last time, or, not knowing them
  * yet (its first visit, or a hello since), the peers it knows of (bootstrap, hellos). A peer
@@ -540,15 +541,21 @@ static int line_absent(tern_swarm *sw, seen *s) {
 }
 
 /* How many of the peers seen that have not joined (group: this peer and those who did) are
- * gone: silent (dead: refused at once; stalled) or, in the pool, no longer there. */
-static int not_joined_gone(tern_swarm *sw, seen *s, uint64_t gtag, const swarm_member *group,
-                           int n) {
+ * gone: silent (dead: refused at once; stalled) or, in the pool, no longer there. *still_in:
+ * whether one of them says it is still in this round (it may still be reading: lead). */
+static int not_joined_gone(tern_swarm *sw, seen *s, uint64_t gtag, const swarm_member *group, int n,
+                           bool *still_in) {
   int gone = 0;
+  *still_in = false;
   for (int i = 0; i < s->n; i++) {
     uint32_t open = 0;
     if (in_members(group, n, s->m[i].id)) continue;
     int st = round_state(sw, &s->m[i], s->round, gtag, ALIVE_ASK_SECONDS, &open);
     gone += st == ROUND_SILENT || st == ROUND_GONE;
+    if (st == ROUND_OPEN && !*still_in)
+      CORE_INFO("swarm: round %u: %016llx has not joined and is still in the round", s->round,
+                (unsigned long long)s->m[i].id);
+    *still_in |= st == ROUND_OPEN;
   }
   return gone;
 }
@@ -594,9 +601,10 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
   bool asked = false, reading = false, gone_asked = false;
   while (*n < want) {
     swarm_conn c;
-    /* The members seen are waited for past a settling time after the last join only while
-     * one of them says it is still in this round (still_reading): a member that died after
-     * writing its record (the pace test's victim) is refused at once and costs no more. */
+    /* The members seen are waited for past a settling time after the last join only if one
+     * of them said it was still in this round when asked at the glance (not_joined_gone; one
+     * ask, not a second a settling time on): a member that died after writing its record (the
+     * pace test's victim) is refused at once and costs no more. */
     uint64_t until = *n >= o->min_group
                          ? CORE_MIN(deadline_ns, reading ? CORE_MAX(last_join + settle, all_read_by)
                                                          : last_join + settle)
@@ -608,12 +616,9 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
     if (!swarm_queue_take(sw, is_join, &gtag, until, &c)) {
       if (!gone_asked) {
         gone_asked = true;
-        want = CORE_MIN(s->n - not_joined_gone(sw, s, gtag, group, *n), o->target_group);
+        want = CORE_MIN(s->n - not_joined_gone(sw, s, gtag, group, *n, &reading), o->target_group);
         continue;
       }
-      if (*n >= o->min_group && !reading && core_now_ns() < CORE_MIN(deadline_ns, all_read_by) &&
-          (reading = still_reading(sw, s, gtag, group, *n, all_read_by)))
-        continue;
       if (*n >= o->min_group || asked) break;
       asked = true;
       if (others_moved_on(sw, s, gtag, group, *n)) {
@@ -636,7 +641,10 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
     }
     for (int i = 0; i < *n; i++)
       dup |= group[i].id == m.id;
-    if (dup || *n >= SWARM_MAX_GROUP) {
+    /* In the pool a last partner is turned away, as its record is ignored (on_record): it
+     * comes only sent on by a peer that follows this one (swarm_redirect_join), and a pair of
+     * partners taken so (4 peers on 4x2, pool_new_partners.sh) averaged nothing new. */
+    if (dup || *n >= SWARM_MAX_GROUP || (s->pool && last_partner(sw, m.id))) {
       reply(sw, c.fd, SWARM_REJECT, s->round, NULL, 0);
       swarm_conn_close(&c);
       continue;
@@ -828,6 +836,19 @@ void swarm_note_late_join(tern_swarm *sw, const swarm_hdr *join) {
   pthread_mutex_unlock(&sw->mu);
 }
 
+/* Joins that reached this peer before it turned follower (sent by peers that saw no lower id
+ * than this one): sent on to its leader, as the listener does with those that come later. Left
+ * queued, their senders were left out of the group and told "too late" once it closed the
+ * round (7 peers on 3x3). In the pool the leader may have averaged with the sender last round;
+ * it turns it away then (lead). */
+static void redirect_queued_joins(tern_swarm *sw, uint64_t gtag) {
+  swarm_conn c;
+  while (swarm_queue_take(sw, is_join, &gtag, 0, &c)) {
+    if (!swarm_redirect_join(sw, c.fd, &c.hdr)) reply(sw, c.fd, SWARM_REJECT, c.hdr.round, NULL, 0);
+    swarm_conn_close(&c);
+  }
+}
+
 /* One matching on one DHT key: discover, then lead or follow; timeout_s from now. *late: the
  * others on the key had closed their group before this peer came. */
 static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uint8_t gkey[32],
@@ -876,6 +897,7 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
     sw->follow_tag = gtag;
     sw->leader = s->m[0];
     pthread_mutex_unlock(&sw->mu);
+    redirect_queued_joins(sw, gtag);
     follow_end end = follow(sw, s, s->m[0], gtag, deadline, group, n, late);
     pthread_mutex_lock(&sw->mu);
     sw->following = false;

@@ -414,6 +414,9 @@ void swarm_line_drop_failed(tern_swarm *sw, int axis, const uint64_t *failed, in
  * the first round still open where the others are (this peer's closed_rounds, or the round a
  * leader found them at); SWARM_REJECT_GONE "not in the pool" (open unused). */
 void swarm_send_reject(tern_swarm *sw, int fd, uint32_t round, uint8_t code, uint32_t open);
+/* listen.c: a join for the key this peer follows someone on is sent on to that leader
+ * (SWARM_REDIRECT on fd); false, nothing sent, when it does not follow there. Any thread. */
+bool swarm_redirect_join(tern_swarm *sw, int fd, const swarm_hdr *j);
 /* Answers the queued joins of rounds before `round` (and of `round` once assembled). */
 void swarm_reject_stale(tern_swarm *sw, uint32_t round, bool include_current);
 /* A join, or a leader's "has this round closed?" (ROUND_REQ with the line's tag), turned away as

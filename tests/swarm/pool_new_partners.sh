@@ -5,9 +5,11 @@
 # first and together. Before, they paired there again (a 3x3 grid under TSan re-formed a row so,
 # 2026-12-05): nothing new averaged, p0 and p1 still at 5. Now a peer ignores in the pool the
 # partners of a whole all-reduce the round before, so every pair of round 1 holds one peer of
-# each row and ends at the global average 15. (The pool has one leader, the lowest id seen, so
-# of four peers that see each other one pair forms and the other two may average alone: only
-# the pairs are checked, and that at least one formed.)
+# each row and ends at the global average 15, also when a join reaches its row partner by a
+# redirect (a peer that follows another sends queued and later joins on to its leader): a pool
+# leader turns its last partners away (docs/SWARM.md, "The last peer to start"). (The pool has
+# one leader, the lowest id seen, so of four peers that see each other one pair forms and the
+# other two may average alone: only the pairs are checked, and that at least one formed.)
 source "$(dirname "$0")/lib.sh" "$1"
 GAP=1
 common=(--run-id "newpart-$$" --grid 4,2 --rounds 2 --dim 1000 --target-group 2 --min-group 2
