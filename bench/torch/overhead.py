@@ -1,9 +1,10 @@
-"""overhead.py [CALLS [REPS]]: where the time of a small dist.all_reduce goes, piece by piece, at
-the rank count torchrun_env.py starts (tests/python/torchrun_env.py N bench/torch/overhead.py).
-Each line adds one piece of the backend's path to the bare C call; all are timed in turns with
-each other and with Gloo in the same processes (turns.py: REPS repetitions, default 7, of CALLS
-calls of 8 floats, default 20000; Gloo's batch is a twentieth). run.sh's torch_backend.py times
-its "call" and "pycall" rows with measure() here, on the same pieces.
+"""overhead.py [CALLS [REPS [PIECE...]]]: where the time of a small dist.all_reduce goes, piece by
+piece, at the rank count torchrun_env.py starts (tests/python/torchrun_env.py N
+bench/torch/overhead.py). Each line adds one piece of the backend's path to the bare C call; all
+(or the PIECEs named) are timed in turns with each other and with Gloo in the same processes
+(turns.py: REPS repetitions, default 7, of CALLS calls of 8 floats, default 2000; Gloo's batch
+is a twentieth). run.sh's torch_backend.py times its "call" and "pycall" rows with measure()
+here, on the same pieces.
 
   C iallreduce+wait   tern_iallreduce + tern_wait through ctypes: the floor of a nonblocking call
   + dist.Work()       ... and a dist.Work subclass made (pybind's trampoline), as every call must
@@ -73,7 +74,8 @@ def pieces(x, gloo):
 
 def measure(gloo, calls, reps, names=None):
     """turns.in_turns over the pieces named (all by default) on 8 floats."""
-    fns = pieces(torch.ones(8), gloo)
+    x = torch.ones(8)  # held here: the C pieces keep only its address
+    fns = pieces(x, gloo)
     fns = {k: fns[k] for k in names} if names else fns
     batch = {k: max(50, calls // 20) if k == GLOO else calls for k in fns}  # Gloo is slow
     return turns.in_turns(fns, batch, reps)
@@ -83,19 +85,19 @@ def main():
     torch.set_num_threads(1)
     dist.init_process_group("tern")
     gloo = dist.new_group(backend="gloo")
-    calls = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
+    calls = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
     reps = int(sys.argv[2]) if len(sys.argv) > 2 else 7
-    times = measure(gloo, calls, reps)
+    times = measure(gloo, calls, reps, sys.argv[3:])
     if dist.get_rank() == 0:
         n = dist.get_world_size()
-        base = turns.median(times, "C iallreduce+wait")
         for k in times:
             wall, cpu = turns.median(times, k), turns.median(times, k, 1)
-            print(f"n={n} {k:20s} {wall:9.1f} us  x{wall / base:6.2f} of the C call  "
-                  f"cpu {cpu:8.1f} us", flush=True)
-        print(f"n={n} overhead ({CALL} - {PYCALL}) {turns.median_diff(times, CALL, PYCALL):+.1f} us"
-              f"  cpu {turns.median_diff(times, CALL, PYCALL, 1):+.1f} us", flush=True)
+            print(f"n={n} {k:20s} {wall:9.1f} us  cpu {cpu:8.1f} us", flush=True)
+        if CALL in times and PYCALL in times:
+            print(f"n={n} overhead ({CALL} - {PYCALL}) {turns.median_diff(times, CALL, PYCALL):+.1f} us"
+                  f"  cpu {turns.median_diff(times, CALL, PYCALL, 1):+.1f} us", flush=True)
     dist.barrier()
+    dist.destroy_process_group()
 
 
 if __name__ == "__main__":

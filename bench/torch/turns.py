@@ -4,7 +4,10 @@ every other repetition (A B C, C B A, ...), so that no callable is always the on
 the barrier, first, or after Gloo's slow batch. A difference between two callables is taken
 within each repetition and the median of those is the figure: the machine's load moves both
 batches of a repetition alike, where the difference of two separate medians takes in whatever
-the load did between them (docs/perf/torch_overhead.md).
+the load did between them. Each batch starts with a quarter of its calls untimed: at 4 ranks on 2
+cores the first few hundred calls after the barrier (and after Gloo's batch, where the ranks
+slept) ran up to 100x slower than the rest, and a loop that measured one callable first after
+them charged it that (docs/perf/torch_overhead.md).
 """
 import statistics
 import time
@@ -22,6 +25,8 @@ def in_turns(fns, calls, reps):
         for name in order if rep % 2 == 0 else order[::-1]:
             fn, n = fns[name], calls[name] if isinstance(calls, dict) else calls
             dist.barrier()
+            for _ in range(n // 4):
+                fn()
             c0, t0 = time.process_time(), time.perf_counter()
             for _ in range(n):
                 fn()
