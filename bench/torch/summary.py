@@ -1,6 +1,7 @@
 """summary.py OUT.csv: run.sh's measurements as docs/PYTORCH.md's markdown tables: the backend's
-per-call overhead over tern's own Python call (the lower of the two interleaved pairs' medians
-each), and each timed operation over tern and over Gloo with their ratio.
+per-call overhead over tern's own Python call (its "overhead" row: the median of the
+differences within each repetition; each figure the lowest over the runs in OUT.csv), and each
+timed operation over tern and over Gloo with their ratio.
 """
 import csv
 import sys
@@ -17,8 +18,9 @@ def main():
     for n in sorted({k[2] for k in best if k[0] == "call"}):
         call, py = best.get(("call", "tern", n, 32)), best.get(("pycall", "tern", n, 32))
         gloo = best.get(("call", "gloo", n, 32))
-        print(f"| {n} | {call:.1f} us | {py:.1f} us | {call - py:+.1f} us | "
-              f"{gloo:.1f} us |" if gloo else f"| {n} | {call:.1f} us | {py:.1f} us | {call - py:+.1f} us | - |")
+        over = best.get(("overhead", "tern", n, 32), call - py)
+        gtext = f"{gloo:.1f} us" if gloo else "-"
+        print(f"| {n} | {call:.1f} us | {py:.1f} us | {over:+.1f} us | {gtext} |")
     print()
     print("| operation | ranks | bytes | tern | Gloo | tern / Gloo |")
     print("|---|---|---|---|---|---|")

@@ -1,12 +1,13 @@
 """torch_backend.py: one rank of the torch.distributed benchmark (run.sh starts the ranks with
 torchrun's variables). The default group is tern's backend; a Gloo group over the same ranks
 (dist.new_group(backend="gloo")) runs beside it, so that both backends are timed in the same
-processes, interleaved: each repetition times tern's batch, then Gloo's (and tern's own Python
-call's), and each figure is the median of 5 repetitions, each the mean over a batch of calls.
+processes, in turns (turns.py: the order reverses every other repetition), and each figure is
+the median of 5 repetitions, each the mean over a batch of calls.
 Rank 0 prints CSV lines "what,backend,ranks,bytes,us":
 
   call      dist.all_reduce of 8 floats; "pycall": tern's own Comm.allreduce on the backend's
-            communicator: the backend's overhead is call - pycall
+            communicator; "overhead": call - pycall within each repetition, the median of those
+            (overhead.py's measure(), 2000 calls a batch, Gloo's 100)
   ddp_step  one DDP training step (forward, backward with the gradients all-reduced, SGD step)
             of a 4-layer MLP of 1.1 M parameters (4.2 MB of gradients), batch 32 per rank;
             tern: the backend's own allreduce ("ddp_step") and tern.ddp's hook ("ddp_step_hook")
@@ -17,30 +18,23 @@ Rank 0 prints CSV lines "what,backend,ranks,bytes,us":
             (r + q) % 3 blocks, some none), 1 MiB and 16 MiB sent per rank on average; both
             backends have it (tern: tern_alltoallv)
 """
-import statistics
 import sys
-import time
 
 import torch
 import torch.distributed as dist
 
+import overhead
 import tern  # noqa: F401 - registers the backend
 import tern.ddp
+import turns
 
 REPS = 5
 
 
 def interleaved(fns, calls):
     """{name: median over REPS of the mean time of one call, us}, the fns taking turns."""
-    times = {name: [] for name in fns}
-    for _ in range(REPS):
-        for name, fn in fns.items():
-            dist.barrier()
-            t0 = time.perf_counter()
-            for _ in range(calls):
-                fn()
-            times[name].append((time.perf_counter() - t0) / calls * 1e6)
-    return {name: statistics.median(t) for name, t in times.items()}
+    times = turns.in_turns(fns, calls, REPS)
+    return {name: turns.median(times, name) for name in times}
 
 
 def emit(n, nbytes, medians):
@@ -50,11 +44,12 @@ def emit(n, nbytes, medians):
 
 
 def calls(n, gloo):
-    x = torch.ones(8)
-    comm = dist.distributed_c10d._get_default_group().comm
-    emit(n, 32, interleaved({("call", "tern"): lambda: dist.all_reduce(x),
-                             ("pycall", "tern"): lambda: comm.allreduce(x),
-                             ("call", "gloo"): lambda: dist.all_reduce(x, group=gloo)}, 2000))
+    times = overhead.measure(gloo, 2000, REPS, (overhead.CALL, overhead.PYCALL, overhead.GLOO))
+    rows = {("call", "tern"): overhead.CALL, ("pycall", "tern"): overhead.PYCALL,
+            ("call", "gloo"): overhead.GLOO}
+    medians = {row: turns.median(times, name) for row, name in rows.items()}
+    medians["overhead", "tern"] = turns.median_diff(times, overhead.CALL, overhead.PYCALL)
+    emit(n, 32, medians)
 
 
 def mlp():

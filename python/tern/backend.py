@@ -213,7 +213,10 @@ class _HandleWork(Work):
     in the communicator's table of pending requests as a Request does, so that closing the
     communicator first cancels it (Comm.close sets _handle to None and _error)."""
 
-    _keep, _error, _finish, _source, _done, _what = None, None, None, -1, False, "allreduce"
+    _keep, _error, _finish, _source, _what = None, None, None, -1, "allreduce"
+    # done once the handle is gone: waited for, found done by a test, or cancelled by Comm.close;
+    # one attribute fewer to set and clear a call
+    _done = property(lambda self: self._handle is None)
 
     def __init__(self, comm, handle, result):
         dist.Work.__init__(self)
@@ -221,31 +224,25 @@ class _HandleWork(Work):
         comm._pending[id(self)] = self  # which also keeps it alive until done (_unfinished)
 
     def _end(self, rc):
-        self._done = True
-        if self._handle is None:  # cancelled by Comm.close: _error says so
-            return
         self._handle = None
-        self._comm._pending.pop(id(self), None)
+        del self._comm._pending[id(self)]
         if rc:
             self._error = self._comm._error(self._what, rc)
 
     def wait(self, timeout=None):
-        if not self._done:
-            self._end(0 if self._handle is None else _tern_wait(self._handle))
+        if self._handle is not None:
+            self._end(_tern_wait(self._handle))
         if self._error is not None:
             raise self._error
         return True
 
     def is_completed(self):
-        if not self._done:
-            if self._handle is None:
-                self._end(0)
-            else:
-                done = ctypes.c_int(0)
-                rc = _lib.lib.tern_test(self._handle, ctypes.byref(done))
-                if done.value or rc:
-                    self._end(rc)
-        return self._done
+        if self._handle is not None:
+            done = ctypes.c_int(0)
+            rc = _lib.lib.tern_test(self._handle, ctypes.byref(done))
+            if done.value or rc:
+                self._end(rc)
+        return self._handle is None
 
 
 class _AnySourceWork(Work):
