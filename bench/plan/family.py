@@ -113,7 +113,7 @@ for o in others:
             cells.append(f"{worst[0]:+.1f}% ({worst[1]})" if me == "ours" else f"{worst[0]:+.1f}%")
     print(f"| {o} | " + " | ".join(cells) + " |")
 chosen = collections.Counter(
-    next((m for m in ["ours-online", "ours-nowait", "ours-fast", "ours-fastest", "ours-speed"] if m in by[n] and by[n][m] == by[n]["ours"]), "?")
+    next((m for m in ["ours-online", "ours-nowait", "ours-fast", "ours-fastest", "ours-speed", "ours-prio"] if m in by[n] and by[n][m] == by[n]["ours"]), "?")
     for n in by if "ours" in by[n])
 print(f"\nthe portfolio kept: " + ", ".join(f"{m} in {c}" for m, c in chosen.most_common()) +
       f" of {sum(chosen.values())} scenarios")

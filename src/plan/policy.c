@@ -21,26 +21,15 @@ extern const plan_policy plan_policy_bace, plan_policy_bace_noprio, plan_policy_
     plan_policy_bace_nocost, plan_policy_lcf, plan_policy_ldf, plan_policy_crlcf, plan_policy_crldf,
     plan_policy_ours, plan_policy_ours_online, plan_policy_ours_fast, plan_policy_ours_trim,
     plan_policy_ours_nowait, plan_policy_ours_nodp, plan_policy_ours_fastest,
-    plan_policy_ours_speed;
+    plan_policy_ours_speed, plan_policy_ours_prio;
 
 static const plan_policy *const table[] = {
-    &plan_policy_ours,
-    &plan_policy_bace,
-    &plan_policy_lcf,
-    &plan_policy_ldf,
-    &plan_policy_crlcf,
-    &plan_policy_crldf,
-    &plan_policy_bace_noprio,
-    &plan_policy_bace_nopath,
-    &plan_policy_bace_nocost,
-    &plan_policy_ours_online,
-    &plan_policy_ours_fast,
-    &plan_policy_ours_trim,
-    &plan_policy_ours_nowait,
-    &plan_policy_ours_nodp,
-    &plan_policy_ours_fastest,
-    &plan_policy_ours_speed,
-    NULL,
+    &plan_policy_ours,        &plan_policy_bace,        &plan_policy_lcf,
+    &plan_policy_ldf,         &plan_policy_crlcf,       &plan_policy_crldf,
+    &plan_policy_bace_noprio, &plan_policy_bace_nopath, &plan_policy_bace_nocost,
+    &plan_policy_ours_online, &plan_policy_ours_fast,   &plan_policy_ours_trim,
+    &plan_policy_ours_nowait, &plan_policy_ours_nodp,   &plan_policy_ours_fastest,
+    &plan_policy_ours_speed,  &plan_policy_ours_prio,   NULL,
 };
 
 const plan_policy *const *plan_policies(void) {

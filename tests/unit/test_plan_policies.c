@@ -265,6 +265,31 @@ static void priority(void **state) {
   sc.jobs[1].arrival_s = 0;
 }
 
+/* ours-prio, the portfolio's last member, orders the queue as BACE-Pipe does, where every other
+ * member runs the shortest job first: on a congested network two jobs of one shape tie on
+ * priority and the earlier arrival goes first, though its run is the longer */
+static void prio_member(void **state) {
+  (void)state;
+  set_free(8, 20, 12, 4);
+  for (int a = 0; a < 4; a++)
+    for (int b = 0; b < 4; b++) {
+      st.load_Bps[a * 4 + b] = 1e12;
+      st.share[a * 4 + b] = 1;
+    }
+  sc.jobs[1].arrival_s = -1;
+  plan_queued qq[2] = {q[0], q[1]};
+  pol("ours-prio")->order(pol("ours-prio"), &st, qq, 2);
+  assert_int_equal(qq[0].id, 1);
+  pol("ours-online")->order(pol("ours-online"), &st, qq, 2);
+  assert_int_equal(qq[0].id, 0);
+  sc.jobs[1].arrival_s = 0;
+  const plan_policy *const *m = pol("ours")->members;
+  int n = 0;
+  while (m[n])
+    n++;
+  assert_string_equal(m[n - 1]->name, "ours-prio");
+}
+
 static void round_applies(void **state) {
   (void)state;
   plan_placement out[2];
@@ -291,6 +316,7 @@ int main(void) {
       cmocka_unit_test(lcf),         cmocka_unit_test(ldf),        cmocka_unit_test(crlcf),
       cmocka_unit_test(crldf),       cmocka_unit_test(pathfinder), cmocka_unit_test(allocators),
       cmocka_unit_test(bace_choice), cmocka_unit_test(priority),   cmocka_unit_test(round_applies),
+      cmocka_unit_test(prio_member),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
