@@ -118,7 +118,8 @@ static void *send_half(void *arg) {
   core_err err = {0};
   int fd = -1;
   uint8_t *buf = malloc(s->h.len);
-  if (!buf) core_err_set(&err, TERN_ERR_NOMEM, "a half of %llu bytes", (unsigned long long)s->h.len);
+  if (!buf)
+    core_err_set(&err, TERN_ERR_NOMEM, "a half of %llu bytes", (unsigned long long)s->h.len);
   if (buf) {
     memcpy(buf, s->fixed, HALF_FIXED);
     if (s->h.len > HALF_FIXED) memcpy(buf + HALF_FIXED, s->values, s->h.len - HALF_FIXED);
@@ -145,8 +146,8 @@ static bool take_half(tern_swarm *sw, const swarm_half *hf, half_send *s, float 
   swarm_conn c = {.fd = -1};
   bool took = false;
   while (!took && !atomic_load(&s->failed) && core_now_ns() < s->deadline)
-    took = swarm_queue_take(sw, is_half, &w, CORE_MIN(s->deadline, core_now_ns() + 100000000ull),
-                            &c);
+    took =
+        swarm_queue_take(sw, is_half, &w, CORE_MIN(s->deadline, core_now_ns() + 100000000ull), &c);
   if (!took) {
     CORE_INFO("swarm: round %u: no half from the region partner %016llx: own values kept",
               sw->round, (unsigned long long)w.sender);
@@ -174,8 +175,8 @@ static bool take_half(tern_swarm *sw, const swarm_half *hf, half_send *s, float 
   if (!ok)
     CORE_INFO("swarm: round %u: the region partner %016llx averaged %s: own values kept%s%s",
               sw->round, (unsigned long long)w.sender,
-              buf && c.hdr.len > HALF_FIXED ? "another state or slice" : "no half", err.msg[0] ? ": " : "",
-              err.msg);
+              buf && c.hdr.len > HALF_FIXED ? "another state or slice" : "no half",
+              err.msg[0] ? ": " : "", err.msg);
   free(buf);
   swarm_conn_close(&c);
   return ok;
