@@ -28,9 +28,13 @@
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
-#define HALF_FIXED 25 /* hash (16) | u8 1 + slice averaged, 0: none | f64 that slice's weight */
+#define HALF_FIXED 25    /* hash (16) | u8 1 + slice averaged, 0: none | f64 that slice's weight */
+#define HALF_WHOLE 0     /* byte 16: this peer averaged the whole vector (takes no half) */
+#define HALF_UNTOUCHED 3 /* ... or nothing (alone, or past the round): takes the partner's */
+#define SWARM_HALF_NOTICE_SECONDS 2.0 /* "no half here": 65 bytes to a peer of the region */
 
 static void state_hash(const float *values, size_t count, double weight, uint8_t out[16]) {
   crypto_generichash_state st;
@@ -63,7 +67,7 @@ void swarm_half_after_round(tern_swarm *sw, uint32_t round, const swarm_member *
 
 void swarm_half_begin(tern_swarm *sw, const float *values, size_t count, double weight,
                       tern_compress codec, swarm_half *hf) {
-  *hf = (swarm_half){.slice = -1, .weight_in = weight};
+  *hf = (swarm_half){.slice = -1, .weight_in = weight, .round = sw->round};
   sw->self.half = 0;
   hf->paired = sw->regional && sw->has_region_partner && sw->round % 2 == 1 &&
                sw->round == sw->region_partner_round + 1;
@@ -73,21 +77,6 @@ void swarm_half_begin(tern_swarm *sw, const float *values, size_t count, double 
                 codec == TERN_COMPRESS_NONE && !sw->ef_mass &&
                 sodium_memcmp(hf->entering, sw->region_hash, 16) == 0;
   if (hf->offered) sw->self.half = (uint8_t)(1 + sw->coords[0]);
-}
-
-void swarm_half_choose(tern_swarm *sw, const swarm_member *group, int n, size_t count,
-                       swarm_half *hf) {
-  uint8_t want = sw->self.half;
-  sw->self.half = 0;
-  hf->slice = -1;
-  /* a late peer may have jumped past the round it offered for */
-  if (!hf->offered || want == 0 || n < 2 || sw->round % 2 != 1 ||
-      sw->round != sw->region_partner_round + 1)
-    return;
-  for (int i = 0; i < n; i++)
-    if (group[i].half != want) return;
-  hf->slice = want - 1;
-  slice_bounds(count, hf->slice, &hf->lo, &hf->len);
 }
 
 /* The partner's message for this round. */
@@ -109,6 +98,9 @@ typedef struct half_send {
   uint64_t deadline;
   atomic_bool failed;
   unsigned long long sent;
+  pthread_mutex_t mu; /* guards fd, which the waiting thread may shut down (half_abort) */
+  int fd;
+  bool aborted;
 } half_send;
 
 /* To the partner on a connection of its own; a thread, as both partners send at once. */
@@ -124,62 +116,115 @@ static void *send_half(void *arg) {
     memcpy(buf, s->fixed, HALF_FIXED);
     if (s->h.len > HALF_FIXED) memcpy(buf + HALF_FIXED, s->values, s->h.len - HALF_FIXED);
   }
-  if (buf &&
-      swarm_dial_refused(s->sw, m, s->deadline, SWARM_REFUSED_DEAD_SECONDS, &fd, &err) == TERN_OK &&
+  if (buf) swarm_dial_refused(s->sw, m, s->deadline, SWARM_REFUSED_DEAD_SECONDS, &fd, &err);
+  pthread_mutex_lock(&s->mu);
+  s->fd = s->aborted ? -1 : fd;
+  pthread_mutex_unlock(&s->mu);
+  if (fd >= 0 && s->fd >= 0 &&
       swarm_send(fd, &s->h, buf, s->deadline, "the region partner", &err) == TERN_OK)
     s->sent = SWARM_HDR_LEN + s->h.len;
-  if (err.msg[0]) {
+  if (err.msg[0] && !s->aborted) {
     CORE_INFO("swarm: round %u: half to the region partner %016llx: %s", s->sw->round,
               (unsigned long long)m->id, err.msg);
     atomic_store(&s->failed, true);
   }
+  pthread_mutex_lock(&s->mu);
+  s->fd = -1;
+  pthread_mutex_unlock(&s->mu);
   if (fd >= 0) close(fd);
   free(buf);
   return NULL;
 }
 
-/* Reads the partner's message; true when it averaged slice 1 - mine from our entering state:
- * its half is then in values and its slice weight in *their_w. */
-static bool take_half(tern_swarm *sw, const swarm_half *hf, half_send *s, float *values,
-                      size_t count, double *their_w, unsigned long long *received) {
-  half_want w = {sw->round, sw->region_partner.id};
+/* The partner will not read our half (it averaged the whole vector, or another state): stops
+ * the send at once, rather than at its deadline. */
+static void half_abort(half_send *s) {
+  pthread_mutex_lock(&s->mu);
+  s->aborted = true;
+  if (s->fd >= 0) shutdown(s->fd, SHUT_RDWR);
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* What this peer averaged, for the partner: hash | 1 + slice, 0: none | that slice's weight. */
+static void half_fixed(const swarm_half *hf, double slice_weight, uint8_t out[HALF_FIXED]) {
+  memcpy(out, hf->entering, 16);
+  out[16] = (uint8_t)(hf->slice + 1);
+  core_put_f64(out + 17, slice_weight);
+}
+
+static void half_send_init(half_send *s, tern_swarm *sw, const swarm_half *hf, const uint8_t *fixed,
+                           const float *slice_values, double timeout_s) {
+  *s = (half_send){.sw = sw,
+                   .h = {.type = SWARM_HALF,
+                         .round = hf->round,
+                         .sender = sw->id,
+                         .len = HALF_FIXED + (hf->slice >= 0 ? hf->len * sizeof(float) : 0)},
+                   .fixed = fixed,
+                   .values = slice_values,
+                   .deadline = core_deadline_after(timeout_s),
+                   .fd = -1};
+  pthread_mutex_init(&s->mu, NULL);
+}
+
+/* The partner's message: what it averaged (HALF_WHOLE, HALF_UNTOUCHED or 1 + a slice) from
+ * which state. */
+typedef struct half_got {
+  bool same;   /* it entered the round with our state */
+  uint8_t did; /* its byte 16 */
+  bool adopted;
+  double w_slice; /* its slice's weight, when adopted */
+  unsigned long long received;
+} half_got;
+
+/* Reads the partner's message, waiting until deadline (or *stop); adopts its slice into values
+ * when it averaged one from our entering state and ours is untouched there (we averaged the
+ * other slice, or nothing). */
+static void take_half(tern_swarm *sw, const swarm_half *hf, const atomic_bool *stop,
+                      uint64_t deadline, float *values, size_t count, half_got *g) {
+  half_want w = {hf->round, sw->region_partner.id};
   swarm_conn c = {.fd = -1};
   bool took = false;
-  while (!took && !atomic_load(&s->failed) && core_now_ns() < s->deadline)
-    took =
-        swarm_queue_take(sw, is_half, &w, CORE_MIN(s->deadline, core_now_ns() + 100000000ull), &c);
+  *g = (half_got){0};
+  while (!took && !(stop && atomic_load(stop)) && core_now_ns() < deadline)
+    took = swarm_queue_take(sw, is_half, &w, CORE_MIN(deadline, core_now_ns() + 100000000ull), &c);
   if (!took) {
-    CORE_INFO("swarm: round %u: no half from the region partner %016llx: own values kept",
+    CORE_INFO("swarm: round %u: no word from the region partner %016llx: own values kept",
               sw->round, (unsigned long long)w.sender);
-    return false;
+    return;
   }
-  int other = 1 - hf->slice;
-  size_t lo, len;
-  slice_bounds(count, other, &lo, &len);
   core_err err = {0};
-  bool ok = c.hdr.len == HALF_FIXED || c.hdr.len == HALF_FIXED + len * sizeof(float);
-  uint8_t *buf = ok ? malloc(c.hdr.len) : NULL;
-  ok = buf && swarm_recv_payload(c.fd, buf, c.hdr.len, s->deadline, c.from, &err) == TERN_OK;
-  if (ok) *received += SWARM_HDR_LEN + c.hdr.len;
-  ok = ok && c.hdr.len > HALF_FIXED && buf[16] == 1 + other &&
-       sodium_memcmp(buf, hf->entering, 16) == 0;
+  uint8_t *buf = c.hdr.len >= HALF_FIXED && c.hdr.len <= HALF_FIXED + (count - count / 2) * 4
+                     ? malloc(c.hdr.len)
+                     : NULL;
+  bool ok = buf && swarm_recv_payload(c.fd, buf, c.hdr.len, deadline, c.from, &err) == TERN_OK;
   if (ok) {
-    *their_w = core_get_f64(buf + 17);
-    ok = isfinite(*their_w) && *their_w > 0;
+    g->received = SWARM_HDR_LEN + c.hdr.len;
+    g->same = sodium_memcmp(buf, hf->entering, 16) == 0;
+    g->did = buf[16];
   }
+  int theirs = ok && (g->did == 1 || g->did == 2) ? g->did - 1 : -1;
+  size_t lo = 0, len = 0;
+  if (theirs >= 0) slice_bounds(count, theirs, &lo, &len);
+  bool mine_untouched = hf->slice < 0 ? hf->untouched : hf->slice != theirs;
+  ok = theirs >= 0 && g->same && mine_untouched && c.hdr.len == HALF_FIXED + len * sizeof(float);
+  g->w_slice = ok ? core_get_f64(buf + 17) : 0;
+  ok = ok && isfinite(g->w_slice) && g->w_slice > 0;
   float *got = ok ? malloc(CORE_MAX(len, 1) * sizeof *got) : NULL;
   if (got) memcpy(got, buf + HALF_FIXED, len * sizeof *got); /* little-endian, as sent */
-  ok = got && swarm_values_finite(got, len);
-  if (ok) memcpy(values + lo, got, len * sizeof *got);
-  free(got);
-  if (!ok)
+  g->adopted = got && swarm_values_finite(got, len);
+  if (g->adopted)
+    memcpy(values + lo, got, len * sizeof *got);
+  else
     CORE_INFO("swarm: round %u: the region partner %016llx averaged %s: own values kept%s%s",
               sw->round, (unsigned long long)w.sender,
-              buf && c.hdr.len > HALF_FIXED ? "another state or slice" : "no half",
+              !ok && err.msg[0] ? "?"
+              : !g->same        ? "from another state"
+              : theirs < 0      ? "no half"
+                                : "the same slice",
               err.msg[0] ? ": " : "", err.msg);
+  free(got);
   free(buf);
   swarm_conn_close(&c);
-  return ok;
 }
 
 /* The whole vector's weight: its slices' weights by length, slice 0 first (both partners add
@@ -189,39 +234,79 @@ static double whole_weight(size_t count, double w0, double w1) {
   return ((double)len0 * w0 + (double)(count - len0) * w1) / (double)count;
 }
 
+void swarm_half_choose(tern_swarm *sw, const swarm_member *group, int n, size_t count,
+                       swarm_half *hf) {
+  uint8_t want = sw->self.half;
+  sw->self.half = 0;
+  hf->slice = -1;
+  bool all = hf->offered && want != 0 && n >= 2 && sw->round == hf->round; /* not jumped */
+  for (int i = 0; all && i < n; i++)
+    all = group[i].half == want;
+  if (all) {
+    hf->slice = want - 1;
+    slice_bounds(count, hf->slice, &hf->lo, &hf->len);
+    return;
+  }
+  if (!hf->paired) return;
+  /* Told at once, so that a partner carrying a half need not wait: averaging the whole vector,
+   * this peer takes nothing (its values moved on both halves); alone (or past the round), it
+   * takes the partner's half. */
+  hf->untouched = n < 2;
+  uint8_t fixed[HALF_FIXED];
+  half_fixed(hf, hf->weight_in, fixed);
+  fixed[16] = hf->untouched ? HALF_UNTOUCHED : HALF_WHOLE;
+  half_send s;
+  half_send_init(&s, sw, hf, fixed, NULL, SWARM_HALF_NOTICE_SECONDS);
+  send_half(&s);
+  hf->notice_failed = atomic_load(&s.failed);
+  pthread_mutex_destroy(&s.mu);
+}
+
+/* The whole vector's weight: slice `slice` at w_slice, the rest at w_rest. */
+static double with_slice(size_t count, int slice, double w_slice, double w_rest) {
+  return slice == 0 ? whole_weight(count, w_slice, w_rest) : whole_weight(count, w_rest, w_slice);
+}
+
+/* Alone this round: the partner's half, if it carried one from our state. */
+static void take_while_alone(tern_swarm *sw, swarm_half *hf, float *values, size_t count,
+                             double *weight, double timeout_s, swarm_avg_result *res) {
+  if (hf->notice_failed) return; /* the partner is gone */
+  half_got g;
+  take_half(sw, hf, NULL, core_deadline_after(timeout_s), values, count, &g);
+  res->received += g.received;
+  if (!g.adopted) return;
+  *weight = with_slice(count, g.did - 1, g.w_slice, hf->weight_in);
+  CORE_INFO("swarm: round %u: alone; the region partner %016llx carried slice %d: adopted",
+            sw->round, (unsigned long long)sw->region_partner.id, g.did - 1);
+}
+
 void swarm_half_end(tern_swarm *sw, swarm_half *hf, float *values, size_t count, double *weight,
                     double timeout_s, swarm_avg_result *res) {
   if (!hf->paired) return;
-  uint8_t fixed[HALF_FIXED];
-  memcpy(fixed, hf->entering, 16);
-  fixed[16] = (uint8_t)(hf->slice + 1);
-  core_put_f64(fixed + 17, hf->slice >= 0 ? *weight : hf->weight_in);
-  half_send s = {.sw = sw,
-                 .h = {.type = SWARM_HALF,
-                       .round = sw->round,
-                       .sender = sw->id,
-                       .len = HALF_FIXED + (hf->slice >= 0 ? hf->len * sizeof(float) : 0)},
-                 .fixed = fixed,
-                 .values = values + hf->lo,
-                 .deadline = core_deadline_after(timeout_s)};
-  unsigned long long across = res->sent;
-  if (hf->slice < 0) { /* the whole vector averaged: the partner's half is of no use here */
-    send_half(&s);
-    res->sent += s.sent;
+  if (hf->slice < 0) {
+    if (hf->untouched) take_while_alone(sw, hf, values, count, weight, timeout_s, res);
     return;
   }
+  uint8_t fixed[HALF_FIXED];
+  half_fixed(hf, *weight, fixed);
+  half_send s;
+  half_send_init(&s, sw, hf, fixed, values + hf->lo, timeout_s);
+  unsigned long long across = res->sent;
   pthread_t th;
   bool started = pthread_create(&th, NULL, send_half, &s) == 0;
   if (!started) send_half(&s);
-  double mine = *weight, theirs = hf->weight_in;
-  unsigned long long got = 0;
-  bool adopted = take_half(sw, hf, &s, values, count, &theirs, &got);
+  half_got g;
+  take_half(sw, hf, &s.failed, s.deadline, values, count, &g);
+  /* The partner reads our half when it takes it: it averaged the other slice (the same test on
+   * both sides) or nothing, from our state. */
+  if (!g.same || !(g.adopted || g.did == HALF_UNTOUCHED)) half_abort(&s);
   if (started) pthread_join(th, NULL);
-  *weight = hf->slice == 0 ? whole_weight(count, mine, theirs) : whole_weight(count, theirs, mine);
+  pthread_mutex_destroy(&s.mu);
+  *weight = with_slice(count, hf->slice, *weight, g.adopted ? g.w_slice : hf->weight_in);
   res->sent += s.sent;
-  res->received += got;
+  res->received += g.received;
   CORE_INFO("swarm: round %u: half: slice %d of %zu values across (sent %llu bytes); partner "
             "%016llx: %s (%llu bytes sent in the region)",
             sw->round, hf->slice, hf->len, across, (unsigned long long)sw->region_partner.id,
-            adopted ? "its half adopted" : "own values kept", s.sent);
+            g.adopted ? "its half adopted" : "own values kept", s.sent);
 }

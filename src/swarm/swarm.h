@@ -510,6 +510,9 @@ tern_compress swarm_region_codec(const tern_swarm *sw, uint32_t round, tern_comp
 typedef struct swarm_half {
   bool paired;          /* the region partner is due a SWARM_HALF after this round */
   bool offered;         /* self.half was set for the matching: the state is the region's */
+  uint32_t round;       /* the round it was prepared for (a late peer may jump past it) */
+  bool untouched;       /* averaged nothing (alone, or jumped): takes the partner's half */
+  bool notice_failed;   /* the partner could not be told: it is gone */
   uint8_t entering[16]; /* hash of the vector and weight entering the round */
   int slice;            /* the slice the group averaged, -1: the whole vector */
   size_t lo, len;       /* that slice */
@@ -519,7 +522,7 @@ typedef struct swarm_half {
 void swarm_half_begin(tern_swarm *sw, const float *values, size_t count, double weight,
                       tern_compress codec, swarm_half *hf);
 /* After the matching: the slice the group averages (every member offered the same one), or
- * -1; sets hf->slice, lo and len. */
+ * -1; sets hf->slice, lo and len. With -1 a paired peer tells its partner at once. */
 void swarm_half_choose(tern_swarm *sw, const swarm_member *group, int n, size_t count,
                        swarm_half *hf);
 /* After the all-reduce: tells the partner what this peer averaged and, when both averaged

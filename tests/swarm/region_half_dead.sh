@@ -10,7 +10,7 @@
 source "$(dirname "$0")/lib.sh" "$1"
 DIM=4000
 common=(--run-id "halfdead-$$" --grid 2,2 --dim "$DIM" --rounds 8 --bandwidth 1e8
-        --target-group 2 --min-group 2 --match-timeout 2 --timeout 2 --compute 0.5)
+        --target-group 2 --min-group 2 --match-timeout 4 --timeout 2 --compute 0.5)
 for i in 0 1 2 3; do
   join=""
   [ "$i" -gt 0 ] && join="--join $(addr_of p0)"
