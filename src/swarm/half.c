@@ -11,14 +11,18 @@
  * adopting it along with the slice's weight makes the region hold two copies of what the line
  * member holds, as both copies held the same before. Over the line, the slice weights of the
  * members sum to their entering weights (butterfly.c), so the weights of all peers still sum to
- * the total. A peer adopts only when its partner says it averaged the other slice starting from
- * the same state (the hash of vector and weight both held entering the round); otherwise it keeps
- * its own values, which is always consistent (it is what a failed part does), only less averaged.
+ * the total. A peer adopts only when its partner says it averaged a slice of which this peer's
+ * copy is untouched, starting from the same state (the hash of vector and weight both held
+ * entering the round); otherwise it keeps
+ * its own values: exact as long as its line-mates' partners keep theirs too (the lines' modes
+ * are uniform, so they do unless a partner fails or averages in another group: docs/SWARM.md).
  *
  * A line runs half only when every member offered the same slice, so that its members agree on
  * the parts; a peer offers only when its state is exactly what its last region round, a pair,
  * left (no training step between), and the codec is f32 with no int8ef residual pending. A
- * dead or absent partner therefore means the whole vector (the existing path).
+ * dead or absent partner therefore means the whole vector (the existing path). A partner that
+ * averaged nothing (alone, or past the round) adopts the half all the same: its copy of that
+ * slice is untouched, and two copies of the line member's result is what the pair needs.
  */
 #include "swarm/swarm.h"
 
@@ -73,8 +77,11 @@ void swarm_half_begin(tern_swarm *sw, const float *values, size_t count, double 
                sw->round == sw->region_partner_round + 1;
   if (!hf->paired) return;
   state_hash(values, count, weight, hf->entering);
-  hf->offered = sw->region_hash_set && count >= 2 && sw->coords[0] <= 1 &&
-                codec == TERN_COMPRESS_NONE && !sw->ef_mass &&
+  /* no-half-offer (tests/swarm/region_half_mixed.sh): a peer whose state is the region's all the
+   * same offers nothing, so that its line averages the whole vector while the other carries a
+   * half */
+  hf->offered = !swarm_fault("no-half-offer") && sw->region_hash_set && count >= 2 &&
+                sw->coords[0] <= 1 && codec == TERN_COMPRESS_NONE && !sw->ef_mass &&
                 sodium_memcmp(hf->entering, sw->region_hash, 16) == 0;
   if (hf->offered) sw->self.half = (uint8_t)(1 + sw->coords[0]);
 }
