@@ -296,7 +296,7 @@ void swarm_half_choose(tern_swarm *sw, const swarm_member *group, int n, size_t 
   /* Told at once, so that a partner carrying a half need not wait: averaging the whole vector,
    * this peer takes nothing (its values moved on both halves); alone (or past the round), it
    * takes the partner's half. */
-  hf->untouched = n < 2;
+  hf->untouched = n == 1; /* 0: the matching failed; this call ends without taking anything */
   uint8_t fixed[HALF_FIXED];
   half_fixed(hf, hf->weight_in, fixed);
   fixed[16] = hf->untouched ? HALF_UNTOUCHED : HALF_WHOLE;

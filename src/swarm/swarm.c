@@ -293,7 +293,7 @@ tern_status tern_swarm_average(tern_swarm *sw, float *values, size_t count, doub
   r.round = sw->round; /* a late peer may have jumped ahead (match.c) */
   swarm_avg_result res = {.parts_updated = 1, .weight_after = *weight};
   double average_timeout = o.average_timeout > 0 ? o.average_timeout : 10;
-  swarm_half_choose(sw, group, rc == TERN_OK ? n : 1, count, &half);
+  swarm_half_choose(sw, group, rc == TERN_OK ? n : 0, count, &half); /* 0: failed, takes none */
   if (rc == TERN_OK && n > 1 && half.slice >= 0)
     rc = swarm_butterfly(sw, group, n, tag, values + half.lo, half.len, *weight, codec,
                          average_timeout, &res, &sw->err);

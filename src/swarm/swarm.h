@@ -521,8 +521,9 @@ typedef struct swarm_half {
 /* Before the matching of a round: fills hf and sets self.half when this peer can carry half. */
 void swarm_half_begin(tern_swarm *sw, const float *values, size_t count, double weight,
                       tern_compress codec, swarm_half *hf);
-/* After the matching: the slice the group averages (every member offered the same one), or
- * -1; sets hf->slice, lo and len. With -1 a paired peer tells its partner at once. */
+/* After the matching (n: the group's size, 0 when the matching failed): the slice the group
+ * averages (every member offered the same one), or -1; sets hf->slice, lo and len. With -1 a
+ * paired peer tells its partner at once whether it takes a half (alone: n == 1) or not. */
 void swarm_half_choose(tern_swarm *sw, const swarm_member *group, int n, size_t count,
                        swarm_half *hf);
 /* After the all-reduce: tells the partner what this peer averaged and, when both averaged
