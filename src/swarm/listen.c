@@ -216,7 +216,8 @@ static void dispatch(tern_swarm *sw, pending *p) {
     close(fd);
   } else if (p->h.type == SWARM_PROBE) {
     swarm_probe_serve(sw, fd, &p->h, p->hs.from);
-  } else if (p->h.type == SWARM_JOIN || p->h.type == SWARM_PART || p->h.type == SWARM_REF) {
+  } else if (p->h.type == SWARM_JOIN || p->h.type == SWARM_PART || p->h.type == SWARM_REF ||
+             p->h.type == SWARM_HALF) {
     pthread_mutex_lock(&sw->mu);
     if (sw->nqueue < SWARM_QUEUE_MAX) {
       swarm_conn *c = &sw->queue[sw->nqueue++];
@@ -264,16 +265,18 @@ static void advance(tern_swarm *sw, pending *p) {
       uint8_t t = p->h.type;
       if (t != SWARM_JOIN && t != SWARM_PART && t != SWARM_STATE_REQ && t != SWARM_LEAVE &&
           t != SWARM_HELLO && t != SWARM_RESULT_REQ && t != SWARM_ROUND_REQ && t != SWARM_REF &&
-          t != SWARM_PROBE)
+          t != SWARM_PROBE && t != SWARM_HALF)
         return refuse(sw, p, "a first message that no peer sends first");
       swarm_seal_expect(p->hs.fd, p->hdr);
       size_t need = p->h.len + swarm_seal_overhead(p->hs.fd);
-      bool control = p->h.type != SWARM_PART && p->h.type != SWARM_REF && p->h.type != SWARM_PROBE;
+      bool control = p->h.type != SWARM_PART && p->h.type != SWARM_REF &&
+                     p->h.type != SWARM_PROBE && p->h.type != SWARM_HALF;
       if (control && need > 0 && !(p->payload = malloc(need)))
         return refuse(sw, p, "out of memory");
     }
   }
-  if (p->h.type == SWARM_PART || p->h.type == SWARM_REF || p->h.type == SWARM_PROBE)
+  if (p->h.type == SWARM_PART || p->h.type == SWARM_REF || p->h.type == SWARM_PROBE ||
+      p->h.type == SWARM_HALF)
     return dispatch(sw, p); /* the data is read by whoever takes it */
   size_t tag = swarm_seal_overhead(p->hs.fd), need = p->h.len + tag;
   while (p->payload_done < need) {

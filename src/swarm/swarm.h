@@ -31,6 +31,9 @@ typedef struct swarm_member {
   char host[SWARM_HOST_LEN];
   int port;
   double bw; /* declared bandwidth, bytes/s */
+  /* half.c: 1 + the slice (half of the vector) this peer would carry across regions alone this
+   * round, its region partner carrying the other; 0: the whole vector */
+  uint8_t half;
 } swarm_member;
 
 /* ---- matchmaking records on the DHT (record.c) ------------------------------------------- */
@@ -89,6 +92,7 @@ enum swarm_type {
   SWARM_PART_IN,    /* reducer -> contributor, before the result: your part has arrived whole */
   SWARM_REF,        /* reducer -> member (int8ef): 8-bit codes of its own part, the reference */
   SWARM_PROBE,      /* prober -> peer: bytes to time (probe.c); the answer: u64 bytes read */
+  SWARM_HALF,       /* region partner -> partner after a cross-region round: its slice (half.c) */
   SWARM_TYPE_END
 };
 
@@ -103,9 +107,9 @@ void swarm_hdr_encode(const swarm_hdr *h, uint8_t out[SWARM_HDR_LEN]);
 /* Checks magic, type, codec, zero bytes, and the length against the type's bound. */
 tern_status swarm_hdr_decode(const uint8_t in[SWARM_HDR_LEN], swarm_hdr *h, const char *from,
                              core_err *err);
-/* Members: u64 id | u16 port | u8 hostlen | host | f64 bw; hosts are checked to be printable
- * address characters. */
-#define SWARM_MEMBER_MAX (19 + SWARM_HOST_LEN) /* a member's encoded size at most */
+/* Members: u64 id | u16 port | u8 hostlen | host | f64 bw | u8 half; hosts are checked to be
+ * printable address characters. */
+#define SWARM_MEMBER_MAX (20 + SWARM_HOST_LEN) /* a member's encoded size at most */
 size_t swarm_member_encode(const swarm_member *m, uint8_t *out);
 tern_status swarm_member_decode(const uint8_t *in, size_t len, size_t *used, swarm_member *m,
                                 core_err *err);
@@ -282,6 +286,13 @@ struct tern_swarm {
   bool probed;
   uint32_t probed_round;
   atomic_int probes_serving; /* probe answers in flight (the listener's threads) */
+  /* half.c: the partner of the last region round (a group of 2), the round, and a hash of the
+   * vector and weight it left here when it updated both parts (zero otherwise) */
+  swarm_member region_partner;
+  bool has_region_partner;
+  uint32_t region_partner_round;
+  uint8_t region_hash[16];
+  bool region_hash_set;
   /* compress/ef.c: the int8ef residual, in weight x value units, one per element (count) */
   float *ef_mass;
   size_t ef_count;
@@ -494,6 +505,39 @@ void swarm_region_after_round(tern_swarm *sw, uint32_t round, const swarm_member
 /* The codec of a round: a regional peer sends f32 inside its region (fast links, where coding
  * costs more CPU than the bytes it saves) and the chosen codec across regions. */
 tern_compress swarm_region_codec(const tern_swarm *sw, uint32_t round, tern_compress chosen);
+
+/* half.c (docs/SWARM.md, "Half the vector across"). A cross-region round after a region round
+ * whose pair left both peers the same vector and weight: each peer carries one half (slice
+ * place 0 or 1) across with the other regions' peers of its place, then the partners swap the
+ * halves they averaged. */
+typedef struct swarm_half {
+  bool paired;          /* the region partner is due a SWARM_HALF after this round */
+  bool offered;         /* self.half was set for the matching: the state is the region's */
+  uint32_t round;       /* the round it was prepared for (a late peer may jump past it) */
+  bool untouched;       /* averaged nothing (alone, or jumped): takes the partner's half */
+  bool notice_failed;   /* the partner could not be told: it is gone */
+  uint8_t entering[16]; /* hash of the vector and weight entering the round */
+  int slice;            /* the slice the group averaged, -1: the whole vector */
+  size_t lo, len;       /* that slice */
+  double weight_in;     /* the weight entering the round */
+} swarm_half;
+/* Before the matching of a round: fills hf and sets self.half when this peer can carry half. */
+void swarm_half_begin(tern_swarm *sw, const float *values, size_t count, double weight,
+                      tern_compress codec, swarm_half *hf);
+/* After the matching (n: the group's size, 0 when the matching failed): the slice the group
+ * averages (every member offered the same one), or -1; sets hf->slice, lo and len. With -1 a
+ * paired peer tells its partner at once whether it takes a half (alone: n == 1) or not. */
+void swarm_half_choose(tern_swarm *sw, const swarm_member *group, int n, size_t count,
+                       swarm_half *hf);
+/* After the all-reduce: tells the partner what this peer averaged and, when both averaged
+ * complementary halves of the same state, adopts the partner's half. *weight: the slice's
+ * weight from the all-reduce in, the whole vector's out. Adds its bytes to res. */
+void swarm_half_end(tern_swarm *sw, swarm_half *hf, float *values, size_t count, double *weight,
+                    double timeout_s, swarm_avg_result *res);
+/* After a region round: remembers the partner and the state this round left. */
+void swarm_half_after_round(tern_swarm *sw, uint32_t round, const swarm_member *group, int n,
+                            bool pooled, const swarm_avg_result *res, const float *values,
+                            size_t count, double weight);
 
 /* probe.c: the measured bandwidth (bytes/s) to m, from SWARM_PROBE_PAIRS (or more, up to
  * SWARM_PROBE_PAIRS_MAX, while the big is not the slower) pairs of timed messages

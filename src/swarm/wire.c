@@ -20,7 +20,7 @@ const char *swarm_type_name(int type) {
   static const char *names[] = {
       "?",       "join",          "group",   "redirect",  "reject", "part",
       "result",  "state request", "state",   "leave",     "hello",  "result request",
-      "pending", "round request", "part in", "reference", "probe"};
+      "pending", "round request", "part in", "reference", "probe",  "half"};
   return type > 0 && type < SWARM_TYPE_END ? names[type] : "?";
 }
 
@@ -54,7 +54,7 @@ tern_status swarm_hdr_decode(const uint8_t in[SWARM_HDR_LEN], swarm_hdr *h, cons
                         "%s sent a swarm message of type %u, codec %u, part %u: not valid", from,
                         h->type, h->codec, h->part);
   bool data = h->type == SWARM_PART || h->type == SWARM_RESULT || h->type == SWARM_STATE ||
-              h->type == SWARM_REF;
+              h->type == SWARM_REF || h->type == SWARM_HALF;
   uint64_t max = h->type == SWARM_PROBE ? SWARM_PROBE_MAX : data ? SWARM_DATA_MAX : SWARM_SMALL_MAX;
   if (h->len > max)
     return core_err_set(err, TERN_ERR_PROTOCOL, "%s sent a %s message of %llu bytes: refused", from,
@@ -82,12 +82,13 @@ size_t swarm_member_encode(const swarm_member *m, uint8_t *out) {
   uint64_t bw;
   memcpy(&bw, &m->bw, 8);
   core_put64(out + 11 + hl, bw);
-  return 19 + hl;
+  out[19 + hl] = m->half;
+  return 20 + hl;
 }
 
 tern_status swarm_member_decode(const uint8_t *in, size_t len, size_t *used, swarm_member *m,
                                 core_err *err) {
-  if (len < 19 || in[10] == 0 || in[10] >= SWARM_HOST_LEN || len < 19u + in[10])
+  if (len < 20 || in[10] == 0 || in[10] >= SWARM_HOST_LEN || len < 20u + in[10])
     return core_err_set(err, TERN_ERR_PROTOCOL, "a member record cut short (%zu bytes)", len);
   size_t hl = in[10];
   m->id = core_get64(in);
@@ -101,7 +102,8 @@ tern_status swarm_member_decode(const uint8_t *in, size_t len, size_t *used, swa
   if (m->port == 0 || !isfinite(m->bw) || m->bw <= 0)
     return core_err_set(err, TERN_ERR_PROTOCOL, "a member record with port %d, bandwidth %g",
                         m->port, m->bw);
-  *used = 19 + hl;
+  m->half = in[19 + hl] <= 2 ? in[19 + hl] : 0;
+  *used = 20 + hl;
   return TERN_OK;
 }
 
