@@ -10,8 +10,9 @@ From every peer's progress lines (OUT/RUN/peer-K.err, train.py):
           M, the wait for the slowest peer to reach the boundary included, and averaging A, then
           the outer step) and the rest
 Each rank's or peer's figures are taken over its whole run (its first epoch left out: it holds
-the start); the table gives the median over the ranks or peers of every run of a configuration
-(the DDP and DiLoCo runs, churn left out), as seconds and as shares of the wall-clock.
+the start); the table gives the mean over the ranks or peers of every run of a configuration
+(the DDP and DiLoCo runs, churn left out), as seconds and as shares of the wall-clock (means,
+not medians, so that the parts add up to the whole).
 """
 import glob
 import os
@@ -61,7 +62,7 @@ def main():
                for f in sorted(glob.glob(os.path.join(d, "peer-*.err"))) for r in [read(f)] if r]
         if not per:
             continue
-        med = [statistics.median(col) for col in zip(*per)]
+        med = [statistics.fmean(col) for col in zip(*per)]
         if cfg == "ddp":
             wall, comp, ar = med
             print(f"ddp, per step ({len(per)} ranks): wall {wall:.3f} s, compute "
