@@ -3,10 +3,11 @@
 # the links, not the cores, set DDP's pace (docs/SWARM_TRAINING.md, "The comm-bound regime"):
 # 4 peers, one in each of Virginia, Frankfurt, Tokyo and Oregon (AWS links x BW_SCALE, default
 # 0.1, the harness's), lm.py's MLP (WIDTH, default 1024: 2.24 M parameters, 9 MB of float32
-# gradients, about 6 x 2.24 M flops per sample) at batch BATCH (default 8) per peer, DDP over tern's ring
-# (TERN_ALGO=ring) against DiLoCo with H (default 20) inner steps and fp16 pseudo-gradients.
-# REPS (default 3) interleaved pairs ddp-N, diloco-N, then, with CHURN=1, one diloco-churn-1
-# and one ddp-kill-1 (RUNS="...": those runs instead). Ends with bench.sh's summary and time_split.py's breakdown.
+# gradients, about 6 x 2.24 M flops per sample) at batch BATCH (default 8) per peer, DDP over
+# tern's ring (TERN_ALGO=ring) against DiLoCo with H (default 20) inner steps and fp16
+# pseudo-gradients. REPS (default 3) interleaved pairs ddp-N, diloco-N, then, with CHURN=1, one
+# diloco-churn-1 and one ddp-kill-1 (KILL_EVERY, wan_run.sh's; RUNS="...": those runs instead).
+# Ends with bench.sh's summary and time_split.py's breakdown.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=$1 reps=${2:-3} seconds=${3:-120}
