@@ -6,7 +6,7 @@
 # from the start, default 120); then one DDP run with a rank killed. Each run's snapshots are
 # scored (evaluate.py) while the next run goes, and the load average is noted before and after it
 # (OUT/RUN/load). Ends with summarize.py (OUT/summary.txt, OUT/runs.csv, OUT/loss_vs_time.png)
-# and epoch_times.py (OUT/outer_step.png).
+# epoch_times.py (OUT/outer_step.png) and time_split.py (where a step's time goes).
 # A run whose curve.csv exists is not run again (an interrupted bench goes on where it stopped);
 # RUNS="ddp-3 diloco-3 ..." runs just those, in that order.
 # The configurations' options: DDP_ARGS, COLLAB_ARGS, DILOCO_ARGS, DILOCO_OV_ARGS, DILOCO_OV1_ARGS,
@@ -76,3 +76,4 @@ wait
 "$py" "$here/summarize.py" "$out" "$out/loss_vs_time.png" "$out/runs.csv" | tee "$out/summary.txt"
 "$py" "$here/epoch_times.py" "$out" "$out/outer_step.png" | tee -a "$out/summary.txt"
 grep -h "stopped at" "$out"/ddp-kill-1/peer-*.err | tee -a "$out/summary.txt" || true
+"$py" "$here/time_split.py" "$out" | tee -a "$out/summary.txt"

@@ -16,7 +16,7 @@ for d in sys.argv[1:]:
     for path in sorted(glob.glob(os.path.join(d, "snap-*.pt"))):
         s = torch.load(path)
         torch.manual_seed(0)
-        m = lm.LM()
+        m = lm.make(s.get("model", "transformer"), s.get("width", 1024))
         with torch.no_grad():
             for p, q in zip(m.parameters(), s["params"]):
                 p.copy_(q)

@@ -12,6 +12,7 @@ import sys
 import torch
 
 CONTEXT, WIDTH, LAYERS, HEADS, VOCAB = 32, 144, 4, 4, 128
+MLP_CONTEXT = 16
 
 
 def text_bytes(limit=4 << 20):
@@ -58,6 +59,34 @@ class LM(torch.nn.Module):
 
     def loss(self, x, y):
         return torch.nn.functional.cross_entropy(self.forward(x).reshape(-1, VOCAB), y.reshape(-1))
+
+
+class MLP(torch.nn.Module):
+    """A next-byte MLP over the last MLP_CONTEXT bytes (Bengio et al. 2003's shape): embeddings
+    laid side by side, two hidden layers of `width`. Each sample is one prediction, not
+    CONTEXT of them, so its compute per sample is about 6 x parameters flops where the
+    transformer's is CONTEXT times that: the model whose gradients are large against its
+    compute, the regime where the links, not the cores, set DDP's pace (docs/SWARM_TRAINING.md).
+    It reads the same windows as LM and predicts only their last byte."""
+
+    def __init__(self, width=1024, embed=64):
+        super().__init__()
+        self.embed = torch.nn.Embedding(VOCAB, embed)
+        self.body = torch.nn.Sequential(
+            torch.nn.Linear(MLP_CONTEXT * embed, width), torch.nn.GELU(),
+            torch.nn.Linear(width, width), torch.nn.GELU(),
+            torch.nn.Linear(width, VOCAB))
+
+    def forward(self, x):
+        return self.body(self.embed(x[:, -MLP_CONTEXT:]).flatten(1))
+
+    def loss(self, x, y):
+        return torch.nn.functional.cross_entropy(self.forward(x), y[:, -1])
+
+
+def make(kind="transformer", width=1024):
+    """The model train.py and evaluate.py build: "transformer" (LM) or "mlp" (MLP of width)."""
+    return LM() if kind == "transformer" else MLP(width)
 
 
 def evaluate(model, val, batches=8, size=32):

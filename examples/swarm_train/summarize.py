@@ -101,7 +101,8 @@ def main():
                label="worst healthy median last loss")
     ax.set_xlabel("wall-clock seconds since the training's start (every peer in)")
     ax.set_ylabel("validation loss (nats / byte)")
-    ax.set_title("1.04 M-parameter byte LM, 8 peers in 4 emulated regions, each run")
+    ax.set_title(os.environ.get("TITLE", "1.04 M-parameter byte LM, 8 peers in 4 emulated "
+                                "regions, each run"))
     ax.set_ylim(top=min(4.0, ax.get_ylim()[1]))
     ax.legend()
     fig.tight_layout()

@@ -32,6 +32,9 @@ def args():
     p.add_argument("--run-id", default="swarm-train")
     p.add_argument("--seed", type=int, default=0, help="this peer's data order")
     p.add_argument("--coord", type=int, default=0, help="this peer's place, 0..peers-1")
+    p.add_argument("--model", choices=("transformer", "mlp"), default="transformer",
+                   help="lm.py's LM (1.04 M parameters) or MLP (gradients large against compute)")
+    p.add_argument("--width", type=int, default=1024, help="the MLP's hidden width")
     p.add_argument("--batch", type=int, default=4)
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--target-batch", type=int, default=64)
@@ -82,7 +85,8 @@ class Snapshots:
             return
         self.next = time.time() + self.a.every
         t = time.time() - self.a.t0
-        torch.save({"t": t, "epoch": epoch, "params": [p.detach().clone() for p in self.params]},
+        torch.save({"t": t, "epoch": epoch, "model": self.a.model, "width": self.a.width,
+                    "params": [p.detach().clone() for p in self.params]},
                    os.path.join(self.a.out, f"snap-{t:08.2f}.pt"))
 
 
@@ -98,12 +102,14 @@ def ddp(a, model, train):
         for p in params:
             comm.broadcast(p.data)
     gen = torch.Generator().manual_seed(1000 + comm.rank)
-    step, in_allreduce = 0, 0.0
+    step, in_allreduce, computing = 0, 0.0, 0.0
     ev.started()
     while time.time() < a.until:
+        t_compute = time.time()
         x, y = lm.batch(train, a.batch, gen)
         opt.zero_grad()
         model.loss(x, y).backward()
+        computing += time.time() - t_compute
         o = 0
         for p in params:
             flat[o:o + p.numel()] = p.grad.reshape(-1)
@@ -121,11 +127,14 @@ def ddp(a, model, train):
         for p in params:
             p.grad.copy_(flat[o:o + p.numel()].view(p.shape))
             o += p.numel()
+        t_compute = time.time()
         opt.step()
+        computing += time.time() - t_compute
         step += 1
         if step % 5 == 0:  # the allreduce's time includes waiting for the slowest rank
             print(f"rank {comm.rank} step {step} t {time.time() - a.t0:.1f} in allreduce "
-                  f"{in_allreduce:.1f} s", file=sys.stderr, flush=True)
+                  f"{in_allreduce:.1f} s computing {computing:.1f} s", file=sys.stderr,
+                  flush=True)
         ev.due(step)
     ev.due(step, force=True)
     comm.close()
@@ -151,22 +160,32 @@ def swarm(a, model, train):
         opt.load_state_from_peers()
         print(f"joined at epoch {opt.epoch}", file=sys.stderr, flush=True)
     else:  # the run's peers start together: one round of all of them (they load for seconds)
-        sw.average(torch.zeros(1), 1.0, min_group=a.peers, target_group=a.peers,
-                   match_timeout=120)
+        _, r = sw.average(torch.zeros(1), 1.0, min_group=a.peers, target_group=a.peers,
+                          match_timeout=120)
+        print(f"start round {r['round']} group {r['group_size']} matching "
+              f"{r['seconds_matching']:.2f} s", file=sys.stderr, flush=True)
         ev.started()
     gen = torch.Generator().manual_seed(1000 + a.seed)
     last = time.time()
+    # seconds in the forward, backward and the inner steps that are not a boundary's (a
+    # boundary's step() is counted whole in its "boundary" figure), since the last epoch line
+    computing, steps = 0.0, 0
     while time.time() < a.until:
+        t_compute = time.time()
         x, y = lm.batch(train, a.batch, gen)
         inner.zero_grad()
         model.loss(x, y).backward()
         t_step = time.time()
+        computing += t_step - t_compute
+        steps += 1
         try:
             stepped = opt.step(len(x))
         except tern.swarm.AveragingError as e:
             print(f"epoch {opt.epoch}: {e}", file=sys.stderr, flush=True)
             continue
-        if stepped:
+        if not stepped:
+            computing += time.time() - t_step
+        else:
             now = time.time()
             # overlap: the report is of the round collected now, started one epoch earlier
             r = opt.last_report or dict(group_size=0, swarm_samples=0, seconds_matching=0,
@@ -174,8 +193,9 @@ def swarm(a, model, train):
             print(f"epoch {opt.epoch} t {now - a.t0:.1f} group {r['group_size']} swarm samples "
                   f"{r['swarm_samples']:.0f} ({r['swarm_samples'] / (now - last):.1f}/s) "
                   f"averaging {r['seconds_matching']:.2f}+{r['seconds_averaging']:.2f} s "
-                  f"boundary {time.time() - t_step:.2f} s", file=sys.stderr, flush=True)
-            last = now
+                  f"boundary {time.time() - t_step:.2f} s computing {computing:.2f} s in {steps} "
+                  f"steps", file=sys.stderr, flush=True)
+            last, computing, steps = now, 0.0, 0
             ev.due(opt.epoch)
     try:  # overlap: the last round's outer step, so that the final snapshot holds it
         opt.finish(timeout=60)
@@ -189,7 +209,7 @@ def main():
     a = args()
     torch.set_num_threads(1)
     torch.manual_seed(0)  # every peer starts from the same model
-    model = lm.LM()
+    model = lm.make(a.model, a.width)
     train, _ = lm.split(lm.text_bytes())
     (ddp if a.mode == "ddp" else swarm)(a, model, train)
 
