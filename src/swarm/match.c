@@ -46,7 +46,7 @@
 #define CLOSED_ASK_SECONDS 1.5
 /* How long a line member that did not come may take to answer that it is alive (keep_line): a
  * stalled process's kernel still accepts the connection, and only this ends the wait; a dead
- * one's refuses at once. */
+ * one's refuses at once. At least this, and a settling time on a slow network (alive_ask_s). */
 #define ALIVE_ASK_SECONDS 0.5
 
 typedef struct seen {
@@ -248,6 +248,15 @@ static double settle_s(const swarm_match_opts *o) {
   return CORE_MAX(CORE_MIN(0.5, o->match_timeout / 4), CORE_MIN(2.0, o->match_timeout / 10));
 }
 
+/* An answer to "are you alive?" takes two round trips (the connection, then the question): with
+ * half a second flat, a leader in Tokyo dropped a live member in Frankfurt (a 223 ms round trip)
+ * as silent, the group of 4 fell below its minimum and every peer averaged alone
+ * (docs/SWARM_TRAINING.md, "the comm-bound regime"). The matching time is the user's measure of
+ * their network, as for settle_s. */
+static double alive_ask_s(const tern_swarm *sw) {
+  return CORE_MAX(ALIVE_ASK_SECONDS, sw->alive_ask_s);
+}
+
 static bool lonely_moved_on(tern_swarm *sw, seen *s);
 static int line_absent(tern_swarm *sw, seen *s);
 
@@ -332,7 +341,7 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
      * line is seen next time). */
     if (o->expect >= o->min_group && s->n >= o->expect && line_all_here(sw, s)) break;
     /* Some of them still missing after a glance: ask them at once rather than wait for them.
-     * A killed one refuses the connection, a stalled one stays silent for ALIVE_ASK_SECONDS:
+     * A killed one refuses the connection, a stalled one stays silent for alive_ask_s:
      * either is dropped from the line and not waited for, here or next time; one that has
      * closed this round is not coming to it either. Waiting instead cost a settling time
      * (a group of 3 of 4), or half the matching time and a second alone (a pair), in the round
@@ -502,7 +511,7 @@ static bool lonely_moved_on(tern_swarm *sw, seen *s) {
   uint32_t ahead = sw->line_known[axis] ? 1u : (uint32_t)sw->ndims;
   for (int i = 0; i < n; i++) {
     uint32_t open = 0;
-    if (round_state(sw, &ask[i], s->round, 0, ALIVE_ASK_SECONDS, &open) == ROUND_CLOSED &&
+    if (round_state(sw, &ask[i], s->round, 0, alive_ask_s(sw), &open) == ROUND_CLOSED &&
         open >= s->round + ahead) {
       catch_up_to(sw, open);
       return sw->catch_up > s->round;
@@ -523,7 +532,7 @@ static int line_absent(tern_swarm *sw, seen *s) {
     uint32_t open = 0;
     if (m.id != sw->id && !in_members(s->m, s->n, m.id))
       st = swarm_departed(sw, m.id) ? ROUND_SILENT
-                                    : round_state(sw, &m, s->round, 0, ALIVE_ASK_SECONDS, &open);
+                                    : round_state(sw, &m, s->round, 0, alive_ask_s(sw), &open);
     gone += st == ROUND_SILENT || st == ROUND_CLOSED;
     if (st == ROUND_CLOSED && s->n == 1 && open > s->round) {
       catch_up_to(sw, open);
@@ -550,7 +559,7 @@ static int not_joined_gone(tern_swarm *sw, seen *s, uint64_t gtag, const swarm_m
   for (int i = 0; i < s->n; i++) {
     uint32_t open = 0;
     if (in_members(group, n, s->m[i].id)) continue;
-    int st = round_state(sw, &s->m[i], s->round, gtag, ALIVE_ASK_SECONDS, &open);
+    int st = round_state(sw, &s->m[i], s->round, gtag, alive_ask_s(sw), &open);
     gone += st == ROUND_SILENT || st == ROUND_GONE;
     if (st == ROUND_OPEN && !*still_in)
       CORE_INFO("swarm: round %u: %016llx has not joined and is still in the round", s->round,
@@ -990,11 +999,11 @@ static void round_group(tern_swarm *sw, const swarm_match_opts *o, uint8_t gkey[
   if (cells > 0) line->target_group = CORE_MIN(line->target_group, cells);
 }
 
-/* Whether m answers that it is alive (ALIVE_ASK_SECONDS): a dead peer refuses at once, a
+/* Whether m answers that it is alive (alive_ask_s): a dead peer refuses at once, a
  * stalled one (SIGSTOP: its kernel still accepts) stays silent. */
 static bool answers(tern_swarm *sw, const swarm_member *m, const char *why) {
   uint32_t open;
-  if (round_state(sw, m, sw->round, 0, ALIVE_ASK_SECONDS, &open) != ROUND_SILENT) return true;
+  if (round_state(sw, m, sw->round, 0, alive_ask_s(sw), &open) != ROUND_SILENT) return true;
   CORE_INFO("swarm: round %u: line member %016llx %s and does not answer; not waited for again",
             sw->round, (unsigned long long)m->id, why);
   return false;
@@ -1004,7 +1013,7 @@ static bool answers(tern_swarm *sw, const swarm_member *m, const char *why) {
  * and those it saw there or last time that are not in it but answer that they are alive (a
  * slower trainer, a peer that lost time elsewhere: waiting a settling time for it keeps it in
  * step, as the catch-up test shows). One that does not answer (dead: refused at once; stalled:
- * ALIVE_ASK_SECONDS) is not waited for again: a dead member costs one deadline, not one per
+ * alive_ask_s) is not waited for again: a dead member costs one deadline, not one per
  * round. Seen is not enough: a peer killed after writing its record was seen, never joined, and
  * was expected again, a second slow round after a kill (bench/swarm/pace.sh). */
 static void keep_line(tern_swarm *sw, int axis, swarm_member *seen_m, int nseen,
@@ -1071,6 +1080,7 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
    * regions wait exactly that long before closing on 3 of 4 (docs/SWARM.md, "Regions"). */
   unsigned heard = hellos_heard(sw);
   sw->nsilent = 0;
+  sw->alive_ask_s = settle_s(o);
   for (int a = 0; a < sw->ndims; a++)
     if (sw->regional ? sw->line_hellos[a] != heard : heard != sw->hellos_known)
       sw->line_known[a] = false;

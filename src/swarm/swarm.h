@@ -271,6 +271,9 @@ struct tern_swarm {
    * so that a stalled one costs its silence once (match.c). */
   uint64_t silent[SWARM_MAX_GROUP];
   int nsilent;
+  /* How long a member asked whether it is alive may take to answer, from the matching time of
+   * the last call (match.c, alive_ask_s); 0 before the first. */
+  double alive_ask_s;
   unsigned hellos_known; /* nhellos at the last call (match.c) */
   /* nhellos when each was learnt (when the reading of that key ended): placed by region, a hello
    * heard after it makes it news again (match.c) */
