@@ -60,6 +60,11 @@ def main():
             runs.setdefault(m.group(1), []).append((int(m.group(2)), d) + load(d))
     cfgs = [c for c in ORDER if c in runs]
     last = {c: median([rows[-1][1] for _, _, _, rows in runs[c]]) for c in cfgs}
+    if "ddp" not in last:
+        # every target below is measured against DDP's quality
+        found = ", ".join(cfgs) or "none"
+        sys.exit(f"summarize.py: no finished ddp-N run in {out} (found: {found}); the targets "
+                 "are DDP's quality, so run a ddp-N beside the others")
     target = last["ddp"]
     # a second, looser target: the worst of the healthy configurations' median last losses,
     # which each of them reaches, so that their times can be compared
