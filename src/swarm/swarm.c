@@ -285,22 +285,23 @@ tern_status tern_swarm_average(tern_swarm *sw, float *values, size_t count, doub
   int n = 1;
   uint64_t tag = 0;
   bool pooled = false;
-  tern_compress codec = swarm_region_codec(sw, sw->round, o.compress);
   swarm_half half;
-  swarm_half_begin(sw, values, count, *weight, codec, &half);
+  swarm_half_begin(sw, values, count, *weight, swarm_region_codec(sw, sw->round, o.compress),
+                   &half);
   tern_status rc = swarm_match(sw, &mo, group, &n, &tag, &pooled, &sw->err);
   uint64_t t1 = core_now_ns();
   r.round = sw->round; /* a late peer may have jumped ahead (match.c) */
   swarm_avg_result res = {.parts_updated = 1, .weight_after = *weight};
   double average_timeout = o.average_timeout > 0 ? o.average_timeout : 10;
   swarm_half_choose(sw, group, rc == TERN_OK ? n : 0, count, &half); /* 0: failed, takes none */
-  if (rc == TERN_OK && n > 1 && half.slice >= 0)
-    rc = swarm_butterfly(sw, group, n, tag, values + half.lo, half.len, *weight, codec,
-                         average_timeout, &res, &sw->err);
-  else if (rc == TERN_OK && n > 1)
-    rc = swarm_butterfly(sw, group, n, tag, values, count, *weight,
-                         swarm_region_codec(sw, sw->round, o.compress), average_timeout, &res,
-                         &sw->err);
+  if (rc == TERN_OK && n > 1) {
+    /* a line carrying halves averages its slice only (never after a jump, so with the codec it
+     * offered under); a peer that jumped ahead takes its new round's codec */
+    bool slice = half.slice >= 0;
+    rc = swarm_butterfly(
+        sw, group, n, tag, slice ? values + half.lo : values, slice ? half.len : count, *weight,
+        swarm_region_codec(sw, sw->round, o.compress), average_timeout, &res, &sw->err);
+  }
   if (rc == TERN_OK)
     swarm_half_end(sw, &half, values, count, &res.weight_after, mo.match_timeout + average_timeout,
                    &res);
