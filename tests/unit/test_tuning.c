@@ -71,7 +71,7 @@ static const char hosts_file[] = "tern-tuning 2\n"
 
 static coll_algo choose_across(const coll_args *a, const coll_tuning *t, coll_algo *inner) {
   coll_site w = {.tr = COLL_TR_TCP, .across_hosts = true};
-  return coll_choose(a, 4, &w, t, inner);
+  return coll_choose(a, 4, &w, t, inner, NULL);
 }
 
 /* Once ranks span hosts, the file's rows measured across hosts choose, at the placement they
