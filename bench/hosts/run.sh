@@ -44,49 +44,21 @@ PY=/usr/bin/python3
 
 # shellcheck source=tests/wan/nshosts.sh
 . "$root/tests/wan/nshosts.sh"
+# shellcheck source=bench/hosts/lib.sh
+. "$here/lib.sh"
 nsh_need run.sh
 maxhosts=4
 # The hosts, unshaped: 10.81.0.(i+1) on eth0, one bridge.
 nsh_up bhosts "$maxhosts" 1 81
 
-# shape RATE: tbf on both ends of every host's veth (a burst of 256 KiB, 20 ms of queue).
-shape() {
-  for i in $(seq 0 $((maxhosts - 1))); do
-    tc -n "$prefix-h$i" qdisc replace dev eth0 root tbf rate "$1" burst 256kb latency 20ms
-    tc -n "$prefix-hub" qdisc replace dev "$(nsh_hub_if "$i" 0)" root tbf rate "$1" burst 256kb \
-      latency 20ms
-  done
-}
-
-port=29600
-# bench NAME ALGO COLL HOST... : one tern bench job, rank r on the r-th host given ("lo": host 0
-# over TCP); rank 0's output in $state/NAME.
+# bench NAME ALGO COLL HOST... : one tern bench job with ALGO forced, rank r on the r-th host
+# given ("lo": host 0 over TCP); rank 0's output in $state/NAME.
 bench() {
   local name=$1 algo=$2 coll=$3
   shift 3
-  local n=$# r=0 host h0=${1/lo/0}
-  port=$((port + 1))
-  pids=()
-  for host in "$@"; do
-    local env=(RANK=$r WORLD_SIZE=$n MASTER_ADDR=10.81.0.$((h0 + 1)) MASTER_PORT=$port
-               TERN_TIMEOUT=60)
-    [ -n "$algo" ] && env+=(TERN_ALGO="$algo")
-    [ "$host" = lo ] && env+=(TERN_TRANSPORT=tcp) && host=0
-    nsh_spawn "$host" "bhost$host" env "${env[@]}" timeout 120 "$tern" bench "$coll" -b "$MIN" \
-      -e "$MAX" -f 4 -n "$ITERS" -w 3 -c 0 >"$state/$name.$r" 2>"$state/$name.err.$r"
-    r=$((r + 1))
-  done
-  local ok=0
-  for p in "${pids[@]}"; do wait "$p" || ok=1; done
-  pids=()
-  [ "$ok" -eq 0 ] || { echo "run.sh: $name failed: $(tail -2 "$state/$name.err.0")" >&2; return 1; }
-  mv "$state/$name.0" "$state/$name"
-}
-
-# hosts_of H RPH: the host of each rank, in order.
-hosts_of() {
-  local h k
-  for h in $(seq 0 $(($1 - 1))); do for k in $(seq 1 "$2"); do echo -n "$h "; done; done
+  JOB_ENV=(TERN_ALGO="$algo")
+  job "$name" "$@" -- "$tern" bench "$coll" -b "$MIN" -e "$MAX" -f 4 \
+    -n "$ITERS" -w 3 -c 0
 }
 
 raw=$state/raw

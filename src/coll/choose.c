@@ -20,29 +20,35 @@ static coll_algo refined(const coll_args *a, const coll_site *w, coll_algo algo)
 
 /* Across hosts: the tuning file's rows measured across hosts, else the learned weights where
  * they were trained for the placement, else (and for the collectives neither has) every
- * algorithm priced phase by phase. */
+ * algorithm priced phase by phase. *from: which of them chose. */
 static coll_algo across_hosts(const coll_args *a, size_t elem_size, const coll_site *w,
-                              const coll_tuning *tuned, coll_algo *inner) {
+                              const coll_tuning *tuned, coll_algo *inner, const char **from) {
   const coll_net_model *intra = w->intra ? w->intra : &coll_model_shm,
                        *inter = w->inter ? w->inter : &coll_model_tcp;
   coll_algo algo = COLL_ALGO_AUTO;
+  *from = "tuning file";
   if (tuned) algo = coll_tuning_select_hosts(tuned, a, elem_size, intra, inner);
   if (algo == COLL_ALGO_AUTO && w->learned && coll_learned_fits(w->learned, a)) {
     coll_sched scratch;
     coll_sched_init(&scratch);
+    *from = "learned weights";
     algo = coll_select_learned(w->learned, a, elem_size, intra, inter, &scratch, inner);
     coll_sched_free(&scratch);
   }
-  if (algo == COLL_ALGO_AUTO) algo = coll_select_hosts(a, elem_size, intra, inter, inner);
+  if (algo == COLL_ALGO_AUTO) {
+    *from = "phase model";
+    algo = coll_select_hosts(a, elem_size, intra, inter, inner);
+  }
   return algo;
 }
 
 coll_algo coll_choose(const coll_args *a, size_t elem_size, const coll_site *w,
-                      const coll_tuning *tuned, coll_algo *inner) {
+                      const coll_tuning *tuned, coll_algo *inner, const char **from) {
   /* alltoallv: a rank knows only its own counts, and every rank must choose alike, so the
    * choice is made from what they share: the ranks and their placement, at count 0 (the
    * latency of the exchange; docs/API.md) */
   coll_args shared;
+  const char *why = "tuning file";
   if (a->kind == COLL_ALLTOALLV) {
     shared = *a;
     shared.v = NULL, shared.count = 0;
@@ -51,12 +57,14 @@ coll_algo coll_choose(const coll_args *a, size_t elem_size, const coll_site *w,
   coll_algo algo = COLL_ALGO_AUTO;
   *inner = COLL_ALGO_RING;
   if (w->across_hosts)
-    algo = across_hosts(a, elem_size, w, tuned, inner);
+    algo = across_hosts(a, elem_size, w, tuned, inner, &why);
   else if (tuned)
     algo = coll_tuning_select(tuned, w->tr, a->kind, a->size, a->count, elem_size);
   if (algo == COLL_ALGO_AUTO || !coll_algo_supported(a->kind, algo)) {
     coll_net_model m = coll_model_of_site(w);
+    why = "built-in model";
     algo = coll_select(a->kind, a->size, a->count, elem_size, &m);
   }
+  if (from) *from = why;
   return refined(a, w, algo);
 }

@@ -26,8 +26,9 @@ tern_status coll_exec_coll(tern_comm *c, tern_request *r);
  * training loop repeat the same (count, dtype), and the answer depends on nothing else. */
 typedef struct coll_choice {
   size_t count, elem_size;
-  coll_algo algo;  /* COLL_ALGO_AUTO: nothing remembered yet */
-  coll_algo inner; /* hier's inter-host algorithm */
+  coll_algo algo;   /* COLL_ALGO_AUTO: nothing remembered yet */
+  coll_algo inner;  /* hier's inter-host algorithm */
+  const char *from; /* what chose it (coll_choose) */
 } coll_choice;
 coll_choice *coll_state_choice(tern_comm *c, coll_kind kind);
 
@@ -38,15 +39,18 @@ coll_sched_cache *coll_state_scheds(tern_comm *c);
 /* Which host each rank is on (NULL on one host, or with one rank a host): coll_args.hosts. */
 const coll_hosts *coll_state_hosts(const tern_comm *c);
 
-/* An algorithm forced for the calls that follow (`tern tune` measures each one this way);
- * AUTO gives the choice back to TERN_ALGO and the selector. */
-void coll_state_force(tern_comm *c, coll_algo algo);
-coll_algo coll_state_forced(tern_comm *c);
+/* An algorithm forced for the calls that follow, with hier's inter-host one (inner: RING for
+ * the others), as `tern tune` measures each; AUTO gives the choice back to TERN_ALGO and the
+ * selector. */
+void coll_state_force(tern_comm *c, coll_algo algo, coll_algo inner);
+coll_algo coll_state_forced(tern_comm *c, coll_algo *inner);
 
 /* Fills the fields of a that this communicator's layout decides (ppn, hosts, cpus,
  * unchecked_root), as the executor does before it builds a schedule (exec.c); `tern tune`
  * compares algorithms' schedules with them. */
 void coll_args_place(const tern_comm *c, coll_args *a);
+/* Where c's collectives run, as the selector sees it (exec.c): `tern tune` names its rows by it. */
+coll_site coll_site_of(const tern_comm *c);
 
 /* The tuning in use (NULL: none; the built-in model chooses). */
 const coll_tuning *coll_state_tuning(tern_comm *c);

@@ -23,7 +23,7 @@
  * here) only when every rank is on this host, as it always is over shared memory: then every rank
  * counts the same ranks and CPUs and picks alike; across hosts, each host would judge its own
  * crowding. */
-static coll_site site_of(const tern_comm *c) {
+coll_site coll_site_of(const tern_comm *c) {
   bool one_host = c->local_size == c->size, across = c->any_tcp && coll_state_hosts(c) != NULL;
   return (coll_site){.tr = c->any_tcp ? COLL_TR_TCP : COLL_TR_SHM,
                      .one_host = one_host,
@@ -34,16 +34,17 @@ static coll_site site_of(const tern_comm *c) {
 }
 
 static const char *transport_of(const tern_comm *c) {
-  if (site_of(c).across_hosts) return "shm+tcp";
+  if (coll_site_of(c).across_hosts) return "shm+tcp";
   return c->any_tcp ? "tcp" : (c->size > 1 ? "shm" : "self");
 }
 
 static coll_algo select_algo(tern_comm *c, coll_args *a, size_t esize) {
   coll_choice *memo = coll_state_choice(c, a->kind);
   if (memo->algo == COLL_ALGO_AUTO || memo->count != a->count || memo->elem_size != esize) {
-    coll_site w = site_of(c);
-    coll_algo inner, algo = coll_choose(a, esize, &w, coll_state_tuning(c), &inner);
-    *memo = (coll_choice){a->count, esize, algo, inner};
+    coll_site w = coll_site_of(c);
+    const char *from;
+    coll_algo inner, algo = coll_choose(a, esize, &w, coll_state_tuning(c), &inner, &from);
+    *memo = (coll_choice){a->count, esize, algo, inner, from};
   }
   a->inner = memo->inner;
   return memo->algo;
@@ -58,7 +59,7 @@ static tern_status build_algo(tern_comm *c, const coll_args *a, coll_algo algo,
 void coll_args_place(const tern_comm *c, coll_args *a) {
   a->ppn = c->ppn;
   a->hosts = coll_state_hosts(c);
-  coll_site w = site_of(c);
+  coll_site w = coll_site_of(c);
   a->cpus = w.crowded ? w.cpus : 0; /* tern run deals such ranks round: r on CPU r mod cpus */
   a->unchecked_root = core_config_get()->unchecked_roots;
 }
@@ -81,7 +82,8 @@ static void describe(const tern_comm *c, const coll_args *a, coll_algo algo, cha
 
 static tern_status build(tern_comm *c, const tern_request *r, coll_args *a, size_t esize,
                          const coll_sched **out) {
-  coll_algo algo = coll_state_forced(c), inner = COLL_ALGO_RING;
+  coll_algo inner, algo = coll_state_forced(c, &inner);
+  const char *from = algo != COLL_ALGO_AUTO ? "forced by tern tune" : "TERN_ALGO";
   /* TERN_ALGO: an algorithm, or hier with its inter-host one, "hier:rhd", as the tuning file
    * names them (docs/ENVIRONMENT.md) */
   const char *forced = core_config_get()->algo;
@@ -100,11 +102,12 @@ static tern_status build(tern_comm *c, const tern_request *r, coll_args *a, size
   }
   if (rc == TERN_ERR_UNSUPPORTED) {
     algo = select_algo(c, a, esize);
+    from = coll_state_choice(c, a->kind)->from;
     rc = build_algo(c, a, algo, out);
   }
   if (rc == TERN_ERR_UNSUPPORTED) { /* a tuned choice this layout cannot build */
-    coll_site w = site_of(c);
-    algo = coll_choose(a, esize, &w, NULL, &a->inner);
+    coll_site w = coll_site_of(c);
+    algo = coll_choose(a, esize, &w, NULL, &a->inner, &from);
     rc = build_algo(c, a, algo, out);
   }
   if (rc != TERN_OK)
@@ -114,9 +117,9 @@ static tern_status build(tern_comm *c, const tern_request *r, coll_args *a, size
   if (core_log_on(CORE_LOG_INFO)) {
     char what[128];
     describe(c, a, algo, what, sizeof what);
-    CORE_INFO("%s #%u: %zu elements of %s (%s), %s over %s, %d phases", coll_kind_name(a->kind),
-              r->seq, a->count, tern_dtype_name(r->dt), tern_op_name(r->op), what, transport_of(c),
-              (*out)->nphases);
+    CORE_INFO("%s #%u: %zu elements of %s (%s), %s over %s, %d phases (%s)",
+              coll_kind_name(a->kind), r->seq, a->count, tern_dtype_name(r->dt),
+              tern_op_name(r->op), what, transport_of(c), (*out)->nphases, from);
   }
   return TERN_OK;
 }

@@ -18,7 +18,7 @@ typedef struct coll_state {
   coll_sched_cache scheds;
   coll_tuning tuning;
   bool tuned;
-  coll_algo forced;
+  coll_algo forced, forced_inner;
   coll_algo last_algo[COLL_NUM_KINDS];
   coll_hosts *hosts; /* NULL on one host, or one rank a host */
 } coll_state;
@@ -39,11 +39,13 @@ void coll_state_set_last_algo(tern_comm *c, coll_kind kind, coll_algo algo) {
   state_of(c)->last_algo[kind] = algo;
 }
 
-void coll_state_force(tern_comm *c, coll_algo algo) {
+void coll_state_force(tern_comm *c, coll_algo algo, coll_algo inner) {
   state_of(c)->forced = algo;
+  state_of(c)->forced_inner = inner;
 }
 
-coll_algo coll_state_forced(tern_comm *c) {
+coll_algo coll_state_forced(tern_comm *c, coll_algo *inner) {
+  *inner = state_of(c)->forced_inner;
   return state_of(c)->forced;
 }
 

@@ -417,12 +417,15 @@ coll_net_model coll_model_of_site(const coll_site *w);
 
 struct coll_tuning;
 /* The algorithm to run a's collective (kind, size, count, placement) at site w, the same on
- * every rank: across hosts, by w's learned weights when they fit the placement, else every
+ * every rank: across hosts, by the tuning file's rows measured at a's placement (tuned, NULL:
+ * none), else by w's learned weights when they fit the placement, else every
  * algorithm and hier's inner ones priced from their schedules phase by phase on w's models
  * (coll_select_hosts); on one host the tuning file's choice (tuned, NULL: none), else the
  * built-in profile's (coll_select). Then a refinement of the choice that suits the site runs
- * instead (pair for the ring). *inner: hier's inter-host algorithm (RING when not hier). */
+ * instead (pair for the ring). *inner: hier's inter-host algorithm (RING when not hier).
+ * *from (from NULL: not asked): what chose, for the log: "tuning file", "learned weights",
+ * "phase model" (coll_select_hosts) or "built-in model" (coll_select). */
 coll_algo coll_choose(const coll_args *a, size_t elem_size, const coll_site *w,
-                      const struct coll_tuning *tuned, coll_algo *inner);
+                      const struct coll_tuning *tuned, coll_algo *inner, const char **from);
 
 #endif /* TERN_COLL_SCHED_H */

@@ -2,7 +2,8 @@
 # tune.sh TERN MATRIX HELLO: `tern tune` end to end on a small budget: it writes a tuning file
 # that the selector then uses (every result still exact), and a corrupt or foreign-version file
 # is refused with a message naming the file and the line, never half-used; the rows it measured,
-# kept, fit the same file again; a budget too short for the sweep is kept, not overrun.
+# kept, fit the same file again; a budget too short for the sweep is kept, not overrun; launched
+# as the ranks of a job across (pretend) hosts, it measures that placement.
 set -u
 tern=$1 matrix=$2 hello=$3
 dir=$(mktemp -d)
@@ -98,4 +99,21 @@ if ! echo "$out" | grep -q "are left out"; then
   grep -qE "^time shm 8 allreduce 16777216 " "$dir/t8" || fail "16 MiB neither measured nor said left out: $out"
 fi
 echo "$out" | grep -E "left out|wrote"
+# launched as the ranks of a job it measures that job: across pretend hosts (TERN_HOSTS: shared
+# memory within a host, TCP across) rows at 2x2, hier by ring and by rhd among them, and no
+# one-host row; one rank a host has no HxP name and is refused; --ns is the job's to say
+out=$(TERN_HOSTS=2 "$tern" run -n 4 -- "$tern" tune --budget 2 --max-bytes 1K -o "$dir/t9" 2>&1) ||
+  fail "tern tune in a job across pretend hosts failed: $out"
+for algo in hier:ring hier:rhd rhd; do
+  grep -q "^time tcp 2x2 allreduce [0-9]* $algo " "$dir/t9" ||
+    fail "no 2x2 row of $algo: $(head "$dir/t9")"
+done
+grep -q "^time [a-z]* [0-9]* " "$dir/t9" && fail "rows of one host from a job across hosts"
+err=$(TERN_HOSTS=2 "$tern" run -n 2 -- "$tern" tune --budget 1 -o "$dir/t10" 2>&1) &&
+  fail "one rank a host was measured"
+echo "$err" | grep -q "or one a host" || fail "no reason in: $err"
+[ -e "$dir/t10" ] && fail "a file was written for one rank a host"
+err=$("$tern" run -n 2 -- "$tern" tune --ns 4 -o "$dir/t10" 2>&1) && fail "--ns in a job was taken"
+echo "$err" | grep -q -- "--ns in a job" || fail "no reason in: $err"
+echo "tune.sh: in a job across 2 pretend hosts, $(grep -c '^time tcp 2x2 ' "$dir/t9") rows at 2x2"
 echo "tune.sh: tuned, used, and bad files refused; a short budget kept ($took s for 3)"

@@ -49,7 +49,7 @@ static void row(FILE *f, const char *label, coll_kind kind, const where *x) {
   for (size_t i = 0; i < CORE_ARRAY_LEN(counts); i++) {
     coll_args a = x->place;
     a.kind = kind, a.count = counts[i];
-    coll_algo inner, algo = coll_choose(&a, sizeof(float), &x->w, x->tuned, &inner);
+    coll_algo inner, algo = coll_choose(&a, sizeof(float), &x->w, x->tuned, &inner, NULL);
     char name[32];
     pick_name(name, sizeof name, algo, inner);
     fprintf(f, " %s", name);

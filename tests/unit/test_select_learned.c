@@ -100,7 +100,7 @@ static score score_site(const row *rows, int n, const coll_site *w, const char *
     coll_algo inner;
     coll_args place = {
         .kind = rows[i].kind, .size = rows[i].ranks, .count = rows[i].count, .ppn = rows[i].rph};
-    coll_algo pick = coll_choose(&place, 4, w, NULL, &inner);
+    coll_algo pick = coll_choose(&place, 4, w, NULL, &inner, NULL);
     double t = NAN;
     for (int j = i; j < end; j++)
       if (strcmp(rows[j].algo, label(pick, inner)) == 0) t = rows[j].time;
@@ -209,8 +209,8 @@ static void test_fits_only_the_trained_placement(void **state) {
       coll_args a = {.kind = (coll_kind)k, .size = 64, .ppn = 4, .count = count};
       coll_site with = {.tr = COLL_TR_TCP, .across_hosts = true, .learned = m},
                 without = {.tr = COLL_TR_TCP, .across_hosts = true};
-      coll_algo i1, i2, a1 = coll_choose(&a, 4, &with, NULL, &i1),
-                        a2 = coll_choose(&a, 4, &without, NULL, &i2);
+      coll_algo i1, i2, a1 = coll_choose(&a, 4, &with, NULL, &i1, NULL),
+                        a2 = coll_choose(&a, 4, &without, NULL, &i2, NULL);
       assert_int_equal(a1, a2);
       assert_int_equal(i1, i2);
     }

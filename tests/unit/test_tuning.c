@@ -69,9 +69,11 @@ static const char hosts_file[] = "tern-tuning 2\n"
                                  "time tcp 2x4 allreduce 1048576 direct 0.001\n"
                                  "model tcp 2x4 5e-05 1e-08 1e-10 1e-06\n";
 
+static const char *chosen_by; /* what chose in the last choose_across, as the log names it */
+
 static coll_algo choose_across(const coll_args *a, const coll_tuning *t, coll_algo *inner) {
   coll_site w = {.tr = COLL_TR_TCP, .across_hosts = true};
-  return coll_choose(a, 4, &w, t, inner);
+  return coll_choose(a, 4, &w, t, inner, &chosen_by);
 }
 
 /* Once ranks span hosts, the file's rows measured across hosts choose, at the placement they
@@ -87,7 +89,9 @@ static void applies_across_hosts(void **state) {
   coll_algo inner, untuned_inner;
   coll_args a = {.kind = COLL_ALLREDUCE, .size = 8, .ppn = 4, .count = 1u << 18};
   assert_int_equal(choose_across(&a, &t, &inner), COLL_ALGO_DIRECT);
+  assert_string_equal(chosen_by, "tuning file");
   assert_int_not_equal(choose_across(&a, NULL, &untuned_inner), COLL_ALGO_DIRECT);
+  assert_string_equal(chosen_by, "phase model");
   a.count = 1024;
   assert_int_equal(choose_across(&a, &t, &inner), COLL_ALGO_HIER);
   assert_int_equal(inner, COLL_ALGO_RHD);
@@ -103,6 +107,7 @@ static void applies_across_hosts(void **state) {
   coll_algo want = choose_across(&c, NULL, &untuned_inner);
   assert_int_equal(choose_across(&c, &t, &inner), want);
   assert_int_equal(inner, untuned_inner);
+  assert_string_equal(chosen_by, "phase model");
   c = (coll_args){.kind = COLL_ALLGATHER, .size = 8, .ppn = 4, .count = 1u << 18};
   want = choose_across(&c, NULL, &untuned_inner);
   assert_int_equal(choose_across(&c, &t, &inner), want);

@@ -120,7 +120,7 @@ static coll_algo builtin_pick(const tune_row *r, coll_algo *inner) {
   if (hosts_of(r) > 1) {
     coll_args a = {.kind = r->kind, .size = r->n, .count = r->count, .ppn = r->n / hosts_of(r)};
     coll_site w = {.tr = COLL_TR_TCP, .across_hosts = true, .learned = &coll_learned_cluster};
-    return coll_choose(&a, sizeof(float), &w, NULL, inner);
+    return coll_choose(&a, sizeof(float), &w, NULL, inner, NULL);
   }
   coll_net_model m = coll_model_for(r->tr == COLL_TR_TCP, true, r->n > host_cpus(), host_cpus());
   return coll_select(r->kind, r->n, r->count, sizeof(float), &m);

@@ -3,8 +3,8 @@
  *
  *   shm,4,allreduce,256,rhd,1.234e-05
  *
- * Rows measured across hosts (by other means than `tern tune`, which runs on one host) name the
- * ranks HxP, H hosts of P ranks, the transport being the one between hosts, and hier by its
+ * Rows measured across hosts (by `tern tune` launched across them, or by hand) name the ranks
+ * HxP, H hosts of P ranks, the transport being the one between hosts, and hier by its
  * inter-host algorithm: tcp,2x4,allreduce,256,hier:rhd,1.234e-05.
  *
  * The workers write them (tune/worker.c), `--save-rows` keeps them and `--from` fits a tuning
@@ -24,7 +24,7 @@ void tune_rows_free(tune_rows *rows) {
   memset(rows, 0, sizeof *rows);
 }
 
-static bool append(tune_rows *rows, tune_row r) {
+bool tune_rows_append(tune_rows *rows, tune_row r) {
   if (rows->len == rows->cap) {
     size_t cap = rows->cap ? 2 * rows->cap : 256;
     tune_row *v = realloc(rows->v, cap * sizeof *v);
@@ -72,7 +72,7 @@ bool tune_read_rows(const char *path, tune_rows *rows) {
     if (line[0] == '#' || line[strspn(line, " \t\r\n")] == '\0') continue;
     tune_row r;
     bad = strchr(line, '\n') == NULL && !feof(f) ? "the line is too long" : parse_row(line, &r);
-    if (bad == NULL && !append(rows, r)) bad = "no memory for the rows";
+    if (bad == NULL && !tune_rows_append(rows, r)) bad = "no memory for the rows";
   }
   fclose(f);
   if (bad) fprintf(stderr, "tern tune: %s, line %ld: %s\n", path, at, bad);

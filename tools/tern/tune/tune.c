@@ -1,8 +1,10 @@
-/* tune.c: `tern tune`: measures the host it runs on and writes the tuning file the selector uses.
+/* tune.c: `tern tune`: measures the host it runs on, or the hosts the job it was launched in
+ * spans, and writes the tuning file the selector uses.
  *
  *   tern tune [--budget SECONDS] [--ns 2,4] [--transports shm,tcp] [--max-bytes 16M] [-o FILE]
  *             [--save-rows FILE]
  *   tern tune --from ROWS [--from ROWS ...] [-o FILE]
+ *   tern run ... -- tern tune [--budget SECONDS] [--max-bytes 16M] [-o FILE] [--save-rows FILE]
  *
  * --save-rows keeps what was measured (tune/rows.c); --from fits and writes a tuning file from
  * such files again without measuring, merging them (sweeps of other rank counts, other days).
@@ -12,9 +14,17 @@
  * file (default: TERN_TUNING, else ~/.cache/tern/tuning). The budget covers the measurements, as
  * a deadline each worker keeps (dropping its largest sizes if it must); start-up and fitting add
  * a few seconds.
+ *
+ * Launched as one rank of a job (a launcher's rank variable set: `tern run --nnodes`, torchrun,
+ * mpirun), it is that job's worker instead: every rank measures the job's own placement, which
+ * may span hosts (rows HxP, hier among the algorithms), with the whole budget, and rank 0 fits
+ * and writes the file on its host. That is the only way to measure across hosts: `tern tune`
+ * alone knows no other host to start ranks on.
  */
 #include "tern/cmd.h"
 #include "tune.h"
+
+#include "comm/env.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -33,6 +43,7 @@ typedef struct plan {
   const char *save_rows;
   const char *from[16];
   int nfrom;
+  const char *placement; /* --ns or --transports, given: the placement a job cannot choose */
 } plan;
 
 static int usage(void) {
@@ -71,6 +82,7 @@ static int parse(int argc, char **argv, plan *p) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return usage(), 1;
     if (v == NULL) return usage();
     if (strcmp(argv[i], "-o") && strcmp(argv[i], "--from")) measuring = argv[i];
+    if (!strcmp(argv[i], "--ns") || !strcmp(argv[i], "--transports")) p->placement = argv[i];
     if (!strcmp(argv[i], "--budget")) {
       if (!core_parse_seconds(v, &p->budget) || p->budget < 1)
         return cmd_usage_error("tune", "--budget '%s' is not a number of seconds >= 1", v);
@@ -100,6 +112,9 @@ static int parse(int argc, char **argv, plan *p) {
   if (p->nfrom > 0 && measuring)
     return cmd_usage_error("tune", "%s with --from: --from fits saved rows and measures nothing",
                            measuring);
+  if (p->nfrom == 0 && p->placement && comm_env_launched())
+    return cmd_usage_error("tune", "%s in a job: the job's own ranks and hosts are measured",
+                           p->placement);
   if (!p->out[0]) {
     const char *given = getenv("TERN_TUNING");
     if (given && *given)
@@ -163,6 +178,26 @@ static int fit_and_write(const plan *p, tune_rows *rows, int rc) {
   return rc;
 }
 
+/* Launched as one rank of a job: the sweep of the job's placement, the whole budget its own;
+ * rank 0 fits and writes. TERN_TUNING names the file to write, not one to read at start-up (it
+ * may not exist yet), and the algorithms are forced one by one, not by TERN_ALGO. */
+static int tune_job(const plan *p) {
+  size_t max_bytes = 0;
+  core_parse_size(p->max_bytes, &max_bytes); /* checked by parse */
+  unsetenv("TERN_TUNING");
+  unsetenv("TERN_ALGO");
+  core_config_reload();
+  tune_rows rows = {0};
+  bool rank0, ok = tune_sweep(p->budget, max_bytes, &rows, &rank0);
+  if (!rank0) {
+    tune_rows_free(&rows);
+    return ok ? 0 : 1;
+  }
+  int rc = ok ? 0 : 1;
+  if (rc == 0 && p->save_rows && !tune_write_rows(&rows, p->save_rows)) rc = 1;
+  return fit_and_write(p, &rows, rc);
+}
+
 int cmd_tune(int argc, char **argv) {
   if (argc >= 2 && !strcmp(argv[1], "--worker")) return tune_worker(argc, argv);
   plan p;
@@ -175,6 +210,7 @@ int cmd_tune(int argc, char **argv) {
     if (rc == 0 && rows.len == 0) fprintf(stderr, "tern tune: no rows in --from\n"), rc = 1;
     return fit_and_write(&p, &rows, rc);
   }
+  if (comm_env_launched()) return tune_job(&p);
   int cells = p.nn * p.ntr;
   double share = p.budget / cells;
   printf("tern tune: %d runs (%d rank counts x %d transports), %.0f s of measurement in all "

@@ -25,6 +25,12 @@ typedef struct tune_rows {
 } tune_rows;
 
 int tune_worker(int argc, char **argv);
+/* One rank's part of a sweep by the job this process was launched in (tern_comm_init_env):
+ * every algorithm of every collective at every size to max_bytes within seconds, at the job's
+ * placement (one host, or H hosts of P ranks). *rank0: this is rank 0, whose *rows get the
+ * measured rows (the other ranks' get none). False, said on stderr, when it failed. */
+bool tune_sweep(double seconds, size_t max_bytes, tune_rows *rows, bool *rank0);
+bool tune_rows_append(tune_rows *rows, tune_row r);
 /* Reads rows (tune/rows.c's format) and appends them; false, with the file, the line and what
  * is wrong on stderr, at the first bad line. */
 bool tune_read_rows(const char *path, tune_rows *rows);

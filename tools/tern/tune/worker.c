@@ -1,5 +1,9 @@
-/* tune/worker.c: one run of `tern tune` under `tern run`: every algorithm of every collective,
- * forced in turn, timed at sizes from 8 B to --max-bytes in powers of two.
+/* tune/worker.c: one sweep of `tern tune` by the ranks of one job: every algorithm of every
+ * collective, forced in turn, timed at sizes from 8 B to --max-bytes in powers of two. The job is
+ * a worker run `tern tune` starts under `tern run` on this host (tune_worker), or the job
+ * `tern tune` was itself launched as, on one host or across hosts (tune_sweep from tune.c):
+ * across hosts every algorithm that fits the placement is timed, hier with each of its
+ * inter-host ones, and the rows name the placement HxP.
  *
  * Timing follows tern bench: warm-up, a barrier, back-to-back calls, the time of one call being
  * the slowest rank's; the median of nine repetitions (three, in the same budget, scored about five
@@ -29,6 +33,7 @@
 #include "tern/cmd.h"
 #include "tune.h"
 
+#include "coll/algo/algo.h"
 #include "coll/coll.h"
 
 #include <stdlib.h>
@@ -60,17 +65,23 @@ static tern_status call(worker *w, coll_kind k, size_t count) {
   }
 }
 
-/* The slowest rank's seconds per call over iters calls of (k, algo, count). */
-static tern_status time_calls(worker *w, coll_kind k, coll_algo algo, size_t count, int iters,
+/* An algorithm as timed: hier with each of its inter-host algorithms is one each. */
+typedef struct pick {
+  coll_algo algo, inner;
+} pick;
+#define MAX_PICKS (COLL_NUM_ALGOS + 1) /* hier counts twice */
+
+/* The slowest rank's seconds per call over iters calls of (k, p, count). */
+static tern_status time_calls(worker *w, coll_kind k, pick p, size_t count, int iters,
                               double *secs) {
-  coll_state_force(w->c, COLL_ALGO_AUTO);
+  coll_state_force(w->c, COLL_ALGO_AUTO, COLL_ALGO_RING);
   tern_status rc = tern_barrier(w->c);
-  coll_state_force(w->c, algo);
+  coll_state_force(w->c, p.algo, p.inner);
   uint64_t t0 = core_now_ns();
   for (int i = 0; rc == TERN_OK && i < iters; i++)
     rc = call(w, k, count);
   double mine = (double)(core_now_ns() - t0) * 1e-9 / iters;
-  coll_state_force(w->c, COLL_ALGO_AUTO);
+  coll_state_force(w->c, COLL_ALGO_AUTO, COLL_ALGO_RING);
   if (rc == TERN_OK) rc = tern_allreduce(w->c, &mine, secs, 1, TERN_F64, TERN_MAX);
   return rc;
 }
@@ -84,8 +95,7 @@ static int cmp_double(const void *a, const void *b) {
 
 /* Whether a and b give every one of the n ranks of c the same schedule of (k, count) as the
  * calls below make it (out of place, root 0, laid out as c is). */
-static bool same_schedules(tern_comm *c, coll_kind k, int n, size_t count, coll_algo a,
-                           coll_algo b) {
+static bool same_schedules(tern_comm *c, coll_kind k, int n, size_t count, pick a, pick b) {
   coll_sched sa, sb;
   coll_sched_init(&sa);
   coll_sched_init(&sb);
@@ -93,8 +103,10 @@ static bool same_schedules(tern_comm *c, coll_kind k, int n, size_t count, coll_
   for (int r = 0; same && r < n; r++) {
     coll_args args = {.kind = k, .rank = r, .size = n, .count = count};
     coll_args_place(c, &args);
-    same = coll_build(&sa, &args, a) == TERN_OK && coll_build(&sb, &args, b) == TERN_OK &&
-           coll_sched_equal(&sa, &sb);
+    coll_args other = args;
+    args.inner = a.inner, other.inner = b.inner;
+    same = coll_build(&sa, &args, a.algo) == TERN_OK &&
+           coll_build(&sb, &other, b.algo) == TERN_OK && coll_sched_equal(&sa, &sb);
   }
   coll_sched_free(&sa);
   coll_sched_free(&sb);
@@ -130,10 +142,10 @@ static void plan_repetitions(double share, double probe, int *iters, int *reps) 
 /* Measures every algorithm of algos[] at one size, interleaved (see above): a probe call of each
  * sizes its repetitions to its share of the time left; median[i] is algos[i]'s median. An
  * algorithm with the schedules of an earlier one is not timed: it gets that one's median. */
-static tern_status measure(worker *w, coll_kind k, const coll_algo *all, int nall, size_t count,
+static tern_status measure(worker *w, coll_kind k, const pick *all, int nall, size_t count,
                            budget *bg, double *median) {
-  coll_algo algos[COLL_NUM_ALGOS]; /* the distinct ones, timed */
-  int timed_as[COLL_NUM_ALGOS], nalgos = 0;
+  pick algos[MAX_PICKS]; /* the distinct ones, timed */
+  int timed_as[MAX_PICKS], nalgos = 0;
   for (int i = 0; i < nall; i++) {
     timed_as[i] = -1;
     for (int j = 0; j < nalgos && timed_as[i] < 0; j++)
@@ -146,8 +158,8 @@ static tern_status measure(worker *w, coll_kind k, const coll_algo *all, int nal
   /* the share of the ones not timed goes to the others */
   double share = seconds_left(bg) / (double)CORE_MAX(bg->left, 1) * nall / nalgos;
   bg->left -= CORE_MIN(bg->left, (size_t)nall);
-  int plan[2 * COLL_NUM_ALGOS]; /* iterations per repetition, then repetitions, per algorithm */
-  double reps[COLL_NUM_ALGOS][REPS];
+  int plan[2 * MAX_PICKS]; /* iterations per repetition, then repetitions, per algorithm */
+  double reps[MAX_PICKS][REPS];
   tern_status rc = TERN_OK;
   for (int i = 0; rc == TERN_OK && i < nalgos; i++) {
     double probe;
@@ -174,11 +186,12 @@ static void progress(size_t done, size_t total, const char *what) {
   if (done == total) fputc('\n', stderr);
 }
 
-/* The algorithms tern tune times for each collective: all it has on one host for c's ranks. */
+/* The algorithms tern tune times for each collective: all it has for c's ranks where they are
+ * (hier, where it fits, once with each of its inter-host algorithms). */
 typedef struct sweep {
-  coll_algo algos[CORE_ARRAY_LEN(kinds)][COLL_NUM_ALGOS];
+  pick algos[CORE_ARRAY_LEN(kinds)][MAX_PICKS];
   int nalgos[CORE_ARRAY_LEN(kinds)];
-  double last[CORE_ARRAY_LEN(kinds)][COLL_NUM_ALGOS]; /* each one's median at the size before */
+  double last[CORE_ARRAY_LEN(kinds)][MAX_PICKS]; /* each one's median at the size before */
 } sweep;
 
 static size_t sweep_points_per_size(sweep *sw, tern_comm *c) {
@@ -187,9 +200,12 @@ static size_t sweep_points_per_size(sweep *sw, tern_comm *c) {
     sw->nalgos[k] = 0;
     coll_args args = {.kind = kinds[k], .size = tern_comm_size(c), .count = 1};
     coll_args_place(c, &args);
-    for (int a = 1; a < COLL_NUM_ALGOS; a++)
-      if (a != COLL_ALGO_HIER && coll_algo_fits((coll_algo)a, &args))
-        sw->algos[k][sw->nalgos[k]++] = (coll_algo)a;
+    for (int a = 1; a < COLL_NUM_ALGOS; a++) {
+      const coll_algo_desc *d = coll_algo_desc_of((coll_algo)a);
+      for (int i = 0; coll_algo_fits((coll_algo)a, &args) && i < CORE_MAX(1, d->ninner); i++)
+        sw->algos[k][sw->nalgos[k]++] =
+            (pick){(coll_algo)a, d->ninner ? d->inner[i] : COLL_ALGO_RING};
+    }
     points += (size_t)sw->nalgos[k];
   }
   return points;
@@ -207,10 +223,98 @@ static tern_status next_size_fits(worker *w, const sweep *sw, const budget *bg, 
   return tern_broadcast(w->c, fits, fits, 1, TERN_I32, 0);
 }
 
+/* How the rows name c's placement: on one host by the transport in use and the rank count;
+ * across hosts by tcp (between them) and HxP. False, said on stderr by rank 0, for a placement
+ * HxP cannot name: hosts of unequal rank counts, or one rank a host (no hier there: the one-host
+ * rows of that transport and rank count would stand for it). */
+static bool placement_of(worker *w, coll_transport_kind *tr, int *hosts) {
+  coll_site site = coll_site_of(w->c);
+  const coll_hosts *h = coll_state_hosts(w->c);
+  *tr = site.tr, *hosts = 1;
+  if (site.one_host) return true;
+  if (site.across_hosts && h && h->n == h->nhosts * h->lanes) {
+    *hosts = h->nhosts;
+    return true;
+  }
+  if (w->rank == 0)
+    fprintf(stderr,
+            "tern tune: the %d ranks are on hosts of unequal rank counts, or one a host: "
+            "a tuning file names H hosts of P >= 2 ranks each (HxP); nothing measured\n",
+            w->n);
+  return false;
+}
+
+bool tune_sweep(double seconds, size_t max_bytes, tune_rows *rows, bool *rank0) {
+  worker w = {0};
+  *rank0 = false;
+  if (tern_comm_init_env(&w.c) != TERN_OK) {
+    fprintf(stderr, "tern tune: %s\n", tern_comm_last_error(NULL));
+    return false;
+  }
+  w.rank = tern_comm_rank(w.c);
+  w.n = tern_comm_size(w.c);
+  *rank0 = w.rank == 0;
+  coll_transport_kind tr;
+  int hosts;
+  char ranks[24];
+  if (!placement_of(&w, &tr, &hosts)) {
+    tern_comm_destroy(w.c);
+    return false;
+  }
+  tune_print_ranks(ranks, sizeof ranks, hosts, w.n);
+  size_t cap = max_bytes * (size_t)w.n;
+  w.send = calloc(1, cap);
+  w.recv = calloc(1, cap);
+  sweep sw;
+  size_t per_size = sweep_points_per_size(&sw, w.c), total = 0, done = 0;
+  for (size_t b = 8; b <= max_bytes; b *= 2)
+    total += per_size;
+  budget bg = {.deadline_ns = core_now_ns() + (uint64_t)(seconds * 1e9), .left = total};
+  tern_status rc = w.send && w.recv ? TERN_OK : TERN_ERR_NOMEM;
+  int fits = 1;
+  for (size_t b = 8; rc == TERN_OK && fits && b <= max_bytes; b *= 2) {
+    if (b > 8 && (rc = next_size_fits(&w, &sw, &bg, &fits)) == TERN_OK && !fits) {
+      if (w.rank == 0)
+        fprintf(stderr,
+                "\ntern tune: %s %s: %.0f s end before %zu B: sizes from %zu B to %zu B "
+                "are left out (a larger --budget measures them)\n",
+                tune_tr_names[tr], ranks, seconds, b, b, max_bytes);
+      break;
+    }
+    for (size_t k = 0; rc == TERN_OK && k < CORE_ARRAY_LEN(kinds); k++) {
+      size_t count = b / sizeof(float);
+      rc = measure(&w, kinds[k], sw.algos[k], sw.nalgos[k], count, &bg, sw.last[k]);
+      for (int i = 0; rc == TERN_OK && w.rank == 0 && i < sw.nalgos[k]; i++) {
+        tune_row row = {.tr = tr,
+                        .n = w.n,
+                        .hosts = hosts,
+                        .kind = kinds[k],
+                        .count = count,
+                        .algo = sw.algos[k][i].algo,
+                        .inner = sw.algos[k][i].inner,
+                        .secs = sw.last[k][i]};
+        if (!tune_rows_append(rows, row)) rc = TERN_ERR_NOMEM;
+      }
+      if (w.rank == 0) {
+        char what[64];
+        snprintf(what, sizeof what, "%s %s %s %zu B", tune_tr_names[tr], coll_kind_name(kinds[k]),
+                 ranks, b);
+        done += (size_t)sw.nalgos[k];
+        progress(done, total, what);
+      }
+    }
+  }
+  if (rc != TERN_OK) fprintf(stderr, "tern tune: rank %d: %s\n", w.rank, tern_comm_last_error(w.c));
+  free(w.send);
+  free(w.recv);
+  tern_comm_destroy(w.c);
+  return rc == TERN_OK;
+}
+
 int tune_worker(int argc, char **argv) {
   double seconds = 30;
   size_t max_bytes = 16u << 20;
-  const char *csv = NULL, *tr = getenv("TERN_TRANSPORT");
+  const char *csv = NULL;
   for (int i = 2; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--seconds"))
       seconds = atof(argv[i + 1]);
@@ -219,58 +323,9 @@ int tune_worker(int argc, char **argv) {
     else if (!strcmp(argv[i], "--csv"))
       csv = argv[i + 1];
   }
-  tr = tr ? tr : "shm";
-  worker w = {0};
-  if (tern_comm_init_env(&w.c) != TERN_OK) {
-    fprintf(stderr, "tern tune: %s\n", tern_comm_last_error(NULL));
-    return 1;
-  }
-  w.rank = tern_comm_rank(w.c);
-  w.n = tern_comm_size(w.c);
-  size_t cap = max_bytes * (size_t)w.n;
-  w.send = calloc(1, cap);
-  w.recv = calloc(1, cap);
-  FILE *out = w.rank == 0 && csv ? fopen(csv, "w") : NULL;
-  sweep sw;
-  size_t per_size = sweep_points_per_size(&sw, w.c), total = 0, done = 0;
-  for (size_t b = 8; b <= max_bytes; b *= 2)
-    total += per_size;
-  budget bg = {.deadline_ns = core_now_ns() + (uint64_t)(seconds * 1e9), .left = total};
-  tern_status rc = w.send && w.recv && (w.rank != 0 || out) ? TERN_OK : TERN_ERR_NOMEM;
-  int fits = 1;
-  for (size_t b = 8; rc == TERN_OK && fits && b <= max_bytes; b *= 2) {
-    if (b > 8 && (rc = next_size_fits(&w, &sw, &bg, &fits)) == TERN_OK && !fits) {
-      if (w.rank == 0)
-        fprintf(stderr,
-                "\ntern tune: %s n=%d: %.0f s end before %zu B: sizes from %zu B to %zu B "
-                "are left out (a larger --budget measures them)\n",
-                tr, w.n, seconds, b, b, max_bytes);
-      break;
-    }
-    for (size_t k = 0; rc == TERN_OK && k < CORE_ARRAY_LEN(kinds); k++) {
-      size_t count = b / sizeof(float);
-      rc = measure(&w, kinds[k], sw.algos[k], sw.nalgos[k], count, &bg, sw.last[k]);
-      for (int i = 0; rc == TERN_OK && out && i < sw.nalgos[k]; i++) {
-        tune_row row = {.tr = !strcmp(tr, "tcp") ? COLL_TR_TCP : COLL_TR_SHM,
-                        .n = w.n,
-                        .kind = kinds[k],
-                        .count = count,
-                        .algo = sw.algos[k][i],
-                        .secs = sw.last[k][i]};
-        tune_print_row(out, &row);
-      }
-      if (w.rank == 0) {
-        char what[64];
-        snprintf(what, sizeof what, "%s %s n=%d %zu B", tr, coll_kind_name(kinds[k]), w.n, b);
-        done += (size_t)sw.nalgos[k];
-        progress(done, total, what);
-      }
-    }
-  }
-  if (rc != TERN_OK) fprintf(stderr, "tern tune: rank %d: %s\n", w.rank, tern_comm_last_error(w.c));
-  if (out) fclose(out);
-  free(w.send);
-  free(w.recv);
-  tern_comm_destroy(w.c);
-  return rc == TERN_OK ? 0 : 1;
+  tune_rows rows = {0};
+  bool rank0, ok = tune_sweep(seconds, max_bytes, &rows, &rank0);
+  if (ok && rank0 && csv) ok = tune_write_rows(&rows, csv);
+  tune_rows_free(&rows);
+  return ok ? 0 : 1;
 }
