@@ -102,6 +102,14 @@ static void applies_across_hosts(void **state) {
   coll_args b = {.kind = COLL_ALLREDUCE, .size = 8, .hosts = h, .count = 1u << 18};
   assert_int_equal(choose_across(&b, &t, &inner), COLL_ALGO_DIRECT);
   coll_hosts_free(h);
+  /* 8 ranks on 2 hosts, but 6 + 2: not the 2x4 the rows measured, so untuned */
+  int uneven[8] = {0, 0, 0, 0, 0, 0, 1, 1};
+  assert_int_equal(coll_hosts_make(8, uneven, &h), TERN_OK);
+  b.hosts = h;
+  coll_algo want_uneven = choose_across(&b, NULL, &untuned_inner);
+  assert_int_equal(choose_across(&b, &t, &inner), want_uneven);
+  assert_string_not_equal(chosen_by, "tuning file");
+  coll_hosts_free(h);
   /* 4 hosts x 4 ranks was not measured, nor a collective without rows: untuned */
   coll_args c = {.kind = COLL_ALLREDUCE, .size = 16, .ppn = 4, .count = 1u << 18};
   coll_algo want = choose_across(&c, NULL, &untuned_inner);
