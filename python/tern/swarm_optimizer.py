@@ -55,7 +55,8 @@ was in the group; else from the group's majority) fetches a bootstrap peer's sta
 holds the round, on a thread while it trains on (the download takes longer than a round on slow
 links: a peer that waited for it would come to the next round late, from an older state again);
 when it lands, its outer state replaces this peer's and the rounds this peer took meanwhile are
-replayed on it.
+replayed on it. Until then, and in a joiner's first round, the peer's pseudo-gradient, measured
+from an older outer state, is averaged with a weight of 1e-6 per sample: next to nothing.
 
 A joiner: after each epoch every peer serves (Swarm.serve_state) its parameters, the optimizer's
 state and the epoch as one float32 vector; load_state_from_peers() fills its own from a
@@ -78,8 +79,10 @@ from .swarm_averager import Averager, AveragingError
 
 __all__ = ["Optimizer"]
 _log = logging.getLogger("tern.swarm")
-# the lineage's bits a DiLoCo round carries, and the first peer's vote (above any group's size)
-_CHECK_BITS, _FIRST_VOTE = 16, 256.0
+# the lineage's bits a DiLoCo round carries, the first peer's vote (above any group's size), and
+# the weight, per sample, of a pseudo-gradient from an outer state that may be older than the
+# round's (next to nothing: hivemind drops an out-of-sync peer's gradients too)
+_CHECK_BITS, _FIRST_VOTE, _STALE_WEIGHT = 16, 256.0, 1e-6
 
 
 class _CatchUp:
@@ -160,7 +163,9 @@ class Optimizer:
                 compression = codecs + codecs[-1:]
             tensors = tensors + [self._check]
         self.averager = Averager(swarm, tensors, compression=compression, **average_options)
-        self.resyncs, self._catch_up = 0, None
+        # a catch-up under way (_CatchUp), and whether this peer's state is a download not yet
+        # checked against a round (a joiner's: its download and start may span rounds)
+        self.resyncs, self._catch_up, self._unchecked = 0, None, False
         if mode == "diloco":
             self._outer_params = [p.detach().clone() for p in self.params]
             self.outer = torch.optim.SGD(self.params, lr=outer_lr, momentum=outer_momentum,
@@ -267,6 +272,7 @@ class Optimizer:
         for b in self._buf:
             b.zero_()
         self.samples = 0
+        self._unchecked = self._check is not None
         if self.overlap:
             self._set_mark()
             # the donor's outer parameters lack the round it had in flight: when that round
@@ -360,7 +366,11 @@ class Optimizer:
                 b.copy_(o.float() - p.float())
         mine = self._lineage_bits()
         self._check.copy_(mine)
-        rep = self._average(float(self.samples))
+        # from an outer state that may be older than the round's: it takes part (to learn whether
+        # it is apart, and to have the round's average to replay) but its step counts for nothing
+        stale = self._unchecked or self._catch_up is not None
+        rep = self._average(float(self.samples) * (_STALE_WEIGHT if stale else 1.0))
+        self._unchecked = False
         self._outer_step(self._buf, rep["round"])
         self.last_report = dict(rep, swarm_samples=rep["weight_after"] * rep["group_size"],
                                 time=time.time())
