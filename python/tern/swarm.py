@@ -128,6 +128,8 @@ class Swarm:
         if rc != 0:
             raise TernError("joining the swarm", rc, _error(None))
         self._h = handle
+        self.bootstrap = tuple(bootstrap)  # where download_state asks; none: a first peer
+        self._rejoin = dict(run_id=run_id, bootstrap=self.bootstrap, key=key, insecure=insecure)
         self.id = _lib.lib.tern_swarm_id(handle)
         self.address = _lib.lib.tern_swarm_address(handle).decode()
 
@@ -146,6 +148,14 @@ class Swarm:
         h, b = self._handle(), _vector(x, "download_state")
         self._check("downloading the swarm's state", _lib.lib.tern_swarm_download_state(
             h, b.ptr, b.count, _positive(timeout, "timeout")))
+
+    def fetch_state(self, x, timeout=10.0):
+        """download_state through a handle of its own (joined for the call, on this peer's
+        host): safe from another thread while this one averages, and this peer's round is left
+        as it is."""
+        host = self.address.rsplit(":", 1)[0]
+        with Swarm(f"{host}:0", **self._rejoin) as other:
+            other.download_state(x, timeout=timeout)
 
     def serve_state(self, x):
         """Sets the state this peer gives joiners (download_state) to a copy of x, until its next

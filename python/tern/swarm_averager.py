@@ -115,7 +115,10 @@ class AveragingRound:
                 _, rep = self._avg.swarm.average(b.flat, self._avg._weight, compress=b.codec,
                                                  **self._avg._options)
                 self._reports.append(rep)
-                if rep["parts_updated"] < rep["group_size"] or rep["failed_count"]:
+                # a member lost after every part came back is no failure: each part's result
+                # is the same bytes for every member that got it (docs/SWARM.md, "Faults"), so
+                # rejecting it would leave this peer apart from the members that kept it
+                if rep["parts_updated"] < rep["group_size"]:
                     self._error = AveragingError(
                         f"tern swarm round {rep['round']}: {rep['failed_count']} member(s) of a "
                         f"group of {rep['group_size']} lost (ids "

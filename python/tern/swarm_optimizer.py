@@ -43,6 +43,21 @@ from the outer parameters the round's steps end up on, as without overlap; only 
 taken before the outer step lands. Every peer that took part in the same rounds holds the same
 outer parameters; finish() lands the last round. docs/SWARM_TRAINING.md.
 
+Peers whose outer states went apart (without overlap): DiLoCo averages only pseudo-gradients, so
+two peers whose outer parameters differ (a joiner whose download missed the rounds taken while it
+loaded and began, a peer alone in a round or whose round failed while the others' did not) stay
+apart for good, and a group then averages steps measured from different points. So each peer
+keeps its lineage, a hash of the start and of every round it stepped on (number and averaged
+bytes, which are the same for every member), and a round carries 16 bits of it beside the
+pseudo-gradient (a peer without bootstrap peers, the swarm's first, with 256 times the vote of
+the others). A peer whose bits differ from the round's result (from the first peer's, when that
+was in the group; else from the group's majority) fetches a bootstrap peer's state, once that
+holds the round, on a thread while it trains on (the download takes longer than a round on slow
+links: a peer that waited for it would come to the next round late, from an older state again);
+when it lands, its outer state replaces this peer's and the rounds this peer took meanwhile are
+replayed on it. Until then, and in a joiner's first round, the peer's pseudo-gradient, measured
+from an older outer state, is averaged with a weight of 1e-6 per sample: next to nothing.
+
 A joiner: after each epoch every peer serves (Swarm.serve_state) its parameters, the optimizer's
 state and the epoch as one float32 vector; load_state_from_peers() fills its own from a
 bootstrap peer's, bit for bit (float16/bfloat16 parameters go up to float32 exactly and back).
@@ -52,7 +67,9 @@ then raises.
 """
 
 import copy
+import hashlib
 import logging
+import threading
 import time
 
 import torch
@@ -62,6 +79,45 @@ from .swarm_averager import Averager, AveragingError
 
 __all__ = ["Optimizer"]
 _log = logging.getLogger("tern.swarm")
+# the lineage's bits a DiLoCo round carries, the first peer's vote (above any group's size), and
+# the weight, per sample, of a pseudo-gradient from an outer state that may be older than the
+# round's (next to nothing: hivemind drops an out-of-sync peer's gradients too)
+_CHECK_BITS, _FIRST_VOTE, _STALE_WEIGHT = 16, 256.0, 1e-6
+
+
+class _CatchUp:
+    """A bootstrap peer's whole state, fetched on a thread of its own (Swarm.fetch_state) while
+    the training goes on; rounds: (number, average) of the rounds this peer takes meanwhile."""
+
+    def __init__(self, opt, round_, first_in):
+        self.vector, self.round, self.error = opt.state_vector(), round_, None
+        self.rounds = [(round_, [b.clone() for b in opt._buf])]
+        self._done = threading.Event()
+        threading.Thread(target=self._run, args=(opt.swarm, first_in, opt.catch_up_timeout),
+                         name="tern-swarm-catch-up", daemon=True).start()
+
+    def _run(self, swarm, first_in, timeout):
+        """When the first peer was in the round, until its state holds the round (its result is
+        served for a moment before the state), up to timeout; else the state it has."""
+        deadline, got = time.monotonic() + timeout, False
+        try:
+            while True:
+                time.sleep(0.3)
+                try:
+                    swarm.fetch_state(self.vector, timeout=max(1.0, deadline - time.monotonic()))
+                    got, self.error = True, None
+                    if not first_in or self.vector[-3].item() >= self.round:
+                        return
+                except TernError as e:
+                    self.error = None if got else e
+                if time.monotonic() > deadline:
+                    self.error = self.error or TimeoutError(f"none in {timeout} s")
+                    return
+        finally:
+            self._done.set()
+
+    def done(self):
+        return self._done.is_set()
 
 
 class Optimizer:
@@ -85,6 +141,8 @@ class Optimizer:
         self.params = [p for p in params if p.requires_grad]
         self.target, self.local_steps, self.retries = target_batch_size, local_steps, retries
         self.epoch, self.samples, self.inner = 0, 0, 0
+        # the last round whose step this peer's state holds; DiLoCo: its lineage (below)
+        self.round, self._lineage = -1, 0
         self.share = 1.0 / max(1, int(expected_peers))
         self.last_report = None
         self._epoch_start, self._epoch_samples, self._rate = None, 0, 0.0
@@ -95,13 +153,25 @@ class Optimizer:
         # groups that went apart under churn come back to one model when they meet again
         self._synced = [torch.zeros(p.shape, dtype=torch.float32) for p in self.params] \
             if mode == "collaborative" and average_parameters else []
-        self.averager = Averager(swarm, self._buf + self._synced, compression=compression,
-                                 **average_options)
+        # DiLoCo without overlap: the lineage's bits, in the pseudo-gradient's round (its codec)
+        self._check = torch.zeros(_CHECK_BITS) if mode == "diloco" and not overlap else None
+        tensors = self._buf + self._synced
+        if self._check is not None:
+            if not isinstance(compression, str):
+                codecs = [compression(t) for t in tensors] if callable(compression) \
+                    else list(compression)
+                compression = codecs + codecs[-1:]
+            tensors = tensors + [self._check]
+        self.averager = Averager(swarm, tensors, compression=compression, **average_options)
+        # a catch-up under way (_CatchUp), and whether this peer's state is a download not yet
+        # checked against a round (a joiner's: its download and start may span rounds)
+        self.resyncs, self._catch_up, self._unchecked = 0, None, False
         if mode == "diloco":
             self._outer_params = [p.detach().clone() for p in self.params]
             self.outer = torch.optim.SGD(self.params, lr=outer_lr, momentum=outer_momentum,
                                          nesterov=True)
             self._ensure_state(self.outer)
+            self._lineage = self._hash(b"start", self._outer_params)
         # overlap: inner steps after a boundary when its round lands (0: none); the round under
         # way, its weight, the parameters at the boundary (the mark), and whether a loaded state
         # lacks a round that was in flight when it was served
@@ -161,7 +231,9 @@ class Optimizer:
                 vals.append(torch.tensor([float(part[0][part[1]])]))
             else:
                 vals.append(part.detach().reshape(-1).to(torch.float32))
-        vals.append(torch.tensor([float(self.epoch), float(self.inner)]))
+        # the lineage as 4 chunks of 16 bits (exact in float32), the round, the epoch, the step
+        vals.append(torch.tensor([float(self._lineage >> (16 * k) & 0xFFFF) for k in range(4)]
+                                 + [float(self.round), float(self.epoch), float(self.inner)]))
         return torch.cat(vals)
 
     def load_state_vector(self, v):
@@ -175,9 +247,11 @@ class Optimizer:
                 else:
                     part.copy_(v[o:o + part.numel()].view(part.shape))
                     o += part.numel()
-        self.epoch, self.inner = int(v[o].item()), int(v[o + 1].item())
-        if o + 2 != v.numel():
-            raise ValueError(f"state of {v.numel()} values, this optimizer's has {o + 2}")
+        if o + 7 != v.numel():
+            raise ValueError(f"state of {v.numel()} values, this optimizer's has {o + 7}")
+        tail = [int(x) for x in v[o:].tolist()]
+        self._lineage = sum(c << (16 * k) for k, c in enumerate(tail[:4]))
+        self.round, self.epoch, self.inner = tail[4:]
 
     def serve(self):
         """After each epoch: the state joiners download, and the progress `tern swarm status`
@@ -198,6 +272,7 @@ class Optimizer:
         for b in self._buf:
             b.zero_()
         self.samples = 0
+        self._unchecked = self._check is not None
         if self.overlap:
             self._set_mark()
             # the donor's outer parameters lack the round it had in flight: when that round
@@ -264,6 +339,7 @@ class Optimizer:
         for b in self._buf:
             b.zero_()
         self.last_report = dict(rep, swarm_samples=total, time=time.time())
+        self.round = rep["round"]
         self.samples = 0
         self.epoch += 1
         self.serve()
@@ -273,6 +349,8 @@ class Optimizer:
         self.opt.step()
         self.samples += batch_size
         self.inner += 1
+        if self._catch_up is not None and self._catch_up.done():
+            self._catch_up_lands()
         if self.overlap and self.inner == self.overlap and self.overlap < self.local_steps:
             error = self._land()
             # what a joiner downloads from now on holds this round (_take_outer_state)
@@ -286,14 +364,68 @@ class Optimizer:
         with torch.no_grad():
             for b, p, o in zip(self._buf, self.params, self._outer_params):
                 b.copy_(o.float() - p.float())
-        rep = self._average(float(self.samples))
-        self._outer_step(self._buf)
+        mine = self._lineage_bits()
+        self._check.copy_(mine)
+        # from an outer state that may be older than the round's: it takes part (to learn whether
+        # it is apart, and to have the round's average to replay) but its step counts for nothing
+        stale = self._unchecked or self._catch_up is not None
+        rep = self._average(float(self.samples) * (_STALE_WEIGHT if stale else 1.0))
+        self._unchecked = False
+        self._outer_step(self._buf, rep["round"])
         self.last_report = dict(rep, swarm_samples=rep["weight_after"] * rep["group_size"],
                                 time=time.time())
         self.samples, self.inner = 0, 0
         self.epoch += 1
+        if self._catch_up is not None:  # replayed on the fetched state when it lands
+            self._catch_up.rounds.append((rep["round"], [b.clone() for b in self._buf]))
+        elif self.swarm.bootstrap and not torch.equal(self._check.sign(), mine.sign()):
+            self._catch_up = _CatchUp(self, rep["round"], bool(self._check.abs().min() > 1))
         self.serve()
         return True
+
+    # ---- DiLoCo: peers whose outer states went apart come back to one -----------------------
+
+    def _hash(self, head, tensors):
+        """A 64-bit hash of head and the tensors' bytes."""
+        h = hashlib.blake2b(head, digest_size=8)
+        for t in tensors:
+            h.update(t.detach().contiguous().reshape(-1).view(torch.uint8).numpy())
+        return int.from_bytes(h.digest(), "little")
+
+    def _lineage_bits(self):
+        """The lineage's first _CHECK_BITS bits as +-1 (+-_FIRST_VOTE on the first peer)."""
+        vote = _FIRST_VOTE if not self.swarm.bootstrap else 1.0
+        return torch.tensor([vote if self._lineage >> k & 1 else -vote
+                             for k in range(_CHECK_BITS)])
+
+    def _catch_up_lands(self):
+        """A bootstrap peer's state, fetched while this peer trained on, replaces its outer state
+        (parameters, momentum, lineage, round, epoch); the rounds this peer took since, which the
+        fetched state does not hold, are replayed on it (their averages are the same bytes for
+        every member); its own inner optimizer and the progress since its last boundary stay."""
+        job, self._catch_up = self._catch_up, None
+        if job.error is not None:
+            _log.warning("tern.swarm.Optimizer epoch %d: the outer state differs from round "
+                         "%d's group and no bootstrap peer's came (%s); kept", self.epoch,
+                         job.round, job.error)
+            return
+        since = [p.detach().float() - o.float() for p, o in zip(self.params, self._outer_params)]
+        inner, state = self.inner, copy.deepcopy(self.opt.state_dict())
+        self.load_state_vector(job.vector)
+        self.opt.load_state_dict(state)
+        fetched, replayed = self.round, [r for r, _ in job.rounds if r > self.round]
+        for r, avg in job.rounds:
+            if r > fetched:
+                self._outer_step(avg, r)
+                self.epoch += 1
+        self.inner = inner
+        with torch.no_grad():
+            for p, o, d in zip(self.params, self._outer_params, since):
+                p.copy_((o.float() + d).to(p.dtype))
+        self.resyncs += 1
+        _log.warning("tern.swarm.Optimizer: the outer state differed from round %d's group; took "
+                     "a bootstrap peer's of round %d and replayed rounds %s on it", job.round,
+                     fetched, replayed)
 
     # ---- DiLoCo with the outer round overlapping the next inner steps ----------------------------
 
@@ -306,8 +438,12 @@ class Optimizer:
         """Whether a state served at (epoch, inner) holds the round its epoch started."""
         return self.overlap < self.local_steps and inner >= self.overlap
 
-    def _outer_step(self, avg):
-        """theta_outer <- the outer optimizer's step on the averaged pseudo-gradient avg."""
+    def _outer_step(self, avg, round_):
+        """theta_outer <- the outer optimizer's step on the averaged pseudo-gradient avg, the
+        average of round round_ (its bytes, the same for every member, go into the lineage)."""
+        self.round = round_
+        self._lineage = self._hash(self._lineage.to_bytes(8, "little")
+                                   + round_.to_bytes(4, "little"), avg)
         with torch.no_grad():
             for a, p, o in zip(avg, self.params, self._outer_params):
                 p.copy_(o)
@@ -376,7 +512,7 @@ class Optimizer:
         if self._pending is not None:
             try:
                 rep = self._collect()
-                self._outer_step(self._buf)
+                self._outer_step(self._buf, rep["round"])
                 self.last_report = dict(rep, time=time.time(),
                                         swarm_samples=rep["weight_after"] * rep["group_size"])
             except AveragingError as e:  # that round's outer step is lost
@@ -412,8 +548,14 @@ class Optimizer:
     def finish(self, timeout=None):
         """overlap: lands the round still under way (its outer step), and puts the outer
         parameters in the model, so that it holds every round (call it after the last step,
-        before saving the model). Nothing to do otherwise. Returns the round's report, or
-        None."""
+        before saving the model). Without overlap: lands a catch-up still under way (the outer
+        state of a bootstrap peer, fetched after a round that found this peer's apart). Returns
+        the round's report, or None."""
+        if self._catch_up is not None:
+            if not self._catch_up._done.wait(timeout):
+                raise TimeoutError(f"the outer state's catch-up is still under way after "
+                                   f"{timeout} s")
+            self._catch_up_lands()
         if self._pending is None:
             return None
         if timeout is not None and not self._pending._done.wait(timeout):

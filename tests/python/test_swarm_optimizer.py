@@ -26,7 +26,16 @@ this process, a Swarm each), on a small MLP with one initialisation.
                (TERN_SWARM_FAULT=exit-after-match from its first boundary on): the survivors'
                round comes back with a member lost; each averages that round again with the
                other (a warning, no AveragingError) and goes on
+    churn      DiLoCo without overlap, 3 peer processes; peer 2 is SIGKILLed after its
+               second boundary and a joiner takes its place: it loads peer 0's state (the others
+               wait for it at their 4th boundary), then starts late (CHURN_LAG s), so that the
+               others step without it and its first round averages with them from an older
+               outer state. All three live peers must
+               end with the same outer parameters (1e-6): the joiner finds its state apart
+               from the round's and takes peer 0's again (before that, it stayed apart for
+               good, an outer step or more off)
     worker ...     one peer process of overlap_kill / overlap_die_matched
+    churn_worker ...   one peer process of churn
 """
 import json
 import logging
@@ -366,6 +375,114 @@ def worker(run, boot, index, out, die_matched, tau):
     sw.leave()
 
 
+CHURN_EPOCHS, CHURN_HOLD, CHURN_H, CHURN_LAG = 16, 4, 4, 2.0
+
+
+def churn_worker(run, boot, index, out, late):
+    """One peer of churn: prints 'address A', then 'epoch E' at every boundary, and 'done' once
+    its outer parameters are saved; then serves its state until its stdin closes. late: a
+    joiner, which loads the state (prints 'loaded') and starts CHURN_LAG s later. The others
+    hold at epoch CHURN_HOLD until the joiner has loaded (the file OUT-joined, OUT without its
+    last '-' part), so that it joins mid-run however long it took to start."""
+    joined_file = out.rsplit("-", 1)[0] + "-joined"
+    log = logging.getLogger("tern.swarm")
+    log.addHandler(logging.StreamHandler(sys.stderr))
+    sw = tern.swarm.Swarm("127.0.0.1:0", run, bootstrap=[boot] if boot != "-" else [])
+    print(f"address {sw.address}", flush=True)
+    model = net()
+    opt = tern.swarm.Optimizer(sw, model.parameters(), torch.optim.SGD(model.parameters(), 0.1),
+                               mode="diloco", local_steps=CHURN_H, min_group=2, target_group=3,
+                               match_timeout=6, average_timeout=10, retries=2)
+    start = eval_loss(opt.outer_params())
+    if late:
+        opt.load_state_from_peers()
+        joined = opt.epoch
+        print("loaded", flush=True)
+        time.sleep(CHURN_LAG)
+    else:
+        sw.average(torch.zeros(1), 1.0, min_group=3, target_group=3, match_timeout=120)
+        joined = None
+    data, rounds = same_task(index), []
+    while opt.epoch < CHURN_EPOCHS:
+        x, y = next(data)
+        opt.opt.zero_grad()
+        loss_of(model, x, y).backward()
+        if opt.step(len(x)):
+            rounds.append((opt.last_report["round"], opt.last_report["group_size"]))
+            print(f"epoch {opt.epoch}", flush=True)
+            hold = time.monotonic() + 120
+            while not late and opt.epoch == CHURN_HOLD and not os.path.exists(joined_file):
+                assert time.monotonic() < hold, "the joiner never loaded"
+                time.sleep(0.05)
+        time.sleep(0.05)
+    opt.finish(timeout=60)  # a catch-up still under way lands
+    torch.save([p.detach().clone() for p in opt.outer_params()], out + ".pt")
+    with open(out + ".json", "w") as f:
+        json.dump(dict(start=start, end=eval_loss(opt.outer_params()), rounds=rounds,
+                       joined=joined, resyncs=getattr(opt, "resyncs", 0)), f)
+    print("done", flush=True)
+    sys.stdin.readline()
+    sw.leave()
+
+
+def churn():
+    run, tmp = f"opt-churn-{time.time_ns()}", f"/tmp/tern-churn-{os.getpid()}"
+
+    def spawn(i, boot, late=False):
+        return subprocess.Popen([sys.executable, __file__, "churn_worker", run, boot, str(i),
+                                 f"{tmp}-{i}", "late" if late else "first"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    procs = [spawn(0, "-")]
+    boot = procs[0].stdout.readline().split()[1]
+    procs += [spawn(i, boot) for i in (1, 2)]
+    live = (0, 1, 3)
+    try:
+        deadline = time.monotonic() + 180
+        for line in procs[2].stdout:  # between its second and third boundary
+            if line.strip() == "epoch 2":
+                procs[2].send_signal(signal.SIGKILL)
+                break
+            assert time.monotonic() < deadline, "the victim never reached its second boundary"
+        assert procs[2].wait(60) == -signal.SIGKILL
+        procs.append(spawn(3, boot, late=True))
+        for line in procs[3].stdout:
+            if line.strip() == "loaded":
+                open(f"{tmp}-joined", "w").close()
+                break
+        for i in live:
+            for line in procs[i].stdout:
+                if line.strip() == "done":
+                    break
+            assert time.monotonic() < deadline, f"peer {i} did not finish in time"
+        res = []
+        for i in live:
+            with open(f"{tmp}-{i}.json") as f:
+                res.append(json.load(f))
+        outer = [torch.load(f"{tmp}-{i}.pt") for i in live]
+        for i in live:
+            procs[i].stdin.close()
+            assert procs[i].wait(30) == 0, f"peer {i} exited {procs[i].returncode}"
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait(10)
+    for i, r in zip(live, res):
+        print(f"peer {i}: joined at epoch {r['joined']}, rounds (number, group) {r['rounds']}, "
+              f"resyncs {r['resyncs']}, loss {r['start']:.4f} -> {r['end']:.4f}")
+        assert r["end"] < 0.5 * r["start"], f"peer {i}: loss {r['start']:.4f} -> {r['end']:.4f}"
+    for i, o in zip(live[1:], outer[1:]):
+        diff = max((a - b).abs().max().item() for a, b in zip(outer[0], o))
+        assert diff <= 1e-6, f"peer {i}'s outer parameters are {diff:.3g} from peer 0's"
+    # the test's point: the joiner's first round came from an older outer state
+    assert res[2]["resyncs"] >= 1, "the joiner never differed: the test proves nothing"
+    os.remove(f"{tmp}-joined")
+    for i in live:
+        for ext in (".json", ".pt"):
+            os.remove(f"{tmp}-{i}{ext}")
+    print("peer 2 killed, a joiner in late: the 3 live peers end with one outer state")
+
+
 def overlap_kill(die_matched=False):
     run, tmp = f"opt-overlap-kill-{time.time_ns()}", f"/tmp/tern-overlap-kill-{os.getpid()}"
 
@@ -430,9 +547,12 @@ if __name__ == "__main__":
         worker(*sys.argv[2:4], int(sys.argv[4]), sys.argv[5], sys.argv[6] == "die",
                int(sys.argv[7]))
         sys.exit(0)
+    elif case == "churn_worker":
+        churn_worker(*sys.argv[2:4], int(sys.argv[4]), sys.argv[5], sys.argv[6] == "late")
+        sys.exit(0)
     else:
         {"join": join, "diloco": diloco, "overlap": lambda: overlap(True),
          "overlap_1": lambda: overlap(1),
-         "overlap_kill": overlap_kill,
+         "overlap_kill": overlap_kill, "churn": churn,
          "overlap_die_matched": lambda: overlap_kill(die_matched=True)}[case]()
     print(f"1 passed, 0 failed ({time.monotonic() - t0:.1f} s)")
