@@ -238,6 +238,11 @@ struct tern_swarm {
    * a join or ROUND_REQ for the pool when it is not is answered SWARM_REJECT_GONE. */
   uint64_t pool_tag;
   bool in_pool;
+  /* The round and the key (its tag) this peer is matching on now, 0 between matchings: a
+   * ROUND_REQ for another line of that round is answered SWARM_REJECT_GONE (the asker's line
+   * is not this peer's any more: placed by region, it moved to another place). */
+  uint32_t match_round;
+  uint64_t match_tag;
   uint64_t stamp_ms; /* the last record's stamp (averaging thread only; match.c) */
   swarm_member leader;
   /* Rounds 0..closed_rounds-1 have done their matching here: a join for one of them comes too
