@@ -377,13 +377,15 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
        * that said it is coming. Counting, a cross-region line of the WAN kill run closed on its
        * leader, one member of last time and a survivor new to the line, while the other member
        * of last time, whose record had not shown yet, was on its way: it was told "too late" and
-       * skipped two rounds. */
-      if (s->late || (s->n >= expect && s->n >= o->min_group && line_all_here(sw, s))) break;
-      /* Alone, and nobody of last time coming: not the end of the line. Placed by region, the
+       * skipped two rounds. Alone, and nobody of last time coming: on a grid nobody else
+       * belongs to this line, and it goes on (to the pool) at once; on a cross-region line
        * survivors of other regions move to this place when they lose their region partners
-       * (region.c): on the WAN kill test a survivor whose line-mates of last time had died left
-       * its line at once for the pool while the three others were gathering on it. */
-      if (s->n == 1 && expect <= 1 && !alone_until) alone_until = now + (uint64_t)(settle * 1e9);
+       * (region.c), and it reads a settling time more for them. Leaving at once, a survivor of
+       * the WAN kill test whose line-mates of last time had died went to the pool while the
+       * three others were gathering on its line. */
+      bool newcomers = sw->regional && axis == 1 && s->n == 1;
+      if (s->late || (s->n >= expect && !newcomers && line_all_here(sw, s))) break;
+      if (newcomers && expect <= 1 && !alone_until) alone_until = now + (uint64_t)(settle * 1e9);
     }
     /* Its line not known (a hello since: a newcomer may be on it), alone a settling time in,
      * and it knows who was on the line last time: it asks them, as it asks expected ones. None
