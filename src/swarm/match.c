@@ -266,7 +266,7 @@ static double alive_ask_s(const tern_swarm *sw) {
   return CORE_MAX(ALIVE_ASK_SECONDS, sw->alive_ask_s);
 }
 
-static bool lonely_moved_on(tern_swarm *sw, seen *s);
+static bool lonely_moved_on(tern_swarm *sw, seen *s, bool *behind);
 static int line_absent(tern_swarm *sw, seen *s);
 
 /* On a line: whether every peer it held last time (sw->line) is among those seen. The count
@@ -348,7 +348,7 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
        * settling time apart, and the reading may end first). Asked only a settling time in,
        * the last of 7 peers on 3x3 heard that the others were one round on (a jump needs them
        * a cycle on), read its row out (T/2) and then met nobody: by its end they can tell. */
-      if (lonely_may_ask(o, s)) s->late = lonely_moved_on(sw, s);
+      if (lonely_may_ask(o, s)) s->late = lonely_moved_on(sw, s, NULL);
       break;
     }
     /* Everyone who was here last time is here again: nobody else is coming (a peer new to the
@@ -417,7 +417,15 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
      * out (T/2) while the others ran their 16 rounds. */
     if (lonely_may_ask(o, s) && now >= ask_at) {
       ask_at = core_now_ns() + (uint64_t)(settle * 1e9);
-      if ((s->late = lonely_moved_on(sw, s))) break;
+      bool behind = false;
+      if ((s->late = lonely_moved_on(sw, s, &behind))) break;
+      /* Alone on a cross-region line while a peer asked has not reached this round yet (a
+       * longer all-reduce of the round before): it is coming here, where the survivors of
+       * regions that lost peers gather (region.c), and that is news; the reading goes on, to
+       * the matching time at most. In the full-size WAN kill run a survivor alone on line 0
+       * left it after T/2 (10 s), 0.3 s before the three others came, whose group of 3 had
+       * averaged 64 MiB for 10 s, and never met them again. */
+      if (behind && sw->regional && axis == 1) last_news = core_now_ns();
     }
     /* Each get is a DHT search: poll gently. A watched key is read locally. A get that ran to
      * its cap (waiting for a dead node's answer) was gentle already: sleeping after it too,
@@ -543,7 +551,7 @@ static bool others_moved_on(tern_swarm *sw, seen *s, uint64_t gtag, const swarm_
  * that started after the others, or lost time, then goes to them at once instead of waiting
  * out its line and the pool: on a 3x3 grid with 7 peers, the last to start spent a second
  * alone that way while the others ran their 16 rounds, and never caught up. */
-static bool lonely_moved_on(tern_swarm *sw, seen *s) {
+static bool lonely_moved_on(tern_swarm *sw, seen *s, bool *behind) {
   swarm_member ask[SWARM_MAX_GROUP];
   int n = 0, axis = (int)(s->round % (uint32_t)sw->ndims);
   for (int i = 0; sw->line_known[axis] && i < sw->line_seen[axis]; i++)
@@ -564,13 +572,18 @@ static bool lonely_moved_on(tern_swarm *sw, seen *s) {
    * starting late (the 3x3 grid under ASan: a row's first peer jumped and its row never
    * formed). Only a swarm a whole cycle of rounds on has left this peer behind. */
   uint32_t ahead = sw->line_known[axis] ? 1u : (uint32_t)sw->ndims;
+  /* Placed by region, the question names this line, so that a peer matching on another line of
+   * the round says so (turn_away_off_line) and "still open" means behind, or on its way here
+   * (*behind). */
+  uint64_t tag = sw->regional ? core_get64(s->gkey) : 0;
   for (int i = 0; i < n; i++) {
     uint32_t open = 0;
-    if (round_state(sw, &ask[i], s->round, 0, alive_ask_s(sw), &open) == ROUND_CLOSED &&
-        open >= s->round + ahead) {
+    int st = round_state(sw, &ask[i], s->round, tag, alive_ask_s(sw), &open);
+    if (st == ROUND_CLOSED && open >= s->round + ahead) {
       catch_up_to(sw, open);
       return sw->catch_up > s->round;
     }
+    if (behind && st == ROUND_OPEN) *behind = true;
   }
   return false;
 }
@@ -1060,9 +1073,13 @@ static void round_group(tern_swarm *sw, const swarm_match_opts *o, uint8_t gkey[
 
 /* Whether m answers that it is alive (alive_ask_s): a dead peer refuses at once, a
  * stalled one (SIGSTOP: its kernel still accepts) stays silent. */
-static bool answers(tern_swarm *sw, const swarm_member *m, const char *why) {
+bool swarm_peer_answers(tern_swarm *sw, const swarm_member *m) {
   uint32_t open;
-  if (round_state(sw, m, sw->round, 0, alive_ask_s(sw), &open) != ROUND_SILENT) return true;
+  return round_state(sw, m, sw->round, 0, alive_ask_s(sw), &open) != ROUND_SILENT;
+}
+
+static bool answers(tern_swarm *sw, const swarm_member *m, const char *why) {
+  if (swarm_peer_answers(sw, m)) return true;
   CORE_INFO("swarm: round %u: line member %016llx %s and does not answer; not waited for again",
             sw->round, (unsigned long long)m->id, why);
   return false;

@@ -429,6 +429,9 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
  * they are alive are not expected there next time (a killed one would otherwise cost the next
  * round on that axis a settling time). */
 void swarm_line_drop_failed(tern_swarm *sw, int axis, const uint64_t *failed, int nfailed);
+/* Whether m answers that it is alive (a ROUND_REQ, match.c): a dead peer refuses at once, a
+ * stalled one is silent for the alive deadline. */
+bool swarm_peer_answers(tern_swarm *sw, const swarm_member *m);
 /* listen.c: a REJECT with a reason on fd: SWARM_REJECT_LATE "too late for round", open being
  * the first round still open where the others are (this peer's closed_rounds, or the round a
  * leader found them at); SWARM_REJECT_GONE "not in the pool" (open unused). */
