@@ -649,7 +649,14 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
   int nf = 0;
   group[0] = sw->self;
   *n = 1;
-  int want = CORE_MIN(s->n, o->target_group);
+  /* On a cross-region line (placed by region) the joins are taken up to the line's size, not
+   * only from the peers this leader saw: survivors of other regions move to this place, and a
+   * follower may have seen more records than its leader. Closing on those it saw, the leader of
+   * the WAN kill run's round 3 took the one survivor it knew, 0.13 s into its reading, and
+   * turned away the two that had just moved there and were joining it; the pairs then ran a
+   * round apart to the end. A settling time after the last join still closes it. */
+  bool open_line = sw->regional && !s->pool && s->round % 2 == 1;
+  int want = open_line ? o->target_group : CORE_MIN(s->n, o->target_group);
   s->group_round = s->round;
   /* Once min members are in, a peer seen on the DHT that has not joined within the settling
    * time is taken for gone (dead since it wrote its record, or in another group). */
@@ -697,7 +704,8 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
     if (!swarm_queue_take(sw, is_join, &gtag, until, &c)) {
       if (!gone_asked) {
         gone_asked = true;
-        want = CORE_MIN(s->n - not_joined_gone(sw, s, gtag, group, *n, &reading), o->target_group);
+        int gone = not_joined_gone(sw, s, gtag, group, *n, &reading);
+        if (!open_line) want = CORE_MIN(s->n - gone, o->target_group);
         continue;
       }
       if (*n >= o->min_group || asked) break;
