@@ -175,6 +175,19 @@ void swarm_send_reject(tern_swarm *sw, int fd, uint32_t round, uint8_t code, uin
   swarm_send(fd, &h, why, core_deadline_after(1), "a joining peer", &err);
 }
 
+/* A ROUND_REQ naming another line of the round this peer is matching in now: it will not come
+ * to the asker's line ("gone" at once). A line member of last time that moved to another place
+ * (region.c) answered "still open" before, and a survivor of the WAN kill test waited half the
+ * matching time for it on its old line. */
+static bool turn_away_off_line(tern_swarm *sw, int fd, const swarm_hdr *j) {
+  pthread_mutex_lock(&sw->mu);
+  bool gone = j->tag != 0 && j->tag != sw->pool_tag && sw->match_tag != 0 &&
+              j->round == sw->match_round && j->tag != sw->match_tag;
+  pthread_mutex_unlock(&sw->mu);
+  if (gone) swarm_send_reject(sw, fd, j->round, SWARM_REJECT_GONE, 0);
+  return gone;
+}
+
 /* A complete first message: answer it or queue it. */
 static void dispatch(tern_swarm *sw, pending *p) {
   int fd = p->hs.fd;
@@ -186,7 +199,8 @@ static void dispatch(tern_swarm *sw, pending *p) {
     close(fd);
   } else if (p->h.type == SWARM_ROUND_REQ) {
     if (!turn_away_from_pool(sw, fd, &p->h) &&
-        (pool || !turn_away_late(sw, fd, &p->h))) { /* still open here: a plain "no" */
+        (pool || (!turn_away_late(sw, fd, &p->h) && !turn_away_off_line(sw, fd, &p->h)))) {
+      /* still open here: a plain "no" */
       swarm_hdr h = {.type = SWARM_REJECT, .round = p->h.round, .sender = sw->id};
       core_err err = {0};
       swarm_send(fd, &h, NULL, core_deadline_after(1), p->hs.from, &err);

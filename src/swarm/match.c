@@ -68,7 +68,16 @@ typedef struct seen {
   struct dht_op_token *watch;   /* the key's watch (dht.c); NULL: read by gets */
   unsigned long long watch_pos; /* how far the watched values have been read */
   int enough; /* members (valid, distinct, this peer included) after which a get may end */
+  uint64_t away[SWARM_MAX_GROUP]; /* line members of last time that closed this round already */
+  int naway;
 } seen;
+
+/* Whether id, a line member of last time, has closed this round already (line_absent). */
+static bool is_away(const seen *s, uint64_t id) {
+  for (int i = 0; i < s->naway; i++)
+    if (s->away[i] == id) return true;
+  return false;
+}
 
 static bool is_dead(const seen *s, uint64_t id, uint64_t stamp) {
   for (int i = 0; i < s->ndead; i++)
@@ -257,7 +266,7 @@ static double alive_ask_s(const tern_swarm *sw) {
   return CORE_MAX(ALIVE_ASK_SECONDS, sw->alive_ask_s);
 }
 
-static bool lonely_moved_on(tern_swarm *sw, seen *s);
+static bool lonely_moved_on(tern_swarm *sw, seen *s, bool *behind);
 static int line_absent(tern_swarm *sw, seen *s);
 
 /* On a line: whether every peer it held last time (sw->line) is among those seen. The count
@@ -267,8 +276,10 @@ static int line_absent(tern_swarm *sw, seen *s);
 static bool line_all_here(const tern_swarm *sw, const seen *s) {
   if (s->pool) return true;
   int axis = (int)(s->round % (uint32_t)sw->ndims);
-  for (int i = 0; i < sw->line_seen[axis]; i++)
-    if (!in_members(s->m, s->n, sw->line[axis][i].id)) return false;
+  for (int i = 0; i < sw->line_seen[axis]; i++) {
+    uint64_t id = sw->line[axis][i].id;
+    if (!is_away(s, id) && !in_members(s->m, s->n, id)) return false;
+  }
   return true;
 }
 
@@ -314,6 +325,9 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
   /* Expected here: the line's members of last time, less those found gone (line_absent). */
   int expect = o->expect;
   bool absent_asked = false;
+  /* When the line's missing members of last time are asked (again) whether they are coming. */
+  uint64_t absent_at = start + LONELY_GLANCE_NS, alone_until = 0;
+  int axis = (int)(s->round % (uint32_t)sw->ndims);
   for (int tries = 0;; tries++) {
     int before = s->n;
     /* The pool is watched and read locally; a get now and then, and at the first look, is the
@@ -334,27 +348,68 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
        * settling time apart, and the reading may end first). Asked only a settling time in,
        * the last of 7 peers on 3x3 heard that the others were one round on (a jump needs them
        * a cycle on), read its row out (T/2) and then met nobody: by its end they can tell. */
-      if (lonely_may_ask(o, s)) s->late = lonely_moved_on(sw, s);
+      if (lonely_may_ask(o, s)) s->late = lonely_moved_on(sw, s, NULL);
       break;
     }
     /* Everyone who was here last time is here again: nobody else is coming (a peer new to the
      * line is seen next time). */
-    if (o->expect >= o->min_group && s->n >= o->expect && line_all_here(sw, s)) break;
+    if (o->expect >= o->min_group && s->n >= expect && s->n >= o->min_group && line_all_here(sw, s))
+      break;
+    /* Every member of last time gone, and nobody else here yet: a settling time for peers new
+     * to the line (below). */
+    if (alone_until && s->n == 1 && now >= alone_until) break;
     /* Some of them still missing after a glance: ask them at once rather than wait for them.
      * A killed one refuses the connection, a stalled one stays silent for alive_ask_s:
      * either is dropped from the line and not waited for, here or next time; one that has
      * closed this round is not coming to it either. Waiting instead cost a settling time
      * (a group of 3 of 4), or half the matching time and a second alone (a pair), in the round
      * after a kill (bench/swarm/pace.sh, `tern demo`). */
-    if (!absent_asked && !s->pool && o->random_groups == 0 && expect > s->n &&
-        now - start >= LONELY_GLANCE_NS) {
+    bool line_expected = o->expect >= o->min_group;
+    /* Asked again every settling time while they have not come: one that said it was coming
+     * may have died since (on the WAN kill test a peer waited 10 s, half the matching time, for
+     * a region partner killed after answering). */
+    if (now >= absent_at && !s->pool && o->random_groups == 0 &&
+        (expect > s->n || (line_expected && !line_all_here(sw, s)))) {
       absent_asked = true;
+      absent_at = now + (uint64_t)(settle * 1e9);
       expect -= line_absent(sw, s);
-      if (s->late || s->n >= expect) break;
+      /* By id, not by count: a newcomer to the line does not stand in for a member of last time
+       * that said it is coming. Counting, a cross-region line of the WAN kill run closed on its
+       * leader, one member of last time and a survivor new to the line, while the other member
+       * of last time, whose record had not shown yet, was on its way: it was told "too late" and
+       * skipped two rounds. Alone, and nobody of last time coming: on a grid nobody else
+       * belongs to this line, and it goes on (to the pool) at once; on a cross-region line
+       * survivors of other regions move to this place when they lose their region partners
+       * (region.c), and it reads a settling time more for them. Leaving at once, a survivor of
+       * the WAN kill test whose line-mates of last time had died went to the pool while the
+       * three others were gathering on its line. */
+      bool newcomers = sw->regional && axis == 1 && s->n == 1;
+      if (s->late || (s->n >= expect && !newcomers && line_all_here(sw, s))) break;
+      if (newcomers && expect <= 1 && !alone_until) alone_until = now + (uint64_t)(settle * 1e9);
+    }
+    /* Its line not known (a hello since: a newcomer may be on it), alone a settling time in,
+     * and it knows who was on the line last time: it asks them, as it asks expected ones. None
+     * of them coming (dead, silent, or a round on), the settling time was the newcomer's chance.
+     * Reading on to half the matching time, the bootstrap peer of the WAN benchmark's kill run
+     * (its hellos heard after its first reading) sat 9.4 s alone on its region line after its
+     * partner died, while the other survivors went on without it. */
+    if (lonely_may_ask(o, s) && o->expect == 0 && sw->line_seen[axis] > 1 &&
+        (double)(now - start) / 1e9 >= settle && now >= absent_at) {
+      absent_asked = true;
+      absent_at = now + (uint64_t)(settle * 1e9);
+      line_absent(sw, s);
+      if (s->late || sw->line_seen[axis] == 1) break;
     }
     /* Alone here last time (its partners dead, or the grid not full): a glance, not a wait. */
     if (o->expect == 1 && s->n == 1 && tries >= 1 && now - start >= LONELY_GLANCE_NS) break;
-    if (s->n >= o->min_group && (double)(now - last_growth) / 1e9 >= settle) break;
+    /* A member of last time that said it is coming (asked above) and has not shown yet gets a
+     * second settling time: on the WAN kill run, a cross-region line's leader closed on a
+     * settling time with a newcomer while the two members of last time, finishing a longer
+     * all-reduce of the round before, came 0.5-1 s later: the four survivors split into pairs
+     * for that round. */
+    bool coming = absent_asked && line_expected && !line_all_here(sw, s);
+    if (s->n >= o->min_group && (double)(now - last_growth) / 1e9 >= settle * (coming ? 2 : 1))
+      break;
     /* Still alone after a settling time: those it would meet may have moved on already (a
      * peer that lost time, or started after the others). Asked again every settling time while
      * alone: a peer that started after the others asks before they are far enough on to tell
@@ -362,7 +417,15 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
      * out (T/2) while the others ran their 16 rounds. */
     if (lonely_may_ask(o, s) && now >= ask_at) {
       ask_at = core_now_ns() + (uint64_t)(settle * 1e9);
-      if ((s->late = lonely_moved_on(sw, s))) break;
+      bool behind = false;
+      if ((s->late = lonely_moved_on(sw, s, &behind))) break;
+      /* Alone on a cross-region line while a peer asked has not reached this round yet (a
+       * longer all-reduce of the round before): it is coming here, where the survivors of
+       * regions that lost peers gather (region.c), and that is news; the reading goes on, to
+       * the matching time at most. In the full-size WAN kill run a survivor alone on line 0
+       * left it after T/2 (10 s), 0.3 s before the three others came, whose group of 3 had
+       * averaged 64 MiB for 10 s, and never met them again. */
+      if (behind && sw->regional && axis == 1) last_news = core_now_ns();
     }
     /* Each get is a DHT search: poll gently. A watched key is read locally. A get that ran to
      * its cap (waiting for a dead node's answer) was gentle already: sleeping after it too,
@@ -488,7 +551,7 @@ static bool others_moved_on(tern_swarm *sw, seen *s, uint64_t gtag, const swarm_
  * that started after the others, or lost time, then goes to them at once instead of waiting
  * out its line and the pool: on a 3x3 grid with 7 peers, the last to start spent a second
  * alone that way while the others ran their 16 rounds, and never caught up. */
-static bool lonely_moved_on(tern_swarm *sw, seen *s) {
+static bool lonely_moved_on(tern_swarm *sw, seen *s, bool *behind) {
   swarm_member ask[SWARM_MAX_GROUP];
   int n = 0, axis = (int)(s->round % (uint32_t)sw->ndims);
   for (int i = 0; sw->line_known[axis] && i < sw->line_seen[axis]; i++)
@@ -509,13 +572,18 @@ static bool lonely_moved_on(tern_swarm *sw, seen *s) {
    * starting late (the 3x3 grid under ASan: a row's first peer jumped and its row never
    * formed). Only a swarm a whole cycle of rounds on has left this peer behind. */
   uint32_t ahead = sw->line_known[axis] ? 1u : (uint32_t)sw->ndims;
+  /* Placed by region, the question names this line, so that a peer matching on another line of
+   * the round says so (turn_away_off_line) and "still open" means behind, or on its way here
+   * (*behind). */
+  uint64_t tag = sw->regional ? core_get64(s->gkey) : 0;
   for (int i = 0; i < n; i++) {
     uint32_t open = 0;
-    if (round_state(sw, &ask[i], s->round, 0, alive_ask_s(sw), &open) == ROUND_CLOSED &&
-        open >= s->round + ahead) {
+    int st = round_state(sw, &ask[i], s->round, tag, alive_ask_s(sw), &open);
+    if (st == ROUND_CLOSED && open >= s->round + ahead) {
       catch_up_to(sw, open);
       return sw->catch_up > s->round;
     }
+    if (behind && st == ROUND_OPEN) *behind = true;
   }
   return false;
 }
@@ -530,20 +598,24 @@ static int line_absent(tern_swarm *sw, seen *s) {
     swarm_member m = sw->line[axis][i];
     int st = ROUND_OPEN;
     uint32_t open = 0;
-    if (m.id != sw->id && !in_members(s->m, s->n, m.id))
-      st = swarm_departed(sw, m.id) ? ROUND_SILENT
-                                    : round_state(sw, &m, s->round, 0, alive_ask_s(sw), &open);
-    gone += st == ROUND_SILENT || st == ROUND_CLOSED;
+    /* one found at an earlier ask to have closed the round was counted then */
+    if (m.id != sw->id && !is_away(s, m.id) && !in_members(s->m, s->n, m.id))
+      st = swarm_departed(sw, m.id)
+               ? ROUND_SILENT
+               : round_state(sw, &m, s->round, core_get64(s->gkey), alive_ask_s(sw), &open);
+    gone += st == ROUND_SILENT || st == ROUND_CLOSED || st == ROUND_GONE;
+    if (st == ROUND_CLOSED && s->naway < SWARM_MAX_GROUP) s->away[s->naway++] = m.id;
     if (st == ROUND_CLOSED && s->n == 1 && open > s->round) {
       catch_up_to(sw, open);
       s->late = sw->catch_up > s->round;
     }
-    if (st != ROUND_SILENT)
+    if (st == ROUND_OPEN || st == ROUND_CLOSED)
       sw->line[axis][n++] = m;
     else
-      CORE_INFO("swarm: round %u: line member %016llx is not on the key and does not answer; "
-                "not waited for again",
-                s->round, (unsigned long long)m.id);
+      CORE_INFO("swarm: round %u: line member %016llx is not on the key and %s; not waited for "
+                "again",
+                s->round, (unsigned long long)m.id,
+                st == ROUND_GONE ? "matches on another line" : "does not answer");
   }
   sw->line_seen[axis] = n;
   return gone;
@@ -577,7 +649,14 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
   int nf = 0;
   group[0] = sw->self;
   *n = 1;
-  int want = CORE_MIN(s->n, o->target_group);
+  /* On a cross-region line (placed by region) the joins are taken up to the line's size, not
+   * only from the peers this leader saw: survivors of other regions move to this place, and a
+   * follower may have seen more records than its leader. Closing on those it saw, the leader of
+   * the WAN kill run's round 3 took the one survivor it knew, 0.13 s into its reading, and
+   * turned away the two that had just moved there and were joining it; the pairs then ran a
+   * round apart to the end. A settling time after the last join still closes it. */
+  bool open_line = sw->regional && !s->pool && s->round % 2 == 1;
+  int want = open_line ? o->target_group : CORE_MIN(s->n, o->target_group);
   s->group_round = s->round;
   /* Once min members are in, a peer seen on the DHT that has not joined within the settling
    * time is taken for gone (dead since it wrote its record, or in another group). */
@@ -625,7 +704,8 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
     if (!swarm_queue_take(sw, is_join, &gtag, until, &c)) {
       if (!gone_asked) {
         gone_asked = true;
-        want = CORE_MIN(s->n - not_joined_gone(sw, s, gtag, group, *n, &reading), o->target_group);
+        int gone = not_joined_gone(sw, s, gtag, group, *n, &reading);
+        if (!open_line) want = CORE_MIN(s->n - gone, o->target_group);
         continue;
       }
       if (*n >= o->min_group || asked) break;
@@ -1001,9 +1081,13 @@ static void round_group(tern_swarm *sw, const swarm_match_opts *o, uint8_t gkey[
 
 /* Whether m answers that it is alive (alive_ask_s): a dead peer refuses at once, a
  * stalled one (SIGSTOP: its kernel still accepts) stays silent. */
-static bool answers(tern_swarm *sw, const swarm_member *m, const char *why) {
+bool swarm_peer_answers(tern_swarm *sw, const swarm_member *m) {
   uint32_t open;
-  if (round_state(sw, m, sw->round, 0, alive_ask_s(sw), &open) != ROUND_SILENT) return true;
+  return round_state(sw, m, sw->round, 0, alive_ask_s(sw), &open) != ROUND_SILENT;
+}
+
+static bool answers(tern_swarm *sw, const swarm_member *m, const char *why) {
+  if (swarm_peer_answers(sw, m)) return true;
   CORE_INFO("swarm: round %u: line member %016llx %s and does not answer; not waited for again",
             sw->round, (unsigned long long)m->id, why);
   return false;
@@ -1061,6 +1145,26 @@ static uint32_t round_ahead(const tern_swarm *sw, uint32_t open) {
   return CORE_MIN(r, sw->last_round);
 }
 
+/* The key this peer matches on now (NULL: none), for the listener's answer to a line-mate of
+ * last time that asks on another line (listen.c, turn_away_off_line). */
+static void matching_on(tern_swarm *sw, const uint8_t *gkey) {
+  pthread_mutex_lock(&sw->mu);
+  sw->match_round = sw->round;
+  sw->match_tag = gkey ? core_get64(gkey) : 0;
+  pthread_mutex_unlock(&sw->mu);
+}
+
+/* Placed by region, in a region round, with no other peer of its region left on its line (its
+ * partners died or went silent, or it was alone there): nothing to average inside the region,
+ * and it skips the pool. The pool would pair it with other regions' lonely peers, whom it meets
+ * in the next, cross-region round anyway (alone, it takes place 0 there: region.c); it cost a
+ * settling time alone or a pool group that adopted its latest member's round, and in the WAN
+ * benchmark's kill run the four survivors, one per region, fell out of step in it and met two by
+ * two, never all four (docs/SWARM.md, "One survivor per region"). */
+static bool region_of_one(const tern_swarm *sw, int axis) {
+  return sw->regional && axis == 0 && sw->line_known[0] && sw->line_seen[0] == 1;
+}
+
 tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member *group, int *n,
                         uint64_t *tag, bool *pooled, core_err *err) {
   uint8_t gkey[32];
@@ -1114,6 +1218,7 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
      * expected too: waiting for it once is what a late peer needs to be back in step. */
     line.expect = o->random_groups > 0 || !sw->line_known[axis] ? 0 : sw->line_seen[axis] + missed;
     swarm_reject_stale(sw, sw->round, false);
+    matching_on(sw, gkey);
     rc = match_on(sw, &line, gkey, false, o->match_timeout, group, n, tag, &late, seen_m, &nseen,
                   err);
     /* Before a jump too: where it jumps to depends on the lines it was alone on (round_ahead). */
@@ -1129,7 +1234,7 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
    * average, and averaging again with them changes nothing. Peers that averaged together reach
    * the next round, and its pool, together: before this they met there again first (a row of
    * the 3x3 grid under TSan) while the peers they had not met came seconds later. */
-  if (rc == TERN_OK && *n == 1 && !late) {
+  if (rc == TERN_OK && *n == 1 && !late && !region_of_one(sw, axis)) {
     CORE_INFO("swarm: round %u: alone on its line; trying the pool", sw->round);
     swarm_match_opts pool = *o;
     /* Met k there last time: as soon as k are in; alone there: a glance (a peer alone on its
@@ -1141,12 +1246,14 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
     pthread_mutex_lock(&sw->mu);
     sw->in_pool = true;
     pthread_mutex_unlock(&sw->mu);
+    matching_on(sw, gkey);
     rc = match_on(sw, &pool, gkey, true, o->match_timeout, group, n, tag, &late, NULL, &nseen, err);
     leave_pool(sw, gkey);
     sw->pool_seen = nseen;
     sw->pool_hellos = sw->read_hellos;
     *pooled = true;
   }
+  matching_on(sw, NULL);
   pthread_mutex_lock(&sw->mu);
   sw->closed_rounds = sw->round + 1;
   pthread_mutex_unlock(&sw->mu);

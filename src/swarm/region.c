@@ -61,7 +61,15 @@ void swarm_region_after_round(tern_swarm *sw, uint32_t round, const swarm_member
     place++;
   /* alone, or matched in the pool (found nobody of its region on its line: the pool's members
    * are of other regions): the only peer of its region it knows, place 0 */
-  if (pooled || place == n) place = 0;
+  bool alone = pooled || n == 1;
+  if (alone) place = 0;
+  /* Alone, it forgets cross-region line 0 even when it was there already: the survivors of
+   * other regions that lose their partners move to it too. Expecting only its line-mates of
+   * last time, two survivors of the WAN kill run that had been on line 0 closed their group
+   * on each other at once, while the two that had just moved there were a moment behind; the
+   * pairs, one across fast links and one across slow ones, then drifted 12 s apart a round
+   * and never met again. */
+  if (alone) sw->line_known[1] = false;
   if (place == sw->coords[0]) return;
   CORE_INFO("swarm: region %s: place %d (was %d) on the cross-region axis", sw->region, place,
             sw->coords[0]);

@@ -238,6 +238,11 @@ struct tern_swarm {
    * a join or ROUND_REQ for the pool when it is not is answered SWARM_REJECT_GONE. */
   uint64_t pool_tag;
   bool in_pool;
+  /* The round and the key (its tag) this peer is matching on now, 0 between matchings: a
+   * ROUND_REQ for another line of that round is answered SWARM_REJECT_GONE (the asker's line
+   * is not this peer's any more: placed by region, it moved to another place). */
+  uint32_t match_round;
+  uint64_t match_tag;
   uint64_t stamp_ms; /* the last record's stamp (averaging thread only; match.c) */
   swarm_member leader;
   /* Rounds 0..closed_rounds-1 have done their matching here: a join for one of them comes too
@@ -424,6 +429,9 @@ tern_status swarm_match(tern_swarm *sw, const swarm_match_opts *o, swarm_member 
  * they are alive are not expected there next time (a killed one would otherwise cost the next
  * round on that axis a settling time). */
 void swarm_line_drop_failed(tern_swarm *sw, int axis, const uint64_t *failed, int nfailed);
+/* Whether m answers that it is alive (a ROUND_REQ, match.c): a dead peer refuses at once, a
+ * stalled one is silent for the alive deadline. */
+bool swarm_peer_answers(tern_swarm *sw, const swarm_member *m);
 /* listen.c: a REJECT with a reason on fd: SWARM_REJECT_LATE "too late for round", open being
  * the first round still open where the others are (this peer's closed_rounds, or the round a
  * leader found them at); SWARM_REJECT_GONE "not in the pool" (open unused). */

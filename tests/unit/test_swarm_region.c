@@ -90,6 +90,10 @@ static void test_place_follows_the_region_group(void **state) {
   swarm_region_after_round(sw, 2, g, 2, true); /* matched in the pool: nobody of its region */
   assert_int_equal(sw->coords[0], 0);
   sw->line_known[1] = true;
+  swarm_region_after_round(sw, 2, g + 1, 1, false); /* alone at place 0 already: others come */
+  assert_int_equal(sw->coords[0], 0);
+  assert_false(sw->line_known[1]);
+  sw->line_known[1] = true;
   swarm_region_after_round(sw, 4, g, 2, false); /* back in a pair: place 1 again */
   swarm_region_after_round(sw, 4, g, 2, false);
   assert_int_equal(sw->coords[0], 1);
