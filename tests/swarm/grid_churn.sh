@@ -33,11 +33,9 @@ common=(--run-id "churn-$$" --grid "$GRID" --rounds "$ROUNDS" --dim 1000 --targe
 for i in $(seq 0 $((N - 1))); do
   coord="" x=$i
   for m in "${sizes[@]}"; do coord="$coord,$((x % m))"; x=$((x / m)); done
-  join=""
-  [ "$i" -gt 0 ] && join="--join $(addr_of p0)"
   dbg=""
   [ "p$i" = "$stopped" ] || [ "p$i" = "$killed" ] && dbg=DEBUG
-  TERN_DEBUG=$dbg start_peer "p$i" --listen 127.0.0.1:0 $join "${common[@]}" --coord "${coord#,}" \
+  TERN_DEBUG=$dbg start_joined "p$i" "$i" "${common[@]}" --coord "${coord#,}" \
     --value "$(grid_value "$i")" --weight "$(grid_weight "$i")"
 done
 for i in $(seq 0 $((N - 1))); do addr_of "p$i" >/dev/null; done

@@ -36,6 +36,14 @@ start_peer() {
   eval "PID_$name=$!"
 }
 
+# start_joined NAME I ARGS...: start_peer NAME on a port of its own, peer I > 0 joining p0.
+start_joined() {
+  local name=$1 i=$2 join=()
+  shift 2
+  if [ "$i" -gt 0 ]; then join=(--join "$(addr_of p0)"); fi
+  start_peer "$name" --listen 127.0.0.1:0 "${join[@]}" "$@"
+}
+
 fail() {
   echo "FAIL: $*"
   for f in "$WORK"/*.out "$WORK"/*.err; do

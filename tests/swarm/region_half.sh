@@ -9,9 +9,7 @@
 source "$(dirname "$0")/lib.sh" "$1"
 N=8 DIM=20000
 for i in $(seq 0 $((N - 1))); do
-  join=""
-  [ "$i" -gt 0 ] && join="--join $(addr_of p0)"
-  TERN_DEBUG=INFO start_peer "p$i" --listen 127.0.0.1:0 $join --run-id "half-$$" \
+  TERN_DEBUG=INFO start_joined "p$i" "$i" --run-id "half-$$" \
     --region "r$((i / 2))" --grid 2,4 --dim "$DIM" --value "$(grid_value "$i")" \
     --weight "$(grid_weight "$i")" --rounds 4 --bandwidth 1e8 --target-group 4 \
     --match-timeout 16 --timeout 10

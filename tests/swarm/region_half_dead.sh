@@ -12,11 +12,9 @@ DIM=4000
 common=(--run-id "halfdead-$$" --grid 2,2 --dim "$DIM" --rounds 8 --bandwidth 1e8
         --target-group 2 --min-group 2 --match-timeout 4 --timeout 2 --compute 0.5)
 for i in 0 1 2 3; do
-  join=""
-  [ "$i" -gt 0 ] && join="--join $(addr_of p0)"
   region=a
   [ "$i" -ge 2 ] && region=b
-  TERN_DEBUG=INFO start_peer "p$i" --listen 127.0.0.1:0 $join "${common[@]}" --region "$region" \
+  TERN_DEBUG=INFO start_joined "p$i" "$i" "${common[@]}" --region "$region" \
     --value "$(grid_value "$i")" --weight "$(grid_weight "$i")"
 done
 for _ in $(seq 1000); do grep -q '^round 1 ' "$WORK/p3.out" && break; sleep 0.01; done

@@ -11,11 +11,9 @@
 source "$(dirname "$0")/lib.sh" "$1"
 N=6 DIM=20000
 for i in $(seq 0 $((N - 1))); do
-  join=""
-  [ "$i" -gt 0 ] && join="--join $(addr_of p0)"
   fault=""
   [ "$i" -eq 5 ] && fault=no-half-offer
-  TERN_SWARM_FAULT=$fault TERN_DEBUG=INFO start_peer "p$i" --listen 127.0.0.1:0 $join \
+  TERN_SWARM_FAULT=$fault TERN_DEBUG=INFO start_joined "p$i" "$i" \
     --run-id "halfmix-$$" --region "r$((i / 2))" --grid 2,3 --dim "$DIM" \
     --value "$(grid_value "$i")" --weight 1 --rounds 4 --bandwidth 1e8 \
     --target-group 3 --match-timeout 16 --timeout 10

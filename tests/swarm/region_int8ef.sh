@@ -10,9 +10,7 @@
 # forgetting its region line on the hellos of round 0, docs/SWARM.md "Regions".)
 source "$(dirname "$0")/lib.sh" "$1"
 for i in $(seq 0 7); do
-  join=""
-  [ "$i" -gt 0 ] && join="--join $(addr_of p0)"
-  start_peer "p$i" --listen 127.0.0.1:0 $join --run-id "region-$$" --region "r$((i / 2))" \
+  start_joined "p$i" "$i" --run-id "region-$$" --region "r$((i / 2))" \
     --dim 20000 --init-peer "$i" --peers 8 --rounds 6 --compress int8ef --target-group 4 \
     --match-timeout 16 --timeout 10 ${REGION_EXTRA:-}
 done

@@ -15,9 +15,7 @@
 source "$(dirname "$0")/lib.sh" "$1"
 N=8 DIM=4000
 for i in $(seq 0 $((N - 1))); do
-  join=""
-  [ "$i" -gt 0 ] && join="--join $(addr_of p0)"
-  TERN_DEBUG=INFO start_peer "p$i" --listen 127.0.0.1:0 $join --run-id "regionkill-$$" \
+  TERN_DEBUG=INFO start_joined "p$i" "$i" --run-id "regionkill-$$" \
     --region "r$((i / 2))" --grid 2,4 --dim "$DIM" --value "$(grid_value "$i")" --weight 1 \
     --rounds 12 --bandwidth 1e8 --target-group 4 --match-timeout 8 --timeout 4 --compute 0.3
 done

@@ -6,6 +6,10 @@
 #                        set by hand; its output goes to $WAN_STATE/out-R and err-R; sets pids
 #   wait_ranks           waits for them; sets codes (their exit codes, by rank)
 #   ring_model COUNT     the modelled seconds per ring allreduce of COUNT floats (below)
+#   start_swarm_peers PORT DELAY  `tern swarm` in every peer's namespace, listening on PORT,
+#                        peer 0 the bootstrap the others join, DELAY s after it; the caller's
+#                        swarm_args K sets the array args to peer K's other arguments; output
+#                        in $WAN_STATE/swarm-K.out and .err; sets pids
 #   fail MSG             prints MSG and every rank's stderr, exits 1
 
 fail() {
@@ -32,6 +36,22 @@ start_ranks() {
     TERN_RANK=$r TERN_WORLD_SIZE=$WAN_PEERS TERN_STORE=$STORE \
       "$WAN" exec "$r" "$bin/wan_allreduce" "$@" >"$WAN_STATE/out-$r" 2>"$WAN_STATE/err-$r" &
     pids+=($!)
+  done
+}
+
+start_swarm_peers() {
+  local port=$1 delay=$2 k boot
+  boot="$("$WAN" addr 0):$port"
+  pids=()
+  for k in $(seq 0 $((WAN_PEERS - 1))); do
+    local join=()
+    [ "$k" -eq 0 ] || join=(--join "$boot")
+    args=()
+    swarm_args "$k"
+    "$WAN" exec "$k" timeout 90 "$bin/../../tern" swarm --listen "$("$WAN" addr "$k"):$port" \
+      "${join[@]}" "${args[@]}" >"$WAN_STATE/swarm-$k.out" 2>"$WAN_STATE/swarm-$k.err" &
+    pids+=($!)
+    [ "$k" -ne 0 ] || sleep "$delay"
   done
 }
 

@@ -13,22 +13,16 @@
 # where it was (measured: 3% off once, 8.6% and 26% off in two runs of 2026-12-03).
 set -euo pipefail
 bin=$1
-tern=$bin/../../tern
 source "$(dirname "$0")/lib.sh"
 out=$WAN_STATE
-boot="$("$WAN" addr 0):7300"
-pids=()
 export TERN_DEBUG=INFO # the peers log their matchings, which rounds() shows on a failure
-for k in $(seq 0 7); do
-  join=()
-  [ "$k" -eq 0 ] || join=(--join "$boot")
-  "$WAN" exec "$k" timeout 90 "$tern" swarm --listen "$("$WAN" addr "$k"):7300" "${join[@]}" \
-    --run-id "wan-swarm-$$" --key "wan-swarm-$$" --grid 2,4 --coord "$((k % 2)),$((k / 2))" --target-group 4 \
-    --dim 262144 --init-peer "$k" --peers 8 --rounds 6 --match-timeout 8 --timeout 16 --show 1 \
-    >"$out/swarm-$k.out" 2>"$out/swarm-$k.err" &
-  pids+=($!)
-  [ "$k" -ne 0 ] || sleep 0.5
-done
+swarm_args() {
+  local k=$1
+  args=(--run-id "wan-swarm-$$" --key "wan-swarm-$$" --grid 2,4 --coord "$((k % 2)),$((k / 2))"
+    --target-group 4 --dim 262144 --init-peer "$k" --peers 8 --rounds 6 --match-timeout 8
+    --timeout 16 --show 1)
+}
+start_swarm_peers 7300 0.5
 # kill_in_round R VICTIM: once the victim has begun round R (reported R rounds), wait 0.5 s (into
 # its matching or averaging) and SIGKILL its processes. (Waiting for any other peer instead
 # killed the victim in round 0 at times, as the groups of a round end at different times.)

@@ -13,22 +13,16 @@
 # region") the survivors met two by two and ended 0.027-0.08 apart.
 set -euo pipefail
 bin=$1
-tern=$bin/../../tern
 source "$(dirname "$0")/lib.sh"
 out=$WAN_STATE
-boot="$("$WAN" addr 0):7400"
 export TERN_DEBUG=INFO # the peers log their matchings, shown on a failure
-pids=()
-for k in $(seq 0 7); do
-  join=()
-  [ "$k" -eq 0 ] || join=(--join "$boot")
-  "$WAN" exec "$k" timeout 90 "$tern" swarm --listen "$("$WAN" addr "$k"):7400" "${join[@]}" \
-    --run-id "wan-regionkill-$$" --key "wan-regionkill-$$" --region "$("$WAN" region "$k")" \
-    --grid 2,4 --target-group 4 --dim 262144 --init-peer "$k" --peers 8 --rounds 8 \
-    --match-timeout 20 --timeout 60 --sketch >"$out/swarm-$k.out" 2>"$out/swarm-$k.err" &
-  pids+=($!)
-  [ "$k" -ne 0 ] || sleep 1
-done
+swarm_args() {
+  local k=$1
+  args=(--run-id "wan-regionkill-$$" --key "wan-regionkill-$$" --region "$("$WAN" region "$k")"
+    --grid 2,4 --target-group 4 --dim 262144 --init-peer "$k" --peers 8 --rounds 8
+    --match-timeout 20 --timeout 60 --sketch)
+}
+start_swarm_peers 7400 1
 # began R: every peer started (R = 0), or a survivor has reported R rounds
 began() {
   local r=$1 k
