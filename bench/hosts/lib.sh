@@ -1,6 +1,12 @@
-# shellcheck shell=bash disable=SC2154 # maxhosts, prefix, state: the sourcing script's
+# shellcheck shell=bash disable=SC2154,SC2034
+# (here, prefix, state: the sourcing script's and nshosts.sh's; what hosts_setup sets is used there)
 # lib.sh: namespace hosts shaped by tbf, and jobs of ranks on them (sourced by run.sh and
-# tune.sh, after tests/wan/nshosts.sh's nsh_up made $maxhosts hosts with one network, 10.81.0.0/24).
+# tune.sh, from bench/hosts/).
+#   hosts_setup SCRIPT PREFIX OUT_NAME [-o FILE]
+#                       the defaults both scripts share (root, build, tern, RATES, LAYOUTS,
+#                       COLLS; out: -o FILE, or bench/hosts/results/OUT_NAME), then, needing
+#                       root, $maxhosts = 4 hosts named PREFIX, unshaped, on one network
+#                       (tests/wan/nshosts.sh's nsh_up: 10.81.0.(i+1) on eth0, one bridge)
 #   shape RATE          tbf on both ends of every host's veth: a NIC of RATE, full duplex, a burst
 #                       of 256 KiB, 20 ms of queue
 #   job NAME HOST... -- CMD...
@@ -11,6 +17,22 @@
 #                       stdout then moved to $state/NAME. Non-zero, said on stderr, when a rank
 #                       failed.
 #   hosts_of H RPH      the host of each of H x RPH ranks placed in order, RPH a host
+
+hosts_setup() {
+  root=$(cd "$here/../.." && pwd)
+  build=${BUILD:-$root/build}
+  tern=${TERN:-$build/tern}
+  out=$here/results/$3
+  [ "${4:-}" = -o ] && out=$5
+  RATES=${RATES:-"1gbit 4gbit"}
+  LAYOUTS=${LAYOUTS:-"2x2 3x2 4x2"}
+  COLLS=${COLLS:-"allreduce reduce_scatter allgather"}
+  # shellcheck source=tests/wan/nshosts.sh
+  . "$root/tests/wan/nshosts.sh"
+  nsh_need "$1"
+  maxhosts=4
+  nsh_up "$2" "$maxhosts" 1 81
+}
 
 shape() {
   local i

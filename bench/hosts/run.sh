@@ -30,26 +30,12 @@
 # (build), TERN (the tern to run: $BUILD/tern). About 25 minutes with the defaults.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-build=${BUILD:-$root/build}
-tern=${TERN:-$build/tern}
-out=$here/results/hosts.md
-[ "${1:-}" = -o ] && out=$2
-RATES=${RATES:-"1gbit 4gbit"}
-LAYOUTS=${LAYOUTS:-"2x2 3x2 4x2"}
 ALGOS=${ALGOS:-"ring rhd hier:ring hier:rhd"}
-COLLS=${COLLS:-"allreduce reduce_scatter allgather"}
 MIN=${MIN:-256K} MAX=${MAX:-4M} REPEAT=${REPEAT:-4} ITERS=${ITERS:-8}
 PY=/usr/bin/python3
-
-# shellcheck source=tests/wan/nshosts.sh
-. "$root/tests/wan/nshosts.sh"
 # shellcheck source=bench/hosts/lib.sh
 . "$here/lib.sh"
-nsh_need run.sh
-maxhosts=4
-# The hosts, unshaped: 10.81.0.(i+1) on eth0, one bridge.
-nsh_up bhosts "$maxhosts" 1 81
+hosts_setup run.sh bhosts hosts.md "$@"
 
 # bench NAME ALGO COLL HOST... : one tern bench job with ALGO forced, rank r on the r-th host
 # given ("lo": host 0 over TCP); rank 0's output in $state/NAME.

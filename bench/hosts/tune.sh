@@ -23,24 +23,11 @@
 # and 1536 KiB), REPEAT (2), ITERS (8), BUILD (build), TERN ($BUILD/tern). About 10 minutes.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-build=${BUILD:-$root/build}
-tern=${TERN:-$build/tern}
-out=$here/results/tune.md
-[ "${1:-}" = -o ] && out=$2
-RATES=${RATES:-"1gbit 4gbit"}
-LAYOUTS=${LAYOUTS:-"2x2 3x2 4x2"}
-COLLS=${COLLS:-"allreduce reduce_scatter allgather"}
 BUDGET=${BUDGET:-60} TUNE_MAX=${TUNE_MAX:-2M}
 MIN=${MIN:-24K} MAX=${MAX:-1536K} REPEAT=${REPEAT:-2} ITERS=${ITERS:-8}
-
-# shellcheck source=tests/wan/nshosts.sh
-. "$root/tests/wan/nshosts.sh"
 # shellcheck source=bench/hosts/lib.sh
 . "$here/lib.sh"
-nsh_need tune.sh
-maxhosts=4
-nsh_up thosts "$maxhosts" 1 81
+hosts_setup tune.sh thosts tune.md "$@"
 
 raw=$state/raw
 : >"$raw"
