@@ -18,28 +18,31 @@ static coll_algo refined(const coll_args *a, const coll_site *w, coll_algo algo)
   return algo;
 }
 
+/* An algorithm, and which input of the selector chose it (TERN_DEBUG names it). */
+typedef struct {
+  coll_algo algo; /* COLL_ALGO_AUTO: this input had no answer */
+  const char *from;
+} choice;
+
 /* Across hosts: the tuning file's rows measured across hosts, else the learned weights where
  * they were trained for the placement, else (and for the collectives neither has) every
- * algorithm priced phase by phase. *from: which of them chose. */
-static coll_algo across_hosts(const coll_args *a, size_t elem_size, const coll_site *w,
-                              const coll_tuning *tuned, coll_algo *inner, const char **from) {
+ * algorithm priced phase by phase. */
+static choice across_hosts(const coll_args *a, size_t elem_size, const coll_site *w,
+                           const coll_tuning *tuned, coll_algo *inner) {
   const coll_net_model *intra = w->intra ? w->intra : &coll_model_shm,
                        *inter = w->inter ? w->inter : &coll_model_tcp;
-  coll_algo algo = COLL_ALGO_AUTO;
-  *from = "tuning file";
-  if (tuned) algo = coll_tuning_select_hosts(tuned, a, elem_size, intra, inner);
-  if (algo == COLL_ALGO_AUTO && w->learned && coll_learned_fits(w->learned, a)) {
+  if (tuned) {
+    coll_algo algo = coll_tuning_select_hosts(tuned, a, elem_size, intra, inner);
+    if (algo != COLL_ALGO_AUTO) return (choice){algo, "tuning file"};
+  }
+  if (w->learned && coll_learned_fits(w->learned, a)) {
     coll_sched scratch;
     coll_sched_init(&scratch);
-    *from = "learned weights";
-    algo = coll_select_learned(w->learned, a, elem_size, intra, inter, &scratch, inner);
+    coll_algo algo = coll_select_learned(w->learned, a, elem_size, intra, inter, &scratch, inner);
     coll_sched_free(&scratch);
+    if (algo != COLL_ALGO_AUTO) return (choice){algo, "learned weights"};
   }
-  if (algo == COLL_ALGO_AUTO) {
-    *from = "phase model";
-    algo = coll_select_hosts(a, elem_size, intra, inter, inner);
-  }
-  return algo;
+  return (choice){coll_select_hosts(a, elem_size, intra, inter, inner), "phase model"};
 }
 
 coll_algo coll_choose(const coll_args *a, size_t elem_size, const coll_site *w,
@@ -48,23 +51,22 @@ coll_algo coll_choose(const coll_args *a, size_t elem_size, const coll_site *w,
    * choice is made from what they share: the ranks and their placement, at count 0 (the
    * latency of the exchange; docs/API.md) */
   coll_args shared;
-  const char *why = "tuning file";
   if (a->kind == COLL_ALLTOALLV) {
     shared = *a;
     shared.v = NULL, shared.count = 0;
     a = &shared;
   }
-  coll_algo algo = COLL_ALGO_AUTO;
+  choice c = {COLL_ALGO_AUTO, NULL};
   *inner = COLL_ALGO_RING;
   if (w->across_hosts)
-    algo = across_hosts(a, elem_size, w, tuned, inner, &why);
+    c = across_hosts(a, elem_size, w, tuned, inner);
   else if (tuned)
-    algo = coll_tuning_select(tuned, w->tr, a->kind, a->size, a->count, elem_size);
-  if (algo == COLL_ALGO_AUTO || !coll_algo_supported(a->kind, algo)) {
+    c = (choice){coll_tuning_select(tuned, w->tr, a->kind, a->size, a->count, elem_size),
+                 "tuning file"};
+  if (c.algo == COLL_ALGO_AUTO || !coll_algo_supported(a->kind, c.algo)) {
     coll_net_model m = coll_model_of_site(w);
-    why = "built-in model";
-    algo = coll_select(a->kind, a->size, a->count, elem_size, &m);
+    c = (choice){coll_select(a->kind, a->size, a->count, elem_size, &m), "built-in model"};
   }
-  if (from) *from = why;
-  return refined(a, w, algo);
+  if (from) *from = c.from;
+  return refined(a, w, c.algo);
 }

@@ -182,6 +182,10 @@ tern_status coll_hosts_make(int n, const int *host_of, coll_hosts **out);
 void coll_hosts_free(coll_hosts *h);
 /* The host of rank r under a's placement: a->hosts, else ppn's contiguous blocks, else 0. */
 int coll_host_of(const coll_args *a, int r);
+/* The hosts under a's placement (1 when none is known). */
+int coll_host_count(const coll_args *a);
+/* The ranks of each host when every host holds as many; 0 when they differ (a 3 + 1 layout). */
+int coll_ranks_per_host(const coll_args *a);
 /* Whether a's placement gives hier two levels: two hosts or more, one of them with two ranks. */
 bool coll_hier_fits(const coll_args *a);
 

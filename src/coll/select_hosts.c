@@ -80,8 +80,8 @@ static int host_ranks(const coll_args *a, int h, int *ranks, int max) {
 /* The costliest host (one suffices when hosts are alike). */
 static double cost(const coll_args *a, coll_algo algo, coll_sched *scheds, size_t elem_size,
                    const coll_net_model *intra, const coll_net_model *inter) {
-  int nhosts = a->hosts ? a->hosts->nhosts : a->size / a->ppn, ranks[64];
-  bool alike = !a->hosts || a->hosts->n == a->hosts->nhosts * a->hosts->lanes;
+  int nhosts = coll_host_count(a), ranks[64];
+  bool alike = coll_ranks_per_host(a) > 0;
   double worst = 0;
   for (int h = 0; h < (alike ? 1 : nhosts); h++) {
     int m = host_ranks(a, h, ranks, 64);

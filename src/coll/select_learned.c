@@ -16,10 +16,7 @@ void coll_learned_terms(const coll_sched *s, size_t elem_size, const coll_args *
 }
 
 bool coll_learned_fits(const coll_learned_model *m, const coll_args *a) {
-  if (a->hosts)
-    return a->hosts->nhosts >= 2 && a->hosts->lanes == m->rph &&
-           a->hosts->n == a->hosts->nhosts * a->hosts->lanes;
-  return a->ppn == m->rph && a->size % a->ppn == 0 && a->size > a->ppn;
+  return coll_host_count(a) >= 2 && coll_ranks_per_host(a) == m->rph;
 }
 
 /* One side's constants in the order of its terms: alpha, beta, gamma, o. */

@@ -249,12 +249,12 @@ coll_algo coll_tuning_select(const coll_tuning *t, coll_transport_kind tr, coll_
 
 coll_algo coll_tuning_select_hosts(const coll_tuning *t, const coll_args *a, size_t elem_size,
                                    const coll_net_model *intra, coll_algo *inner) {
-  int hosts = a->hosts ? a->hosts->nhosts : a->ppn > 0 ? a->size / a->ppn : 1;
+  int hosts = coll_host_count(a);
   *inner = COLL_ALGO_RING;
   if (t->use_builtin || hosts < 2) return COLL_ALGO_AUTO;
   /* rows are named HxP, every host with P ranks: they say nothing of hosts of unequal sizes
    * (a 3 + 1 layout is not 2x2), where the runtime's own choice stands */
-  if (a->hosts && a->hosts->lanes * hosts != a->size) return COLL_ALGO_AUTO;
+  if (coll_ranks_per_host(a) == 0) return COLL_ALGO_AUTO;
   if (t->use_table)
     return table_select(t, COLL_TR_TCP, a->kind, hosts, a->size,
                         (double)a->count * (double)elem_size, inner);

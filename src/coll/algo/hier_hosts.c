@@ -82,6 +82,18 @@ int coll_host_of(const coll_args *a, int r) {
   return a->ppn > 0 ? r / a->ppn : 0;
 }
 
+int coll_host_count(const coll_args *a) {
+  if (a->hosts) return a->hosts->nhosts;
+  return a->ppn > 0 ? a->size / a->ppn : 1;
+}
+
+int coll_ranks_per_host(const coll_args *a) {
+  const coll_hosts *h = a->hosts;
+  if (h) return h->n == h->nhosts * h->lanes ? h->lanes : 0;
+  if (a->ppn <= 0) return a->size;
+  return a->size % a->ppn == 0 ? a->ppn : 0;
+}
+
 bool coll_hier_fits(const coll_args *a) {
   const coll_hosts *h = a->hosts;
   if (h == NULL) return a->ppn > 1 && a->ppn < a->size && a->size % a->ppn == 0;
