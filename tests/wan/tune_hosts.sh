@@ -39,7 +39,7 @@ on_hosts() {
   [ "$ok" -eq 1 ] || { tail -5 "$state/$name".*; fail "$name: a host's tern run failed"; }
 }
 
-on_hosts tune "$tern" tune --budget 12 --max-bytes 64K -o "$state/tuning" \
+on_hosts tune "$tern" tune --budget 20 --max-bytes 64K -o "$state/tuning" \
   --save-rows "$state/rows"
 tr '\r' '\n' <"$state/tune.0" | grep -A4 "held-out accuracy" | sed 's/^/tune: /'
 [ -s "$state/tuning" ] || fail "no tuning file written"
@@ -69,7 +69,9 @@ grep " r0 .*allreduce #[0-9]*: [0-9]* elements of f32 (sum)" "$state/bench.0" |
   sed -E 's/.*: ([0-9]+) elements of f32 \(sum\), (.*) over shm\+tcp, [0-9]+ phases \((.*)\)$/\1 \2|\3/;
           s/hier \(within hosts ring, across hosts (ring|rhd);[^)]*\)/hier:\1/' |
   sort -u >"$state/picks"
-[ "$(wc -l <"$state/picks")" -ge 8 ] || fail "too few picks in the log: $(cat "$state/picks")"
+# A loaded machine measures fewer sizes in the budget (the largest are left out): in a full
+# `make test` the 12 s budget this test had reached only 512 B (7 sizes, 14 when quiet).
+[ "$(wc -l <"$state/picks")" -ge 6 ] || fail "too few picks in the log: $(cat "$state/picks")"
 awk -v picks="$state/picks" '
   $1 == "time" && $3 == "3x2" && $4 == "allreduce" {
     t[$5 " " $6] = $7; if (!($5 in best) || $7 < best[$5]) best[$5] = $7 }
