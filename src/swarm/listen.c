@@ -130,15 +130,18 @@ bool swarm_redirect_join(tern_swarm *sw, int fd, const swarm_hdr *j) {
   bool yes = sw->following && j->tag == sw->follow_tag && sw->leader.id < j->sender;
   leader = sw->leader;
   pthread_mutex_unlock(&sw->mu);
-  if (!yes) return false;
+  if (yes) swarm_send_redirect(sw, fd, j->round, &leader);
+  return yes;
+}
+
+void swarm_send_redirect(tern_swarm *sw, int fd, uint32_t round, const swarm_member *leader) {
   uint8_t buf[SWARM_MEMBER_MAX];
   swarm_hdr h = {.type = SWARM_REDIRECT,
-                 .round = j->round,
+                 .round = round,
                  .sender = sw->id,
-                 .len = swarm_member_encode(&leader, buf)};
+                 .len = swarm_member_encode(leader, buf)};
   core_err err = {0};
   swarm_send(fd, &h, buf, core_deadline_after(1), "a joining peer", &err);
-  return true;
 }
 
 /* A join for a round whose matching is over here: "too late" at once, not when the averaging
@@ -188,6 +191,39 @@ static bool turn_away_off_line(tern_swarm *sw, int fd, const swarm_hdr *j) {
   return gone;
 }
 
+/* Queues p's message on fd (-1: answered already, kept for what it says) for the averaging
+ * thread; false when the queue is full (fd is left to the caller). */
+static bool enqueue(tern_swarm *sw, pending *p, int fd) {
+  pthread_mutex_lock(&sw->mu);
+  bool room = sw->nqueue < SWARM_QUEUE_MAX;
+  if (room) {
+    swarm_conn *c = &sw->queue[sw->nqueue++];
+    c->fd = fd;
+    c->hdr = p->h;
+    c->payload = p->payload;
+    p->payload = NULL;
+    snprintf(c->from, sizeof c->from, "%s", p->hs.from);
+    c->expires_ns = core_deadline_after(QUEUED_SECONDS);
+    pthread_cond_broadcast(&sw->cv);
+  }
+  pthread_mutex_unlock(&sw->mu);
+  return room;
+}
+
+/* A ROUND_REQ from a lower id that leads a group on the line key this peer leads on too (its
+ * payload's last byte): two leaders, each having seen the other's record only after it began to
+ * lead. The lower leads by the rule (match.c), so the averaging thread yields to it (lead);
+ * answered "still open" already, the asker waits for this peer. */
+static void note_lower_leader(tern_swarm *sw, pending *p) {
+  if (p->h.len < 1 || p->payload[p->h.len - 1] != 1) return;
+  pthread_mutex_lock(&sw->mu);
+  bool here = sw->lead_tag != 0 && p->h.tag == sw->lead_tag && p->h.sender < sw->id &&
+              !sw->lead_yield_queued;
+  sw->lead_yield_queued |= here;
+  pthread_mutex_unlock(&sw->mu);
+  if (here) enqueue(sw, p, -1);
+}
+
 /* A complete first message: answer it or queue it. */
 static void dispatch(tern_swarm *sw, pending *p) {
   int fd = p->hs.fd;
@@ -204,6 +240,7 @@ static void dispatch(tern_swarm *sw, pending *p) {
       swarm_hdr h = {.type = SWARM_REJECT, .round = p->h.round, .sender = sw->id};
       core_err err = {0};
       swarm_send(fd, &h, NULL, core_deadline_after(1), p->hs.from, &err);
+      if (!pool) note_lower_leader(sw, p);
     }
     close(fd);
   } else if (p->h.type == SWARM_STATE_REQ) {
@@ -232,19 +269,7 @@ static void dispatch(tern_swarm *sw, pending *p) {
     swarm_probe_serve(sw, fd, &p->h, p->hs.from);
   } else if (p->h.type == SWARM_JOIN || p->h.type == SWARM_PART || p->h.type == SWARM_REF ||
              p->h.type == SWARM_HALF) {
-    pthread_mutex_lock(&sw->mu);
-    if (sw->nqueue < SWARM_QUEUE_MAX) {
-      swarm_conn *c = &sw->queue[sw->nqueue++];
-      c->fd = fd;
-      c->hdr = p->h;
-      c->payload = p->payload;
-      p->payload = NULL;
-      snprintf(c->from, sizeof c->from, "%s", p->hs.from);
-      c->expires_ns = core_deadline_after(QUEUED_SECONDS);
-      pthread_cond_broadcast(&sw->cv);
-      fd = -1;
-    }
-    pthread_mutex_unlock(&sw->mu);
+    if (enqueue(sw, p, fd)) fd = -1;
     if (fd >= 0) {
       CORE_WARN("swarm: queue full, dropped a %s from %s", swarm_type_name(p->h.type), p->hs.from);
       close(fd);

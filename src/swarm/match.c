@@ -501,11 +501,17 @@ static int round_state(tern_swarm *sw, const swarm_member *m, uint32_t round, ui
   core_err err = {0};
   int fd = -1;
   uint64_t deadline = core_deadline_after(seconds);
-  swarm_hdr h = {.type = SWARM_ROUND_REQ, .round = round, .sender = sw->id, .tag = gtag};
+  /* Who asks, and whether it leads a group on this key: a peer that leads there too with a
+   * higher id yields to it (lead) */
+  uint8_t asker[SWARM_MEMBER_MAX + 1];
+  size_t alen = swarm_member_encode(&sw->self, asker);
+  asker[alen++] = gtag != 0 && sw->lead_tag == gtag;
+  swarm_hdr h = {
+      .type = SWARM_ROUND_REQ, .round = round, .sender = sw->id, .tag = gtag, .len = alen};
   uint8_t why[SWARM_LATE_LEN] = {0};
   bool answered =
       swarm_dial_refused(sw, m, deadline, SWARM_REFUSED_DEAD_SECONDS, &fd, &err) == TERN_OK &&
-      swarm_send(fd, &h, NULL, deadline, m->host, &err) == TERN_OK &&
+      swarm_send(fd, &h, asker, deadline, m->host, &err) == TERN_OK &&
       swarm_recv_hdr(fd, &h, deadline, m->host, &err) == TERN_OK && h.type == SWARM_REJECT;
   bool why_read = answered && h.len == sizeof why &&
                   swarm_recv_payload(fd, why, sizeof why, deadline, m->host, &err) == TERN_OK;
@@ -641,14 +647,50 @@ static int not_joined_gone(tern_swarm *sw, seen *s, uint64_t gtag, const swarm_m
   return gone;
 }
 
+/* What a leader takes from its queue: joins for its key, and a lower id's word that it leads
+ * there too (listen.c, note_lower_leader). */
+static bool is_join_or_lower_leader(const swarm_conn *c, void *arg) {
+  const uint64_t *gtag = arg;
+  return c->hdr.tag == *gtag && (c->hdr.type == SWARM_JOIN || c->hdr.type == SWARM_ROUND_REQ);
+}
+
+static bool is_lower_leader(const swarm_conn *c, void *arg) {
+  const uint64_t *gtag = arg;
+  return c->hdr.tag == *gtag && c->hdr.type == SWARM_ROUND_REQ;
+}
+
+static void set_lead_tag(tern_swarm *sw, uint64_t tag) {
+  pthread_mutex_lock(&sw->mu);
+  sw->lead_tag = tag;
+  sw->lead_yield_queued = false;
+  pthread_mutex_unlock(&sw->mu);
+}
+
+/* The leader a lower id's ROUND_REQ names (its payload: member record, u8 leads); false when
+ * it does not decode or is not its sender. */
+static bool lower_leader_of(tern_swarm *sw, const swarm_conn *c, swarm_member *m) {
+  size_t used;
+  core_err err = {0};
+  return c->hdr.len >= 1 &&
+         swarm_member_decode(c->payload, c->hdr.len - 1, &used, m, &err) == TERN_OK &&
+         m->id == c->hdr.sender && m->id < sw->id;
+}
+
 /* Leads the group of the peers seen. *late: fewer than min_group joined, and a peer seen had
- * closed the round before this peer's record reached it (the followers are told so too). */
+ * closed the round before this peer's record reached it (the followers are told so too).
+ * yield_to->id != 0: a lower id leads on this line too (it saw this peer's record only after it
+ * began to lead, and asked it to join): the members in are sent on to it, and this peer
+ * follows it. Two leaders on one cross-region line split the WAN kill run's four survivors
+ * into two pairs for the rest of the run (docs/SWARM.md, "Two leaders on one line"). */
 static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gtag,
-                 uint64_t deadline_ns, swarm_member *group, int *n, bool *late) {
+                 uint64_t deadline_ns, swarm_member *group, int *n, bool *late,
+                 swarm_member *yield_to) {
   int fds[SWARM_MAX_GROUP];
   int nf = 0;
   group[0] = sw->self;
   *n = 1;
+  yield_to->id = 0;
+  if (!s->pool) set_lead_tag(sw, gtag);
   /* On a cross-region line (placed by region) the joins are taken up to the line's size, not
    * only from the peers this leader saw: survivors of other regions move to this place, and a
    * follower may have seen more records than its leader. Closing on those it saw, the leader of
@@ -701,7 +743,7 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
      * record; one found gone is not waited for (a killed member of a group of 4 otherwise
      * cost the round a settling time, a killed partner of a pair most of a matching time). */
     if (!gone_asked) until = CORE_MIN(until, last_join + LONELY_GLANCE_NS);
-    if (!swarm_queue_take(sw, is_join, &gtag, until, &c)) {
+    if (!swarm_queue_take(sw, is_join_or_lower_leader, &gtag, until, &c)) {
       if (!gone_asked) {
         gone_asked = true;
         int gone = not_joined_gone(sw, s, gtag, group, *n, &reading);
@@ -717,8 +759,18 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
       join_by = deadline_ns; /* not closed: they may still come */
       continue;
     }
-    last_join = core_now_ns();
     swarm_member m;
+    if (c.hdr.type == SWARM_ROUND_REQ) {
+      bool lower = lower_leader_of(sw, &c, &m);
+      swarm_conn_close(&c);
+      if (!lower) {
+        set_lead_tag(sw, gtag); /* not a leader's ask after all: the next one is queued */
+        continue;
+      }
+      *yield_to = m;
+      break;
+    }
+    last_join = core_now_ns();
     size_t used;
     core_err err = {0};
     bool dup = false;
@@ -745,6 +797,21 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
     fds[nf++] = c.fd;
     c.fd = -1;
     swarm_conn_close(&c);
+  }
+  set_lead_tag(sw, 0);
+  swarm_conn stale;
+  while (swarm_queue_take(sw, is_lower_leader, &gtag, 0, &stale))
+    swarm_conn_close(&stale);
+  if (yield_to->id) {
+    CORE_INFO("swarm: round %u: %016llx leads this line too, with a lower id: %d member(s) "
+              "sent on to it, and this peer follows it",
+              s->round, (unsigned long long)yield_to->id, *n - 1);
+    for (int i = 0; i < nf; i++) {
+      swarm_send_redirect(sw, fds[i], s->round, yield_to);
+      close(fds[i]);
+    }
+    *n = 1;
+    return;
   }
   if (*n < o->min_group) {
     for (int i = 0; i < nf; i++) {
@@ -938,6 +1005,19 @@ static void redirect_queued_joins(tern_swarm *sw, uint64_t gtag) {
   }
 }
 
+/* A lower id this leader yields to (lead) heads the peers seen, so that it is followed. */
+static void follow_lower_leader(seen *s, const swarm_member *m) {
+  int at = 0;
+  while (at < s->n && s->m[at].id != m->id)
+    at++;
+  if (at == s->n && s->n < SWARM_MAX_GROUP) s->n++; /* not seen before: added (at: the end) */
+  if (at == s->n) at = s->n - 1;                    /* no room: it takes the last place */
+  memmove(s->m + 1, s->m, (size_t)at * sizeof s->m[0]);
+  memmove(s->stamp + 1, s->stamp, (size_t)at * sizeof s->stamp[0]);
+  s->m[0] = *m;
+  s->stamp[0] = 0;
+}
+
 /* One matching on one DHT key: discover, then lead or follow; timeout_s from now. *late: the
  * others on the key had closed their group before this peer came. */
 static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uint8_t gkey[32],
@@ -978,8 +1058,11 @@ static tern_status match_on(tern_swarm *sw, const swarm_match_opts *o, const uin
     if (s->m[0].id == sw->id) {
       /* exit-before-lead (tests/swarm/leader_dies.sh): the leader dies before taking a join. */
       if (swarm_fault("exit-before-lead")) swarm_fault_exit();
-      lead(sw, o, s, gtag, lead_by, group, n, late);
-      break;
+      swarm_member lower;
+      lead(sw, o, s, gtag, lead_by, group, n, late, &lower);
+      if (lower.id == 0) break;
+      follow_lower_leader(s, &lower);
+      continue;
     }
     pthread_mutex_lock(&sw->mu);
     sw->following = true;

@@ -88,7 +88,8 @@ enum swarm_type {
   SWARM_RESULT_REQ, /* member -> member: your result of part `part` of this all-reduce? */
   SWARM_PENDING,    /* "not yet: my own wait for that part is still running" */
   SWARM_ROUND_REQ,  /* a leader nobody joined -> a peer it saw: has `round` closed for you?
-                       (with the pool's tag: are you still in the pool?) */
+                       (with the pool's tag: are you still in the pool?) Payload: the asker's
+                       member record, u8 1 when it leads a group on that key (match.c) */
   SWARM_PART_IN,    /* reducer -> contributor, before the result: your part has arrived whole */
   SWARM_REF,        /* reducer -> member (int8ef): 8-bit codes of its own part, the reference */
   SWARM_PROBE,      /* prober -> peer: bytes to time (probe.c); the answer: u64 bytes read */
@@ -243,6 +244,12 @@ struct tern_swarm {
    * is not this peer's any more: placed by region, it moved to another place). */
   uint32_t match_round;
   uint64_t match_tag;
+  /* The line key (its tag) this peer leads a group on now, 0 otherwise: a ROUND_REQ there from
+   * a lower id that leads on it too is queued for the leader, which then yields to it (two
+   * leaders on one line, match.c: lead). One such ask is queued per lead (lead_yield_queued):
+   * the queue holds joins, and asks cannot fill it. */
+  uint64_t lead_tag;
+  bool lead_yield_queued;
   uint64_t stamp_ms; /* the last record's stamp (averaging thread only; match.c) */
   swarm_member leader;
   /* Rounds 0..closed_rounds-1 have done their matching here: a join for one of them comes too
@@ -439,6 +446,8 @@ void swarm_send_reject(tern_swarm *sw, int fd, uint32_t round, uint8_t code, uin
 /* listen.c: a join for the key this peer follows someone on is sent on to that leader
  * (SWARM_REDIRECT on fd); false, nothing sent, when it does not follow there. Any thread. */
 bool swarm_redirect_join(tern_swarm *sw, int fd, const swarm_hdr *j);
+/* listen.c: "join leader instead" (SWARM_REDIRECT) on fd, for a join of round. Any thread. */
+void swarm_send_redirect(tern_swarm *sw, int fd, uint32_t round, const swarm_member *leader);
 /* Answers the queued joins of rounds before `round` (and of `round` once assembled). */
 void swarm_reject_stale(tern_swarm *sw, uint32_t round, bool include_current);
 /* A join, or a leader's "has this round closed?" (ROUND_REQ with the line's tag), turned away as
