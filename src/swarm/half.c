@@ -95,7 +95,7 @@ static void slice_bounds(size_t count, int slice, size_t *lo, size_t *len) {
 void swarm_half_after_round(tern_swarm *sw, uint32_t round, const swarm_member *group, int n,
                             bool pooled, const swarm_avg_result *res, const float *values,
                             size_t count, double weight) {
-  if (!sw->regional || round % 2 != 0) return;
+  if (!swarm_region_within(sw, round)) return;
   /* a pooled partner is of another region, and on the same place */
   sw->has_region_partner = n == 2 && !pooled;
   sw->region_hash_set = false;
@@ -112,7 +112,7 @@ void swarm_half_begin(tern_swarm *sw, const float *values, size_t count, double 
                       tern_compress codec, swarm_half *hf) {
   *hf = (swarm_half){.slice = -1, .weight_in = weight, .round = sw->round};
   sw->self.half = 0;
-  hf->paired = sw->regional && sw->has_region_partner && sw->round % 2 == 1 &&
+  hf->paired = swarm_region_across(sw, sw->round) && sw->has_region_partner &&
                sw->round == sw->region_partner_round + 1;
   if (!hf->paired) return;
   state_hash(values, count, weight, hf->entering);

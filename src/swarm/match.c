@@ -383,7 +383,7 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
        * (region.c), and it reads a settling time more for them. Leaving at once, a survivor of
        * the WAN kill test whose line-mates of last time had died went to the pool while the
        * three others were gathering on its line. */
-      bool newcomers = sw->regional && axis == 1 && s->n == 1;
+      bool newcomers = swarm_region_across(sw, s->round) && s->n == 1;
       if (s->late || (s->n >= expect && !newcomers && line_all_here(sw, s))) break;
       if (newcomers && expect <= 1 && !alone_until) alone_until = now + (uint64_t)(settle * 1e9);
     }
@@ -425,7 +425,7 @@ static void read_key(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_
        * the matching time at most. In the full-size WAN kill run a survivor alone on line 0
        * left it after T/2 (10 s), 0.3 s before the three others came, whose group of 3 had
        * averaged 64 MiB for 10 s, and never met them again. */
-      if (behind && sw->regional && axis == 1) last_news = core_now_ns();
+      if (behind && swarm_region_across(sw, s->round)) last_news = core_now_ns();
     }
     /* Each get is a DHT search: poll gently. A watched key is read locally. A get that ran to
      * its cap (waiting for a dead node's answer) was gentle already: sleeping after it too,
@@ -697,7 +697,7 @@ static void lead(tern_swarm *sw, const swarm_match_opts *o, seen *s, uint64_t gt
    * the WAN kill run's round 3 took the one survivor it knew, 0.13 s into its reading, and
    * turned away the two that had just moved there and were joining it; the pairs then ran a
    * round apart to the end. A settling time after the last join still closes it. */
-  bool open_line = sw->regional && !s->pool && s->round % 2 == 1;
+  bool open_line = !s->pool && swarm_region_across(sw, s->round);
   int want = open_line ? o->target_group : CORE_MIN(s->n, o->target_group);
   s->group_round = s->round;
   /* Once min members are in, a peer seen on the DHT that has not joined within the settling

@@ -138,7 +138,7 @@ void swarm_probe_refresh(tern_swarm *sw) {
   if (sw->probed && sw->round < sw->probed_round + SWARM_PROBE_EVERY) return;
   /* Regional: the last group of the cross-region axis (the round before this one when this one
    * is the region's) is what the rate must hold for. */
-  if (sw->regional && sw->round % 2 == 1) return;
+  if (swarm_region_across(sw, sw->round)) return;
   double slowest = 0;
   int measured = 0;
   for (int i = 0; i < sw->last_group_n; i++) {

@@ -55,7 +55,7 @@ tern_status swarm_region_place(tern_swarm *sw, const char *name, core_err *err) 
 
 void swarm_region_after_round(tern_swarm *sw, uint32_t round, const swarm_member *group, int n,
                               bool pooled) {
-  if (!sw->regional || round % 2 != 0) return;
+  if (!swarm_region_within(sw, round)) return;
   int place = 0;
   while (!pooled && place < n && group[place].id != sw->id)
     place++;
@@ -78,5 +78,5 @@ void swarm_region_after_round(tern_swarm *sw, uint32_t round, const swarm_member
 }
 
 tern_compress swarm_region_codec(const tern_swarm *sw, uint32_t round, tern_compress chosen) {
-  return sw->regional && round % 2 == 0 ? TERN_COMPRESS_NONE : chosen;
+  return swarm_region_within(sw, round) ? TERN_COMPRESS_NONE : chosen;
 }

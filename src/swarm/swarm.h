@@ -517,6 +517,14 @@ bool swarm_region_name_ok(const char *name);
 uint32_t swarm_region_coord(const char *name);
 /* Places the peer: 2 axes, coords (0, swarm_region_coord(name)). */
 tern_status swarm_region_place(tern_swarm *sw, const char *name, core_err *err);
+/* Placed by region, whether round runs inside the region (axis 0: rounds 0, 2, 4...) or across
+ * regions (axis 1: rounds 1, 3, 5...); both false for a peer not placed by region. */
+static inline bool swarm_region_within(const tern_swarm *sw, uint32_t round) {
+  return sw->regional && round % 2 == 0;
+}
+static inline bool swarm_region_across(const tern_swarm *sw, uint32_t round) {
+  return sw->regional && round % 2 == 1;
+}
 /* After a round on axis 0 (the region's): the peer's place in that group (sorted by id) becomes
  * coords[0], so that the region's peers spread over the cross-region lines, one per line,
  * whoever of them is alive; alone or matched in the pool (nobody of its region came), place 0. */
