@@ -229,11 +229,12 @@ static tern_status next_size_fits(worker *w, const sweep *sw, const budget *bg, 
  * rows of that transport and rank count would stand for it). */
 static bool placement_of(worker *w, coll_transport_kind *tr, int *hosts) {
   coll_site site = coll_site_of(w->c);
-  const coll_hosts *h = coll_state_hosts(w->c);
+  coll_args a = {.size = w->n};
+  coll_args_place(w->c, &a);
   *tr = site.tr, *hosts = 1;
   if (site.one_host) return true;
-  if (site.across_hosts && h && h->n == h->nhosts * h->lanes) {
-    *hosts = h->nhosts;
+  if (site.across_hosts && coll_ranks_per_host(&a) > 0) {
+    *hosts = coll_host_count(&a);
     return true;
   }
   if (w->rank == 0)
