@@ -149,13 +149,12 @@ class Swarm:
         self._check("downloading the swarm's state", _lib.lib.tern_swarm_download_state(
             h, b.ptr, b.count, _positive(timeout, "timeout")))
 
-    def fetch_state(self, x, timeout=10.0):
-        """download_state through a handle of its own (joined for the call, on this peer's
-        host): safe from another thread while this one averages, and this peer's round is left
-        as it is."""
+    def state_fetcher(self):
+        """A second handle, joined as this one was, on this peer's host, for download_state
+        from another thread while this one averages (this peer's round is left as it is). Join
+        it once for as many downloads as needed, and leave it (a context manager)."""
         host = self.address.rsplit(":", 1)[0]
-        with Swarm(f"{host}:0", **self._rejoin) as other:
-            other.download_state(x, timeout=timeout)
+        return Swarm(f"{host}:0", **self._rejoin)
 
     def serve_state(self, x):
         """Sets the state this peer gives joiners (download_state) to a copy of x, until its next

@@ -86,7 +86,7 @@ _CHECK_BITS, _FIRST_VOTE, _STALE_WEIGHT = 16, 256.0, 1e-6
 
 
 class _CatchUp:
-    """A bootstrap peer's whole state, fetched on a thread of its own (Swarm.fetch_state) while
+    """A bootstrap peer's whole state, fetched on a thread of its own (Swarm.state_fetcher) while
     the training goes on; rounds: (number, average) of the rounds this peer takes meanwhile."""
 
     def __init__(self, opt, round_, first_in):
@@ -99,12 +99,15 @@ class _CatchUp:
     def _run(self, swarm, first_in, timeout):
         """When the first peer was in the round, until its state holds the round (its result is
         served for a moment before the state), up to timeout; else the state it has."""
-        deadline, got = time.monotonic() + timeout, False
+        deadline, got, fetcher = time.monotonic() + timeout, False, None
         try:
             while True:
                 time.sleep(0.3)
                 try:
-                    swarm.fetch_state(self.vector, timeout=max(1.0, deadline - time.monotonic()))
+                    # one handle for every try: each join is a DHT node and a listener
+                    fetcher = fetcher or swarm.state_fetcher()
+                    fetcher.download_state(self.vector,
+                                           timeout=max(1.0, deadline - time.monotonic()))
                     got, self.error = True, None
                     if not first_in or self.vector[-3].item() >= self.round:
                         return
@@ -114,6 +117,8 @@ class _CatchUp:
                     self.error = self.error or TimeoutError(f"none in {timeout} s")
                     return
         finally:
+            if fetcher is not None:
+                fetcher.leave()
             self._done.set()
 
     def done(self):
